@@ -1,0 +1,133 @@
+"""`[tool.toolnexus-gen]` in the nearest pyproject.toml: defaults that command-line flags override."""
+
+from __future__ import annotations
+
+import re
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .diagnostics import Diagnostic, DiagnosticsError
+from .load import display_path
+from .targets import TARGETS
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+SECTION = "toolnexus-gen"
+KEYS = {"specs": str, "out": str, "targets": list, "ignore": list}
+
+
+@dataclass(frozen=True)
+class Config:
+    root: Path  # folder of the pyproject.toml (or the working folder when there is none)
+    path: Path | None  # the pyproject.toml read, if any
+    specs: Path | None = None
+    out: Path | None = None
+    targets: tuple[str, ...] | None = None
+    ignore: frozenset[str] = frozenset()
+    target_options: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+
+def find_pyproject(start: Path) -> Path | None:
+    for folder in (start.resolve(), *start.resolve().parents):
+        candidate = folder / "pyproject.toml"
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def load_config(start: Path) -> Config:
+    path = find_pyproject(start)
+    if path is None:
+        return Config(root=start.resolve(), path=None)
+    text = path.read_text("utf-8")
+    display = display_path(path)
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        line, col = _toml_error_position(str(exc))
+        raise DiagnosticsError([Diagnostic(display, line, col, "TN801", f"invalid TOML: {exc}")]) from None
+    section = data.get("tool", {}).get(SECTION)
+    if section is None:
+        return Config(root=path.parent, path=path)
+    problems: list[Diagnostic] = []
+
+    def bad(key: str, message: str, table: str = "") -> None:
+        line, col = _key_position(text, key, table)
+        problems.append(Diagnostic(display, line, col, "TN802", message))
+
+    if not isinstance(section, dict):
+        bad(SECTION, f"[tool.{SECTION}] must be a table")
+        raise DiagnosticsError(problems)
+    values: dict[str, Any] = {}
+    options: dict[str, dict[str, Any]] = {}
+    for key, value in section.items():
+        if key in TARGETS and isinstance(value, dict):
+            options[key] = _target_options(key, value, bad)
+        elif key not in KEYS:
+            known = ", ".join([*KEYS, *TARGETS])
+            bad(key, f"unknown key {key!r} in [tool.{SECTION}] (known: {known})")
+        elif not isinstance(value, KEYS[key]) or (
+            isinstance(value, list) and not all(isinstance(v, str) for v in value)
+        ):
+            kind = "a string" if KEYS[key] is str else "a list of strings"
+            bad(key, f"{key} must be {kind}, not {value!r}")
+        else:
+            values[key] = value
+    for name in values.get("targets", []):
+        if name not in TARGETS:
+            bad("targets", f"unknown target {name!r} (known: {', '.join(TARGETS)})")
+    if problems:
+        raise DiagnosticsError(problems)
+    root = path.parent
+    return Config(
+        root=root,
+        path=path,
+        specs=root / values["specs"] if "specs" in values else None,
+        out=root / values["out"] if "out" in values else None,
+        targets=tuple(values["targets"]) if "targets" in values else None,
+        ignore=frozenset(values.get("ignore", [])),
+        target_options=options,
+    )
+
+
+def _target_options(target: str, value: dict[str, Any], bad: Any) -> dict[str, Any]:
+    allowed: dict[str, tuple[str, ...]] = TARGETS[target].OPTIONS
+    for key, option in value.items():
+        if key not in allowed:
+            bad(key, f"unknown option {key!r} for target {target} (known: {', '.join(allowed) or 'none'})",
+                f"{SECTION}.{target}")
+        elif option not in allowed[key]:
+            bad(key, f"{target}.{key} must be one of {', '.join(map(repr, allowed[key]))}, not {option!r}",
+                f"{SECTION}.{target}")
+    return dict(value)
+
+
+def _key_position(text: str, key: str, table: str = "") -> tuple[int, int]:
+    """Where `key = ...` stands inside [tool.<table>] (TOML parsers keep no positions)."""
+    header = re.compile(r"^\s*\[\s*tool\.(?:\"toolnexus-gen\"|toolnexus-gen)(\.[\w.-]+)?\s*\]")
+    wanted = f".{table.split('.', 1)[1]}" if "." in table else None
+    inside = False
+    for number, line in enumerate(text.splitlines(), 1):
+        match = header.match(line)
+        if match:
+            inside = match.group(1) == wanted
+            if inside and key == SECTION:
+                return number, 1
+            continue
+        if line.lstrip().startswith("["):
+            inside = False
+        if inside:
+            found = re.match(rf"^(\s*)[\"']?{re.escape(key)}[\"']?\s*=", line)
+            if found:
+                return number, len(found.group(1)) + 1
+    return 1, 1
+
+
+def _toml_error_position(message: str) -> tuple[int, int]:
+    match = re.search(r"line (\d+), column (\d+)", message)
+    return (int(match.group(1)), int(match.group(2))) if match else (1, 1)

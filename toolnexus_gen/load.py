@@ -1,0 +1,324 @@
+"""Stage 1: find spec files and parse them (JSON or YAML) into plain data plus source positions.
+
+Positions are kept per JSON pointer so every later stage can say `path:line:col`. Parsing is
+strict: NaN/Infinity, duplicate keys, YAML tags that construct objects, and alias bombs are refused.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from .diagnostics import Diagnostic
+
+SPEC_SUFFIXES = (".json", ".yaml", ".yml")
+MAX_FILE_BYTES = 2 * 1024 * 1024
+MAX_DEPTH = 64
+MAX_NODES = 200_000
+
+
+def escape_pointer_token(token: str | int) -> str:
+    return str(token).replace("~", "~0").replace("/", "~1")
+
+
+def join_pointer(pointer: str, token: str | int) -> str:
+    return f"{pointer}/{escape_pointer_token(token)}"
+
+
+@dataclass(frozen=True)
+class Positions:
+    """1-based (line, col) of each value, and of each mapping key, by JSON pointer."""
+
+    values: dict[str, tuple[int, int]] = field(default_factory=dict)
+    keys: dict[str, tuple[int, int]] = field(default_factory=dict)
+
+    def value(self, pointer: str) -> tuple[int, int]:
+        return self._nearest(self.values, pointer)
+
+    def key(self, pointer: str) -> tuple[int, int]:
+        if pointer in self.keys:
+            return self.keys[pointer]
+        return self.value(pointer)
+
+    @staticmethod
+    def _nearest(table: dict[str, tuple[int, int]], pointer: str) -> tuple[int, int]:
+        while pointer:
+            if pointer in table:
+                return table[pointer]
+            pointer = pointer.rpartition("/")[0]
+        return table.get("", (1, 1))
+
+
+@dataclass(frozen=True)
+class Document:
+    """One parsed file: its data and where each part of it came from."""
+
+    path: Path  # absolute
+    display: str  # as shown in diagnostics
+    data: Any
+    positions: Positions
+    raw: bytes
+
+
+class LoadError(Exception):
+    def __init__(self, diagnostic: Diagnostic) -> None:
+        super().__init__(diagnostic.format())
+        self.diagnostic = diagnostic
+
+
+def display_path(path: Path) -> str:
+    try:
+        return path.resolve().relative_to(Path.cwd().resolve()).as_posix()
+    except ValueError:
+        return path.as_posix()
+
+
+def is_hidden(relative: Path) -> bool:
+    return any(part.startswith(("_", ".")) for part in relative.parts)
+
+
+def discover(specs_dir: Path) -> list[Path]:
+    """Spec files under specs_dir, sorted; `_`/`.` files and folders hold shared fragments."""
+    found = []
+    for path in specs_dir.rglob("*"):
+        rel = path.relative_to(specs_dir)
+        if path.suffix in SPEC_SUFFIXES and not is_hidden(rel) and path.is_file():
+            found.append(path)
+    return sorted(found, key=lambda p: p.relative_to(specs_dir).as_posix())
+
+
+def load_document(path: Path, display: str | None = None) -> Document:
+    display = display or display_path(path)
+
+    def fail(code: str, message: str, line: int = 1, col: int = 1) -> LoadError:
+        return LoadError(Diagnostic(display, line, col, code, message))
+
+    try:
+        size = path.stat().st_size
+        if size > MAX_FILE_BYTES:
+            raise fail("TN102", f"file is {size} bytes; spec files are limited to {MAX_FILE_BYTES} bytes")
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise fail("TN102", f"cannot read file: {exc.strerror or exc}") from None
+    if b"\x00" in raw:
+        raise fail("TN102", "file is binary (contains NUL bytes), not JSON or YAML text")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line, col = _line_col(raw[: exc.start].decode("utf-8", "replace"), len(raw[: exc.start].decode("utf-8", "replace")))
+        raise fail("TN102", f"file is not valid UTF-8 (byte 0x{raw[exc.start]:02x} at offset {exc.start})", line, col) from None
+    text = text.removeprefix("\ufeff")
+    if not text.strip():
+        raise fail("TN103", "file is empty; a spec needs at least a description")
+    if path.suffix == ".json":
+        data, positions = _parse_json(text, fail)
+    else:
+        data, positions = _parse_yaml(text, fail)
+    return Document(path, display, data, positions, raw)
+
+
+def _line_col(text: str, offset: int) -> tuple[int, int]:
+    line = text.count("\n", 0, offset) + 1
+    col = offset - (text.rfind("\n", 0, offset) + 1) + 1
+    return line, col
+
+
+# -- JSON ---------------------------------------------------------------------------------------
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def _parse_json(text: str, fail: Any) -> tuple[Any, Positions]:
+    try:
+        data = json.loads(text, parse_constant=_reject_constant)
+    except json.JSONDecodeError as exc:
+        raise fail("TN101", f"invalid JSON: {exc.msg}", exc.lineno, exc.colno) from None
+    except ValueError as exc:
+        raise fail("TN101", f"invalid JSON: {exc}") from None
+    except RecursionError:
+        raise fail("TN104", f"document is nested too deeply (limit {MAX_DEPTH} levels)") from None
+    _check_depth(data, fail)
+    positions = Positions()
+    _JsonPositions(text, positions, fail).scan()
+    return data, positions
+
+
+def _check_depth(data: Any, fail: Any) -> None:
+    stack: list[tuple[Any, int]] = [(data, 0)]
+    while stack:
+        value, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            raise fail("TN104", f"document is nested too deeply (limit {MAX_DEPTH} levels)")
+        if isinstance(value, dict):
+            stack.extend((v, depth + 1) for v in value.values())
+        elif isinstance(value, list):
+            stack.extend((v, depth + 1) for v in value)
+
+
+_WS = re.compile(r"[ \t\n\r]*")
+_SCALAR = re.compile(r"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][-+]?\d+)?|true|false|null")
+
+
+class _JsonPositions:
+    """Walks text that json.loads already accepted, recording where each value and key starts.
+
+    Also reports duplicate keys, which json.loads silently collapses.
+    """
+
+    def __init__(self, text: str, positions: Positions, fail: Any) -> None:
+        self.text = text
+        self.positions = positions
+        self.fail = fail
+        self.line_starts = [0] + [m.end() for m in re.finditer("\n", text)]
+
+    def where(self, offset: int) -> tuple[int, int]:
+        import bisect
+
+        index = bisect.bisect_right(self.line_starts, offset) - 1
+        return index + 1, offset - self.line_starts[index] + 1
+
+    def skip(self, i: int) -> int:
+        return _WS.match(self.text, i).end()  # type: ignore[union-attr]
+
+    def scan(self) -> None:
+        self.value(self.skip(0), "")
+
+    def value(self, i: int, pointer: str) -> int:
+        self.positions.values[pointer] = self.where(i)
+        ch = self.text[i]
+        if ch == "{":
+            i = self.skip(i + 1)
+            seen: set[str] = set()
+            if self.text[i] == "}":
+                return i + 1
+            while True:
+                key_at = i
+                key, i = json.decoder.scanstring(self.text, i + 1)  # type: ignore[attr-defined]
+                child = join_pointer(pointer, key)
+                if key in seen:
+                    raise self.fail("TN105", f"duplicate key {key!r}", *self.where(key_at))
+                seen.add(key)
+                self.positions.keys[child] = self.where(key_at)
+                i = self.skip(self.skip(i) + 1)  # past ':'
+                i = self.skip(self.value(i, child))
+                if self.text[i] == "}":
+                    return i + 1
+                i = self.skip(i + 1)  # past ','
+        if ch == "[":
+            i = self.skip(i + 1)
+            if self.text[i] == "]":
+                return i + 1
+            index = 0
+            while True:
+                i = self.skip(self.value(i, join_pointer(pointer, index)))
+                index += 1
+                if self.text[i] == "]":
+                    return i + 1
+                i = self.skip(i + 1)
+        if ch == '"':
+            return json.decoder.scanstring(self.text, i + 1)[1]  # type: ignore[attr-defined]
+        return _SCALAR.match(self.text, i).end()  # type: ignore[union-attr]
+
+
+# -- YAML ---------------------------------------------------------------------------------------
+
+_YAML_PLAIN_TAGS = {
+    "tag:yaml.org,2002:str",
+    "tag:yaml.org,2002:int",
+    "tag:yaml.org,2002:float",
+    "tag:yaml.org,2002:bool",
+    "tag:yaml.org,2002:null",
+    "tag:yaml.org,2002:timestamp",
+    "tag:yaml.org,2002:map",
+    "tag:yaml.org,2002:seq",
+}
+
+
+class _Loader(yaml.SafeLoader):
+    """SafeLoader with YAML 1.2-like scalars: dates stay strings, so data is plain JSON."""
+
+
+_Loader.yaml_implicit_resolvers = {
+    key: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:timestamp"]
+    for key, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.copy().items()
+}
+
+
+def _parse_yaml(text: str, fail: Any) -> tuple[Any, Positions]:
+    loader = _Loader(text)
+    try:
+        node = loader.get_single_node()
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)
+        problem = exc.problem or exc.context or "invalid YAML"
+        raise fail("TN101", f"invalid YAML: {problem}", line, col) from None
+    except yaml.YAMLError as exc:
+        raise fail("TN101", f"invalid YAML: {exc}") from None
+    except RecursionError:
+        raise fail("TN104", f"document is nested too deeply (limit {MAX_DEPTH} levels)") from None
+    finally:
+        loader.dispose()
+    if node is None:
+        raise fail("TN103", "file is empty; a spec needs at least a description")
+    positions = Positions()
+    budget = [MAX_NODES]
+    return _yaml_value(node, "", positions, loader, fail, 0, budget), positions
+
+
+def _yaml_value(node: yaml.Node, pointer: str, positions: Positions, loader: _Loader, fail: Any, depth: int, budget: list[int]) -> Any:
+    here = (node.start_mark.line + 1, node.start_mark.column + 1)
+    positions.values[pointer] = here
+    budget[0] -= 1
+    if budget[0] < 0:
+        raise fail("TN104", f"document expands to more than {MAX_NODES} values (YAML aliases?)", *here)
+    if depth > MAX_DEPTH:
+        raise fail("TN104", f"document is nested too deeply (limit {MAX_DEPTH} levels)", *here)
+    if node.tag not in _YAML_PLAIN_TAGS:
+        raise fail("TN106", f"YAML tag {node.tag!r} is not allowed: spec files hold plain data only", *here)
+    if isinstance(node, yaml.MappingNode):
+        result: dict[str, Any] = {}
+        for key_node, value_node in node.value:
+            key_at = (key_node.start_mark.line + 1, key_node.start_mark.column + 1)
+            if key_node.tag == "tag:yaml.org,2002:merge":
+                raise fail("TN106", "YAML merge keys (<<) are not allowed in spec files", *key_at)
+            if not isinstance(key_node, yaml.ScalarNode) or key_node.tag != "tag:yaml.org,2002:str":
+                raise fail("TN105", "mapping keys must be strings (quote the key)", *key_at)
+            key = key_node.value
+            if key in result:
+                raise fail("TN105", f"duplicate key {key!r}", *key_at)
+            child = join_pointer(pointer, key)
+            positions.keys[child] = key_at
+            result[key] = _yaml_value(value_node, child, positions, loader, fail, depth + 1, budget)
+        return result
+    if isinstance(node, yaml.SequenceNode):
+        return [
+            _yaml_value(item, join_pointer(pointer, i), positions, loader, fail, depth + 1, budget)
+            for i, item in enumerate(node.value)
+        ]
+    if node.tag == "tag:yaml.org,2002:timestamp":
+        return node.value
+    value = loader.construct_object(node, deep=True)
+    if isinstance(value, float) and (value != value or value in (float("inf"), float("-inf"))):
+        raise fail("TN101", f"{node.value!r} is not a JSON number", *here)
+    return value
+
+
+def iter_pointers(data: Any, pointer: str = "") -> Iterator[tuple[str, Any]]:
+    """Every (pointer, value) in data, parents before children."""
+    stack = [(pointer, data)]
+    while stack:
+        here, value = stack.pop()
+        yield here, value
+        if isinstance(value, dict):
+            stack.extend((join_pointer(here, k), v) for k, v in reversed(list(value.items())))
+        elif isinstance(value, list):
+            stack.extend((join_pointer(here, i), v) for i, v in reversed(list(enumerate(value))))

@@ -1,0 +1,60 @@
+"""Typed argument models, one module per tool, made by datamodel-code-generator.
+
+Each tool is generated on its own, so a tool's class names never depend on which other tools
+exist. The formatter is chosen explicitly (the built-in one, double quotes) so generation needs
+neither black nor isort, and the output is stable under `ruff format`.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+from .ir import Tool
+
+LINE_LENGTH = 100
+
+
+def _options(header: str, class_name: str) -> dict[str, Any]:
+    from datamodel_code_generator import DataModelType, Formatter, InputFileType, PythonVersion
+
+    return {
+        "input_file_type": InputFileType.JsonSchema,
+        "output_model_type": DataModelType.PydanticV2BaseModel,
+        "target_python_version": PythonVersion.PY_310,
+        "formatters": [Formatter.BUILTIN],
+        "builtin_format_line_length": LINE_LENGTH,
+        "use_double_quotes": True,
+        "disable_timestamp": True,
+        "custom_file_header": header,
+        "class_name": class_name,
+        "use_standard_collections": True,
+        "use_union_operator": True,
+        "set_default_enum_member": True,
+        "field_constraints": True,
+        "use_field_description": True,
+        "use_schema_description": False,
+        "allow_remote_refs": False,
+    }
+
+
+def model_source(tool: Tool, header: str) -> str:
+    """The Python source of one tool's argument model (a class named tool.python.model)."""
+    from datamodel_code_generator import generate
+
+    schema = _model_schema(tool)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        source = generate(schema, **_options(header, tool.python.model))
+    assert isinstance(source, str)
+    return source
+
+
+def _model_schema(tool: Tool) -> dict[str, Any]:
+    if tool.input_schema is None:
+        return {"type": "object", "properties": {}}
+    # The tool's description belongs to the tool, not the model; titles would rename classes.
+    schema = dict(tool.input_schema)
+    for key in ("title", "description", "examples", "$id"):
+        schema.pop(key, None)
+    return schema

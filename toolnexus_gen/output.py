@@ -1,0 +1,174 @@
+"""Stage 4, the only module that touches the output folder: write a FileMap, or diff against it.
+
+Every file is replaced atomically (temporary file + rename), unchanged files are left alone,
+and a manifest records what toolnexus-gen owns, so stale files can be removed and files it did
+not generate are never overwritten or deleted.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+MANIFEST = ".toolnexus-gen.json"
+_TMP_SUFFIX = ".tnx-tmp"
+_IGNORED_DIRS = {"__pycache__"}
+
+
+class OwnershipError(Exception):
+    """The output folder holds files toolnexus-gen did not generate."""
+
+
+@dataclass
+class Report:
+    written: list[str] = field(default_factory=list)  # created or changed
+    unchanged: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)  # stale generated files
+    missing: list[str] = field(default_factory=list)  # --check: would be created
+    changed: list[str] = field(default_factory=list)  # --check: would change
+    stale: list[str] = field(default_factory=list)  # --check: would be removed
+    diff: str = ""
+
+    @property
+    def up_to_date(self) -> bool:
+        return not (self.missing or self.changed or self.stale)
+
+
+def read_manifest(out_dir: Path) -> list[str] | None:
+    try:
+        data = json.loads((out_dir / MANIFEST).read_text("utf-8"))
+        files = data["files"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    if not isinstance(files, list) or not all(isinstance(f, str) for f in files):
+        return None
+    return [f for f in files if _safe_relative(f)]
+
+
+def _safe_relative(name: str) -> bool:
+    path = Path(name)
+    return not path.is_absolute() and ".." not in path.parts
+
+
+def _manifest_text(files: list[str]) -> str:
+    return json.dumps({"generator": "toolnexus-gen", "files": sorted(files)}, indent=2) + "\n"
+
+
+def _existing_files(out_dir: Path) -> list[str]:
+    found = []
+    for root, dirs, names in os.walk(out_dir):
+        dirs[:] = sorted(d for d in dirs if d not in _IGNORED_DIRS)
+        for name in names:
+            if name.endswith(_TMP_SUFFIX) or name == MANIFEST:
+                continue
+            found.append((Path(root) / name).relative_to(out_dir).as_posix())
+    return sorted(found)
+
+
+def foreign_files(out_dir: Path, files: dict[str, str]) -> list[str]:
+    """Files in out_dir that toolnexus-gen did not generate (and so must not touch)."""
+    if not out_dir.exists():
+        return []
+    if not out_dir.is_dir():
+        raise OwnershipError(f"{out_dir.as_posix()} exists and is not a folder")
+    owned = read_manifest(out_dir)
+    existing = _existing_files(out_dir)
+    if owned is None:
+        return existing
+    return [name for name in existing if name not in set(owned)]
+
+
+def _read(path: Path) -> bytes | None:
+    try:
+        return path.read_bytes()
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+        return None
+
+
+def _atomic_write(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}{_TMP_SUFFIX}")
+    with open(tmp, "wb") as handle:
+        handle.write(data)
+    os.replace(tmp, path)
+
+
+def write(out_dir: Path, files: dict[str, str]) -> Report:
+    foreign = foreign_files(out_dir, files)
+    if foreign:
+        raise OwnershipError(_foreign_message(out_dir, foreign))
+    report = Report()
+    old = read_manifest(out_dir) or []
+    stale = sorted(set(old) - set(files))
+    # Record ownership of every file before any of them appears, so a build killed part-way
+    # leaves nothing the next build would mistake for a user's file.
+    manifest_path = out_dir / MANIFEST
+    union = sorted(set(old) | set(files))
+    if _read(manifest_path) != _manifest_text(union).encode():
+        _atomic_write(manifest_path, _manifest_text(union).encode())
+    for name, text in files.items():
+        data = text.encode("utf-8")
+        path = out_dir / name
+        if _read(path) == data:
+            report.unchanged.append(name)
+            continue
+        _atomic_write(path, data)
+        report.written.append(name)
+    for name in stale:
+        path = out_dir / name
+        if path.is_file():
+            path.unlink()
+            report.removed.append(name)
+            _remove_empty_parents(path.parent, out_dir)
+    final = _manifest_text(list(files)).encode()
+    if _read(manifest_path) != final:
+        _atomic_write(manifest_path, final)
+    return report
+
+
+def _remove_empty_parents(folder: Path, root: Path) -> None:
+    while folder != root and folder.is_dir() and not any(
+        p for p in folder.iterdir() if p.name not in _IGNORED_DIRS
+    ):
+        for cache in folder.glob("__pycache__"):
+            for item in cache.iterdir():
+                item.unlink()
+            cache.rmdir()
+        folder.rmdir()
+        folder = folder.parent
+
+
+def check(out_dir: Path, files: dict[str, str]) -> Report:
+    report = Report()
+    diffs: list[str] = []
+    old = read_manifest(out_dir) or []
+    expected = {**files, MANIFEST: _manifest_text(list(files))}
+    for name, text in sorted(expected.items()):
+        current = _read(out_dir / name)
+        if current is None:
+            report.missing.append(name)
+            continue
+        if current == text.encode("utf-8"):
+            report.unchanged.append(name)
+            continue
+        report.changed.append(name)
+        before = current.decode("utf-8", "replace").splitlines(keepends=True)
+        after = text.splitlines(keepends=True)
+        diffs.extend(difflib.unified_diff(before, after, f"a/{name}", f"b/{name}"))
+    for name in sorted(set(old) - set(files)):
+        if (out_dir / name).is_file():
+            report.stale.append(name)
+    report.diff = "".join(line if line.endswith("\n") else line + "\n" for line in diffs)
+    return report
+
+
+def _foreign_message(out_dir: Path, foreign: list[str]) -> str:
+    shown = ", ".join(foreign[:5]) + (f" and {len(foreign) - 5} more" if len(foreign) > 5 else "")
+    return (
+        f"refusing to write to {out_dir.as_posix()}: it holds files toolnexus-gen did not generate "
+        f"({shown}). The output folder belongs to toolnexus-gen; keep your own code elsewhere, "
+        "or choose an empty or new folder with --out."
+    )

@@ -1,0 +1,117 @@
+"""The Python package target: models, the handler interface, the dispatch table, the runtime."""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import jinja2
+
+from . import models
+from .ir import ToolSet
+from .pysource import docstring, py_str
+
+TARGET_TYPES = {
+    "gemini": "list[dict[str, Any]]",
+    "openai": "list[dict[str, Any]]",
+    "openai_responses": "list[dict[str, Any]]",
+    "anthropic": "list[dict[str, Any]]",
+    "mcp": "list[dict[str, Any]]",
+    "bedrock": "dict[str, Any]",
+}
+TARGET_DOCS = {
+    "gemini": "Gemini `tools` (one functionDeclarations wrapper)",
+    "openai": "OpenAI Chat Completions `tools`",
+    "openai_responses": "OpenAI Responses `tools`",
+    "anthropic": "Anthropic Messages `tools`",
+    "mcp": "MCP `tools/list` tools",
+    "bedrock": "Bedrock Converse `toolConfig`",
+}
+# Templates rendered once each, named after the file they produce.
+PACKAGE_TEMPLATES = ("__init__.py", "_runtime.py", "dispatch.py", "handlers.py", "models/__init__.py")
+
+
+@dataclass(frozen=True)
+class Header:
+    specs_rel: str  # the spec folder, relative to the output package
+    command: str  # the command that regenerates the package
+
+
+def templates_dir() -> Path:
+    here = Path(__file__).parent
+    installed = here / "templates"  # inside a wheel
+    return installed if installed.is_dir() else here.parent / "templates"
+
+
+@cache
+def environment() -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(templates_dir() / "python"),
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        autoescape=False,
+    )
+    env.filters["py_str"] = py_str
+    env.filters["docstring"] = docstring
+    return env
+
+
+def render_package(toolset: ToolSet, header: Header) -> dict[str, str]:
+    env = environment()
+    context: dict[str, Any] = {
+        "tools": toolset.tools,
+        "targets": toolset.targets,
+        "target_types": TARGET_TYPES,
+        "target_docs": TARGET_DOCS,
+        "specs_rel": header.specs_rel,
+        "command": header.command,
+        "exports": _exports(toolset),
+        "dispatch_imports": ruff_sorted(["TOOLS", "Toolkit", "tool_definitions",
+                                         *(f"to_{t}" for t in toolset.targets)]),
+        "dispatch_exports": ruff_sorted(["TOOLS", "ToolContext", "ToolResult", "ToolSpec", "Toolkit",
+                                         "tool_definitions", *(f"to_{t}" for t in toolset.targets)]),
+    }
+    files = {"py.typed": ""}
+    for name in PACKAGE_TEMPLATES:
+        source = env.get_template(f"{name}.jinja").render(context)
+        compile(source, name, "exec")  # a template bug must never reach disk
+        files[name] = source
+    model_header = env.get_template("_header.jinja").render(context).rstrip("\n")
+    for tool in toolset.tools:
+        files[f"models/{tool.python.module}.py"] = _model(tool, model_header)
+    return files
+
+
+def _model(tool: Any, header: str) -> str:
+    source = models.model_source(tool, header).rstrip("\n") + "\n"
+    compile(source, f"models/{tool.python.module}.py", "exec")
+    return source
+
+
+def _exports(toolset: ToolSet) -> list[str]:
+    names = ["TOOLS", "ToolContext", "ToolHandlers", "ToolOutput", "ToolResult", "ToolSpec", "Toolkit",
+             "tool_definitions"]
+    names += [f"to_{target}" for target in toolset.targets]
+    names += [tool.python.model for tool in toolset.tools]
+    return ruff_sorted(names)
+
+
+def ruff_sorted(names: list[str]) -> list[str]:
+    """Names in the order ruff's isort and RUF022 want: CONSTANTS, Classes, then the rest."""
+
+    def key(name: str) -> tuple[int, list[tuple[int, int | str]]]:
+        kind = 0 if name.isupper() else 1 if name[:1].isupper() else 2
+        natural = [(1, int(part)) if part.isdigit() else (0, part) for part in re.split(r"(\d+)", name)]
+        return kind, natural
+
+    return sorted(names, key=key)
+
+
+def relative(path: Path, start: Path) -> str:
+    return Path(os.path.relpath(path.resolve(), start.resolve())).as_posix()

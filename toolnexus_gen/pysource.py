@@ -1,0 +1,52 @@
+"""The one place where user text becomes Python source: string literals and docstrings.
+
+Every user string reaching a generated `.py` goes through here, so descriptions holding quotes,
+backslashes, NUL, template syntax or code cannot break out of their literal, and the result is
+already in the form `ruff format` would give it.
+"""
+
+from __future__ import annotations
+
+import textwrap
+
+
+def _escape_char(ch: str) -> str:
+    if ch == "\\":
+        return "\\\\"
+    if ch == "\t":
+        return "\\t"
+    if ch == "\r":
+        return "\\r"
+    if ch.isprintable() or ch == "\n":
+        return ch
+    code = ord(ch)
+    if code <= 0xFF:
+        return f"\\x{code:02x}"
+    if code <= 0xFFFF:
+        return f"\\u{code:04x}"
+    return f"\\U{code:08x}"
+
+
+def py_str(text: str) -> str:
+    """A Python string literal for text, using the quotes ruff would choose."""
+    quote = "'" if text.count('"') > text.count("'") else '"'
+    body = "".join("\\n" if ch == "\n" else _escape_char(ch) for ch in text)
+    return quote + body.replace(quote, "\\" + quote) + quote
+
+
+def docstring(text: str, indent: int) -> str:
+    """A triple-quoted docstring for text, indented for a body at `indent` spaces.
+
+    Docstrings are documentation, not data: leading and trailing whitespace and common
+    indentation are normalised the way formatters do; everything else is kept exactly.
+    """
+    body = "".join(_escape_char(ch) for ch in text)
+    if '"' in body and ('""' in body or body.rstrip().endswith('"')):
+        body = body.replace('"', '\\"')
+    first, _, rest = body.strip().partition("\n")
+    lines = [first.rstrip()] + textwrap.dedent(rest).split("\n") if rest else [first.rstrip()]
+    pad = " " * indent
+    if len(lines) == 1:
+        return f'"""{lines[0]}"""'
+    out = [f'"""{lines[0]}'] + [f"{pad}{line.rstrip()}" if line.strip() else "" for line in lines[1:]]
+    return "\n".join(out) + f'\n{pad}"""'

@@ -1,0 +1,71 @@
+"""`$ref` handling: only references inside the spec folder are allowed, and nothing is fetched."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote, urldefrag, urlsplit
+
+import referencing
+import referencing.exceptions
+from referencing.jsonschema import DRAFT202012
+
+from .load import Document, LoadError, iter_pointers, load_document
+
+
+def document_uri(path: Path) -> str:
+    return path.resolve().as_uri()
+
+
+def iter_refs(schema: Any, pointer: str) -> Iterator[tuple[str, str]]:
+    """(pointer of the $ref keyword, its value) for every string $ref in schema."""
+    for here, value in iter_pointers(schema, pointer):
+        if isinstance(value, dict) and isinstance(value.get("$ref"), str):
+            yield f"{here}/$ref", value["$ref"]
+
+
+def ref_problem(ref: str, doc_path: Path, specs_dir: Path) -> str | None:
+    """Why ref may not be used, or None when it stays inside the spec folder."""
+    parts = urlsplit(ref)
+    if parts.scheme or parts.netloc:
+        return f"$ref {ref!r} is not local: toolnexus-gen never fetches schemas; copy it under the spec folder"
+    if not parts.path:
+        return None
+    target = (doc_path.parent / unquote(parts.path)).resolve()
+    root = specs_dir.resolve()
+    if not target.is_relative_to(root):
+        return f"$ref {ref!r} leaves the spec folder {specs_dir.as_posix()!r}"
+    if not target.is_file():
+        return f"$ref {ref!r} points to a file that does not exist"
+    return None
+
+
+class SpecRegistry:
+    """A `referencing` registry over the spec folder: loads sibling files on demand, never the network."""
+
+    def __init__(self, specs_dir: Path) -> None:
+        self.root = specs_dir.resolve()
+        self.documents: dict[str, Document] = {}
+
+        def retrieve(uri: str) -> referencing.Resource[Any]:
+            path = Path(unquote(urlsplit(uri).path))
+            if urlsplit(uri).scheme != "file" or not path.resolve().is_relative_to(self.root):
+                raise referencing.exceptions.NoSuchResource(ref=uri)
+            try:
+                document = load_document(path)
+            except LoadError as exc:
+                raise referencing.exceptions.NoSuchResource(ref=uri) from exc
+            self.documents[uri] = document
+            return DRAFT202012.create_resource(document.data)
+
+        self.registry: referencing.Registry[Any] = referencing.Registry(retrieve=retrieve)  # type: ignore[call-arg]
+
+    def with_schema(self, document: Document, schema: Any) -> referencing.Registry[Any]:
+        """The registry with a tool's own schema standing at its file's URI (its `#` is the schema root)."""
+        return self.registry.with_resource(document_uri(document.path), DRAFT202012.create_resource(schema))
+
+
+def split_ref(ref: str) -> tuple[str, str]:
+    url, fragment = urldefrag(ref)
+    return url, fragment

@@ -1,0 +1,37 @@
+"""MCP `tools/list`: `[{name, title?, description, inputSchema, outputSchema?, annotations?}]`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..diagnostics import Diagnostic, Severity
+from ..ir import Tool
+from .base import NameRule, input_schema
+
+NAME = "mcp"
+FILE = "schemas/mcp.json"
+# The MCP spec says SHOULD, and the SDK only warns: so do we.
+NAME_RULE = NameRule(r"[A-Za-z0-9._-]{1,128}",
+                     "SHOULD be 1-128 characters of A-Z, a-z, 0-9, underscore, hyphen and dot",
+                     Severity.WARNING)
+OPTIONS: dict[str, tuple[str, ...]] = {}
+
+
+def render(tools: list[Tool], options: dict[str, Any]) -> Any:
+    result = []
+    for tool in tools:
+        entry: dict[str, Any] = {"name": tool.name}
+        if tool.title is not None:
+            entry["title"] = tool.title
+        entry["description"] = tool.description
+        entry["inputSchema"] = input_schema(tool)
+        if tool.output_schema is not None:
+            entry["outputSchema"] = tool.output_schema
+        if tool.annotations is not None:
+            entry["annotations"] = tool.annotations
+        result.append(entry)
+    return result
+
+
+def check(tool: Tool, options: dict[str, Any]) -> list[Diagnostic]:
+    return NAME_RULE.check(tool, NAME, "TN204")

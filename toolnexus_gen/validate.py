@@ -1,0 +1,263 @@
+"""Stage 2: turn parsed documents into a ToolSet, or into located diagnostics.
+
+Checks the spec envelope (against the JSON Schema the package ships), each schema against the
+draft 2020-12 meta-schema, each example against its input schema, and names across all files.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from functools import cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+from jsonschema import Draft202012Validator
+
+from .diagnostics import Diagnostic, Severity
+from .ir import Tool, ToolSet
+from .load import Document, join_pointer
+from .naming import python_names
+from .refs import SpecRegistry, document_uri, iter_refs, ref_problem
+
+ENVELOPE_KEYS_NOTE = "keys starting with x- are ignored"
+_META = Draft202012Validator(Draft202012Validator.META_SCHEMA)
+_JSON_TYPES = "array, boolean, integer, null, number, object, string"
+
+
+@cache
+def envelope_schema() -> dict[str, Any]:
+    text = resources.files("toolnexus_gen").joinpath("spec.schema.json").read_text("utf-8")
+    schema: dict[str, Any] = json.loads(text)
+    return schema
+
+
+@cache
+def _envelope_validator() -> Draft202012Validator:
+    return Draft202012Validator(envelope_schema())
+
+
+def is_bare_schema(data: dict[str, Any]) -> bool:
+    return "input_schema" not in data and ("type" in data or "properties" in data)
+
+
+class _Collector:
+    def __init__(self, document: Document) -> None:
+        self.document = document
+        self.diagnostics: list[Diagnostic] = []
+
+    def add(self, code: str, message: str, pointer: str | None, *, key: bool = False, show_pointer: bool = True,
+            severity: Severity = Severity.ERROR) -> None:
+        positions = self.document.positions
+        line, col = positions.key(pointer or "") if key else positions.value(pointer or "")
+        self.diagnostics.append(
+            Diagnostic(self.document.display, line, col, code, message, severity,
+                       pointer if show_pointer else None)
+        )
+
+
+def validate(documents: Sequence[Document], specs_dir: Path, targets: Sequence[str]) -> tuple[ToolSet, list[Diagnostic]]:
+    """All diagnostics for all documents; the ToolSet holds every tool that had no error."""
+    registry = SpecRegistry(specs_dir)
+    tools: list[Tool] = []
+    diagnostics: list[Diagnostic] = []
+    for document in documents:
+        tool, found = _validate_document(document, specs_dir, registry, targets)
+        diagnostics.extend(found)
+        if tool is not None:
+            tools.append(tool)
+    diagnostics.extend(_cross_tool(tools))
+    tools.sort(key=lambda t: t.name)
+    return ToolSet(tuple(tools), tuple(targets)), diagnostics
+
+
+def _validate_document(document: Document, specs_dir: Path, registry: SpecRegistry,
+                       targets: Sequence[str]) -> tuple[Tool | None, list[Diagnostic]]:
+    out = _Collector(document)
+    data = document.data
+    if not isinstance(data, dict):
+        out.add("TN107", f"a spec must be a mapping (an object), not {_json_type(data)}", "", show_pointer=False)
+        return None, out.diagnostics
+
+    stem = document.path.stem
+    if is_bare_schema(data):
+        envelope: dict[str, Any] = {"name": stem, "input_schema": data}
+        if "description" in data:
+            envelope["description"] = data["description"]
+        if "examples" in data:
+            envelope["examples"] = data["examples"]
+        schema_pointer = ""
+        if not isinstance(data.get("description"), str) or not data["description"].strip():
+            out.add("TN110", "a bare JSON Schema spec needs a non-empty top-level \"description\" (it describes the tool)",
+                    "/description" if "description" in data else "", key="description" not in data,
+                    show_pointer=False)
+            return None, out.diagnostics
+        examples_pointer = "/examples"
+    else:
+        envelope = data
+        schema_pointer = "/input_schema"
+        examples_pointer = "/examples"
+        _check_envelope(envelope, out)
+        if out.diagnostics:
+            return None, out.diagnostics
+
+    name = envelope.get("name", stem)
+    if name != stem:
+        out.add("TN111", f"name {name!r} must equal the file stem {stem!r} (rename the file or the tool)", "/name")
+
+    input_schema = envelope.get("input_schema")
+    output_schema = envelope.get("output_schema")
+    if input_schema is not None:
+        _check_schema(input_schema, schema_pointer, out, root_object=True)
+        _check_refs(input_schema, schema_pointer, document, specs_dir, out)
+    if output_schema is not None:
+        _check_schema(output_schema, "/output_schema", out, root_object=False)
+        _check_refs(output_schema, "/output_schema", document, specs_dir, out)
+
+    examples = envelope.get("examples", [])
+    if isinstance(examples, list) and not out.diagnostics:
+        _check_examples(examples, examples_pointer, input_schema, document, registry, out)
+
+    selected = _target_selection(envelope.get("targets"), targets, out)
+    if out.diagnostics:
+        return None, out.diagnostics
+    extensions = {k: v for k, v in envelope.items() if k.startswith("x-")} if schema_pointer else {}
+    tool = Tool(
+        name=name,
+        description=envelope["description"],
+        input_schema=input_schema,
+        python=python_names(name),
+        source=document,
+        title=envelope.get("title"),
+        output_schema=output_schema,
+        examples=tuple(examples),
+        strict=envelope.get("strict"),
+        annotations=envelope.get("annotations"),
+        targets=selected,
+        schema_pointer=schema_pointer,
+        extensions=extensions,
+    )
+    return tool, out.diagnostics
+
+
+def _check_envelope(envelope: dict[str, Any], out: _Collector) -> None:
+    known = envelope_schema()["properties"]
+    for key in envelope:
+        if key not in known and not key.startswith("x-"):
+            hint = _did_you_mean(key, known)
+            out.add("TN108", f"unknown key {key!r}{hint}; {ENVELOPE_KEYS_NOTE}", join_pointer("", key), key=True,
+                    show_pointer=False)
+    if "description" not in envelope:
+        out.add("TN110", "missing required key \"description\" (what the tool does, for the model)", "",
+                show_pointer=False)
+    for error in _envelope_validator().iter_errors(envelope):
+        pointer = "".join(f"/{join_pointer('', p)[1:]}" for p in error.absolute_path)
+        if error.validator in ("additionalProperties", "required"):
+            continue  # reported above, with better words
+        if error.absolute_path and error.absolute_path[0] == "description":
+            out.add("TN110", "description must be a non-empty string", pointer, show_pointer=False)
+            continue
+        out.add("TN109", f"{_field(pointer)}: {error.message}", pointer)
+
+
+def _check_schema(schema: Any, pointer: str, out: _Collector, *, root_object: bool) -> None:
+    label = "input_schema" if root_object else "output_schema"
+    errors = sorted(_META.iter_errors(schema), key=lambda e: list(map(str, e.absolute_path)))
+    for error in errors:
+        where = pointer + "".join(join_pointer("", p) for p in error.absolute_path)
+        message = error.message
+        if error.absolute_path and error.absolute_path[-1] == "type":
+            message = f"{error.instance!r} is not a JSON Schema type (use one of {_JSON_TYPES})"
+        out.add("TN112", f"{label} is not valid JSON Schema (draft 2020-12): {message}", where)
+    if errors or not root_object:
+        return
+    if schema.get("type") != "object":
+        got = f"type {schema['type']!r}" if "type" in schema else "no type"
+        out.add("TN113", f"the root of input_schema must be an object schema (type: object), found {got}",
+                f"{pointer}/type" if "type" in schema else pointer)
+
+
+def _check_refs(schema: Any, pointer: str, document: Document, specs_dir: Path, out: _Collector) -> None:
+    for where, ref in iter_refs(schema, pointer):
+        problem = ref_problem(ref, document.path, specs_dir)
+        if problem:
+            out.add("TN120", problem, where)
+
+
+def _check_examples(examples: list[Any], pointer: str, schema: dict[str, Any] | None, document: Document,
+                    registry: SpecRegistry, out: _Collector) -> None:
+    if schema is None:
+        schema = {"type": "object", "properties": {}, "additionalProperties": False}
+    reg = registry.with_schema(document, schema)
+    validator = Draft202012Validator({"$ref": document_uri(document.path)}, registry=reg)
+    for index, example in enumerate(examples):
+        try:
+            errors = sorted(validator.iter_errors(example), key=lambda e: list(map(str, e.absolute_path)))
+        except jsonschema.exceptions._WrappedReferencingError as exc:  # noqa: SLF001
+            out.add("TN120", f"cannot resolve a $ref while checking examples: {exc}", join_pointer(pointer, index))
+            return
+        for error in errors:
+            where = join_pointer(pointer, index) + "".join(join_pointer("", p) for p in error.absolute_path)
+            field = "/".join(map(str, error.absolute_path)) or "(the example)"
+            out.add("TN114", f"example {index} does not match input_schema: {field}: {error.message}", where)
+
+
+def _target_selection(selection: dict[str, Any] | None, targets: Sequence[str], out: _Collector) -> frozenset[str] | None:
+    if selection is None:
+        return None
+    from .targets import TARGETS
+
+    for key in ("only", "exclude"):
+        for i, name in enumerate(selection.get(key, [])):
+            if name not in TARGETS:
+                out.add("TN117", f"unknown target {name!r} (known: {', '.join(TARGETS)})", f"/targets/{key}/{i}")
+    chosen = set(selection.get("only", TARGETS)) - set(selection.get("exclude", []))
+    return frozenset(chosen)
+
+
+def _cross_tool(tools: Iterable[Tool]) -> list[Diagnostic]:
+    diagnostics: list[Diagnostic] = []
+    by_name: dict[str, list[Tool]] = defaultdict(list)
+    for tool in tools:
+        by_name[tool.name].append(tool)
+    for name, same in sorted(by_name.items()):
+        for tool in same[1:]:
+            first = same[0].source.display
+            line, col = tool.source.positions.value("/name")
+            diagnostics.append(Diagnostic(tool.source.display, line, col, "TN115",
+                                          f"tool name {name!r} is already defined by {first}"))
+    unique = [same[0] for same in by_name.values()]
+    for attr, what in (("method", "handler method"), ("model", "model class"), ("module", "model module")):
+        owners: dict[str, Tool] = {}
+        for tool in sorted(unique, key=lambda t: t.name):
+            key = getattr(tool.python, attr)
+            key = key.lower() if attr == "module" else key
+            if key in owners:
+                other = owners[key]
+                line, col = tool.source.positions.value("/name")
+                diagnostics.append(Diagnostic(
+                    tool.source.display, line, col, "TN116",
+                    f"tools {other.name!r} ({other.source.display}) and {tool.name!r} both become the Python "
+                    f"{what} {getattr(tool.python, attr)!r}; rename one of them"))
+            else:
+                owners[key] = tool
+    return diagnostics
+
+
+def _did_you_mean(key: str, known: Iterable[str]) -> str:
+    import difflib
+
+    close = difflib.get_close_matches(key, list(known), n=1)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def _field(pointer: str) -> str:
+    return pointer.lstrip("/") or "spec"
+
+
+def _json_type(value: Any) -> str:
+    return {list: "an array", str: "a string", bool: "a boolean", int: "a number", float: "a number",
+            type(None): "null"}.get(type(value), type(value).__name__)
