@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .config import Config
+from .config import Config, find_pyproject
 from .diagnostics import Diagnostic, DiagnosticsError, has_errors
 from .ir import ToolSet
 from .load import Document, LoadError, discover, load_document
@@ -55,7 +55,9 @@ def resolve_options(config: Config, specs: Path | None, out: Path | None,
     if out.resolve() == specs.resolve() or specs.resolve().is_relative_to(out.resolve()):
         raise UsageError(f"--out {out.as_posix()!r} must not contain the spec folder")
     ordered = tuple(t for t in TARGETS if t in chosen)
-    root = config.root if config.path is not None else out.resolve().parent
+    # Header paths are relative to the project that holds the output, whatever the working folder.
+    project = find_pyproject(out.resolve().parent)
+    root = project.parent if project is not None else out.resolve().parent
     return BuildOptions(specs=specs, out=out, root=root, targets=ordered,
                         target_options=config.target_options, ignore=config.ignore)
 

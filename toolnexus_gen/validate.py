@@ -229,21 +229,23 @@ def _cross_tool(tools: Iterable[Tool]) -> list[Diagnostic]:
             line, col = tool.source.positions.value("/name")
             diagnostics.append(Diagnostic(tool.source.display, line, col, "TN115",
                                           f"tool name {name!r} is already defined by {first}"))
-    unique = [same[0] for same in by_name.values()]
-    for attr, what in (("method", "handler method"), ("model", "model class"), ("module", "model module")):
-        owners: dict[str, Tool] = {}
-        for tool in sorted(unique, key=lambda t: t.name):
-            key = getattr(tool.python, attr)
-            key = key.lower() if attr == "module" else key
-            if key in owners:
-                other = owners[key]
-                line, col = tool.source.positions.value("/name")
-                diagnostics.append(Diagnostic(
-                    tool.source.display, line, col, "TN116",
-                    f"tools {other.name!r} ({other.source.display}) and {tool.name!r} both become the Python "
-                    f"{what} {getattr(tool.python, attr)!r}; rename one of them"))
-            else:
-                owners[key] = tool
+    unique = sorted((same[0] for same in by_name.values()), key=lambda t: t.name)
+    owners: dict[tuple[str, str], Tool] = {}
+    clashes: dict[tuple[str, str], list[str]] = defaultdict(list)
+    for tool in unique:
+        for attr, what in (("method", "handler method"), ("model", "model class"), ("module", "model module")):
+            value = getattr(tool.python, attr)
+            key = (attr, value.lower() if attr == "module" else value)
+            other = owners.setdefault(key, tool)
+            if other is not tool:
+                clashes[(other.name, tool.name)].append(f"{what} {value!r}")
+    for (first, second), what in clashes.items():
+        tool, other = by_name[second][0], by_name[first][0]
+        line, col = tool.source.positions.value("/name")
+        diagnostics.append(Diagnostic(
+            tool.source.display, line, col, "TN116",
+            f"tools {first!r} ({other.source.display}) and {second!r} both become the Python "
+            f"{', '.join(what)}; rename one of them"))
     return diagnostics
 
 

@@ -1,0 +1,31 @@
+# Two commands do all the set-up on a fresh machine (python3, git, make):
+#   make demo   - venv, install, generate examples/weather/tools, run the seed's round trips
+#   make test   - the same set-up, then the whole test suite
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+GEN := $(VENV)/bin/toolnexus-gen
+
+.PHONY: demo test bench check-examples clean
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[test]'
+	touch $@
+
+demo: $(VENV)/.installed
+	$(GEN) build examples/weather/specs --out examples/weather/tools
+	$(PY) examples/weather/demo.py
+
+check-examples: $(VENV)/.installed
+	$(GEN) build examples/weather/specs --out examples/weather/tools --check
+
+test: $(VENV)/.installed check-examples
+	$(PY) -m pytest -q
+
+bench: $(VENV)/.installed
+	$(PY) bench/run.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis dist build

@@ -1,0 +1,81 @@
+from __future__ import annotations
+
+import importlib
+import itertools
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from toolnexus_gen.cli import main
+
+ROOT = Path(__file__).resolve().parent.parent
+_counter = itertools.count()
+
+
+def write_specs(folder: Path, specs: dict[str, Any]) -> Path:
+    """Write {relative path: data or text} under folder; data is dumped as JSON or YAML by suffix."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for rel, content in specs.items():
+        path = folder / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, (bytes, str)):
+            path.write_bytes(content if isinstance(content, bytes) else content.encode())
+        elif path.suffix == ".json":
+            path.write_text(json.dumps(content, indent=2))
+        else:
+            path.write_text(yaml.safe_dump(content, sort_keys=False))
+    return folder
+
+
+def cli(*args: str, cwd: Path | None = None) -> Any:
+    """Run the CLI in-process (from cwd); returns click's Result with exit_code/stdout/stderr."""
+    old = Path.cwd()
+    os.chdir(cwd or old)
+    try:
+        return CliRunner().invoke(main, list(args), catch_exceptions=False)
+    finally:
+        os.chdir(old)
+
+
+def cli_process(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "toolnexus_gen", *args], cwd=cwd, capture_output=True,
+                          text=True, env={**os.environ, **(env or {})}, check=False)
+
+
+def snapshot(folder: Path) -> dict[str, tuple[bytes, int]]:
+    if not folder.exists():
+        return {}
+    return {p.relative_to(folder).as_posix(): (p.read_bytes(), p.stat().st_mtime_ns)
+            for p in sorted(folder.rglob("*")) if p.is_file() and "__pycache__" not in p.parts}
+
+
+@pytest.fixture
+def build_package(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
+    """Build specs into a uniquely named package under tmp_path and import it."""
+
+    def _build(specs: dict[str, Any], *extra: str) -> Any:
+        name = f"gen_pkg_{next(_counter)}"
+        specs_dir = write_specs(tmp_path / f"{name}_specs", specs)
+        out = tmp_path / name
+        result = cli("build", str(specs_dir), "--out", str(out), *extra, cwd=tmp_path)
+        assert result.exit_code == 0, result.output + result.stderr
+        monkeypatch.syspath_prepend(str(tmp_path))
+        return importlib.import_module(name)
+
+    return _build
+
+
+WEATHER = {
+    "get_weather.yaml": {
+        "description": "Current weather for a city",
+        "input_schema": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
+    },
+    "now.yaml": {"description": "Current time"},
+}
