@@ -44,16 +44,27 @@ def cli(*args: str, cwd: Path | None = None) -> Any:
         os.chdir(old)
 
 
-def cli_process(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "toolnexus_gen", *args], cwd=cwd, capture_output=True,
-                          text=True, env={**os.environ, **(env or {})}, check=False)
+def cli_process(
+    *args: str, cwd: Path, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "toolnexus_gen", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        env={**os.environ, **(env or {})},
+        check=False,
+    )
 
 
 def snapshot(folder: Path) -> dict[str, tuple[bytes, int]]:
     if not folder.exists():
         return {}
-    return {p.relative_to(folder).as_posix(): (p.read_bytes(), p.stat().st_mtime_ns)
-            for p in sorted(folder.rglob("*")) if p.is_file() and "__pycache__" not in p.parts}
+    return {
+        p.relative_to(folder).as_posix(): (p.read_bytes(), p.stat().st_mtime_ns)
+        for p in sorted(folder.rglob("*"))
+        if p.is_file() and "__pycache__" not in p.parts
+    }
 
 
 @pytest.fixture
@@ -75,7 +86,11 @@ def build_package(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
 WEATHER = {
     "get_weather.yaml": {
         "description": "Current weather for a city",
-        "input_schema": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
+        "input_schema": {
+            "type": "object",
+            "properties": {"city": {"type": "string"}},
+            "required": ["city"],
+        },
     },
     "now.yaml": {"description": "Current time"},
 }

@@ -30,8 +30,13 @@ def test_check_reports_changed_missing_and_stale_with_a_diff(tmp_path: Path) -> 
     out = tmp_path / "tools"
     assert cli("build", str(specs), "--out", str(out)).exit_code == 0
     (specs / "ping.yaml").unlink()
-    write_specs(specs, {"get_weather.yaml": {**WEATHER["get_weather.yaml"], "description": "Weather now"},
-                        "pong.yaml": {"description": "Pong"}})
+    write_specs(
+        specs,
+        {
+            "get_weather.yaml": {**WEATHER["get_weather.yaml"], "description": "Weather now"},
+            "pong.yaml": {"description": "Pong"},
+        },
+    )
     before = snapshot(out)
     result = cli("build", str(specs), "--out", str(out), "--check")
     assert result.exit_code == 1
@@ -52,7 +57,9 @@ def test_foreign_files_are_never_overwritten_or_deleted(tmp_path: Path) -> None:
     out.mkdir()
     (out / "mine.py").write_text("# my code\n")
     result = cli("build", str(specs), "--out", str(out))
-    assert result.exit_code == 2 and "did not generate" in result.stderr and "mine.py" in result.stderr
+    assert (
+        result.exit_code == 2 and "did not generate" in result.stderr and "mine.py" in result.stderr
+    )
     assert sorted(p.name for p in out.iterdir()) == ["mine.py"]
     (out / "mine.py").unlink()
     assert cli("build", str(specs), "--out", str(out)).exit_code == 0
@@ -66,7 +73,9 @@ def test_pycache_does_not_count_as_a_foreign_file(tmp_path: Path) -> None:
     out = tmp_path / "tools"
     assert cli("build", str(specs), "--out", str(out)).exit_code == 0
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    subprocess.run([sys.executable, "-c", "import tools.dispatch"], cwd=tmp_path, check=True, env=env)
+    subprocess.run(
+        [sys.executable, "-c", "import tools.dispatch"], cwd=tmp_path, check=True, env=env
+    )
     assert (out / "__pycache__").is_dir()
     assert cli("build", str(specs), "--out", str(out)).exit_code == 0
 
@@ -79,16 +88,33 @@ def _tree_hash(folder: Path) -> str:
 
 
 def test_output_is_byte_identical_across_cwd_hash_seed_and_discovery_order(tmp_path: Path) -> None:
-    many = {**WEATHER, **{f"nested/t{i}.yaml": {"description": f"Tool {i}", "input_schema": {
-        "type": "object", "properties": {"z": {"type": "string"}, "a": {"type": "integer"}}}} for i in range(12)}}
+    many = {
+        **WEATHER,
+        **{
+            f"nested/t{i}.yaml": {
+                "description": f"Tool {i}",
+                "input_schema": {
+                    "type": "object",
+                    "properties": {"z": {"type": "string"}, "a": {"type": "integer"}},
+                },
+            }
+            for i in range(12)
+        },
+    }
     hashes = set()
     for n, (seed, cwd_name) in enumerate([("0", "."), ("1", "specs"), ("12345", "..")]):
         project = tmp_path / f"p{n}"
-        specs = write_specs(project / "specs", dict(reversed(list(many.items()))) if n % 2 else many)
+        write_specs(project / "specs", dict(reversed(list(many.items()))) if n % 2 else many)
         (project / "pyproject.toml").write_text("[project]\nname = 'x'\n")
         cwd = (project / cwd_name).resolve()
-        result = cli_process("build", str((project / "specs").resolve()), "--out", str((project / "tools").resolve()),
-                             cwd=cwd, env={"PYTHONHASHSEED": seed})
+        result = cli_process(
+            "build",
+            str((project / "specs").resolve()),
+            "--out",
+            str((project / "tools").resolve()),
+            cwd=cwd,
+            env={"PYTHONHASHSEED": seed},
+        )
         assert result.returncode == 0, result.stderr
         hashes.add(_tree_hash(project / "tools"))
         text = (project / "tools/dispatch.py").read_text()
@@ -97,8 +123,18 @@ def test_output_is_byte_identical_across_cwd_hash_seed_and_discovery_order(tmp_p
 
 
 def test_json_files_format(tmp_path: Path) -> None:
-    specs = write_specs(tmp_path / "specs", {"t.yaml": {"description": "Ünïcode — ok", "input_schema": {
-        "type": "object", "properties": {"b": {"type": "string"}, "a": {"type": "string"}}}}})
+    specs = write_specs(
+        tmp_path / "specs",
+        {
+            "t.yaml": {
+                "description": "Ünïcode — ok",
+                "input_schema": {
+                    "type": "object",
+                    "properties": {"b": {"type": "string"}, "a": {"type": "string"}},
+                },
+            }
+        },
+    )
     assert cli("build", str(specs), "--out", str(tmp_path / "out")).exit_code == 0
     text = (tmp_path / "out/schemas/anthropic.json").read_text("utf-8")
     assert text.endswith("}\n]\n") and '\n  {\n    "name": "t",' in text
@@ -119,7 +155,8 @@ def test_pyproject_config_supplies_defaults_and_flags_override(tmp_path: Path) -
     write_specs(tmp_path / "tool_specs", WEATHER)
     (tmp_path / "pyproject.toml").write_text(
         '[tool.toolnexus-gen]\nspecs = "tool_specs"\nout = "src/app/tools"\ntargets = ["gemini", "openai"]\n'
-        '\n[tool.toolnexus-gen.gemini]\nschema_field = "parametersJsonSchema"\n')
+        '\n[tool.toolnexus-gen.gemini]\nschema_field = "parametersJsonSchema"\n'
+    )
     (tmp_path / "sub").mkdir()
     result = cli("build", cwd=tmp_path / "sub")
     assert result.exit_code == 0, result.stderr
@@ -132,8 +169,10 @@ def test_pyproject_config_supplies_defaults_and_flags_override(tmp_path: Path) -
 
 def test_bad_config_is_a_located_error(tmp_path: Path) -> None:
     write_specs(tmp_path / "specs", WEATHER)
-    (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\n\n[tool.toolnexus-gen]\nspecs = "specs"\n'
-                                             'outt = "tools"\ntargets = ["gemini", "palm"]\n')
+    (tmp_path / "pyproject.toml").write_text(
+        '[project]\nname = "x"\n\n[tool.toolnexus-gen]\nspecs = "specs"\n'
+        'outt = "tools"\ntargets = ["gemini", "palm"]\n'
+    )
     result = cli("build", cwd=tmp_path)
     assert result.exit_code == 2
     assert "pyproject.toml:6:1: error[TN802]: unknown key 'outt'" in result.stderr
@@ -143,7 +182,11 @@ def test_bad_config_is_a_located_error(tmp_path: Path) -> None:
 
 def test_usage_errors_exit_2_without_traceback(tmp_path: Path) -> None:
     result = cli_process("build", "nowhere", cwd=tmp_path)
-    assert result.returncode == 2 and "does not exist" in result.stderr and "Traceback" not in result.stderr
+    assert (
+        result.returncode == 2
+        and "does not exist" in result.stderr
+        and "Traceback" not in result.stderr
+    )
     write_specs(tmp_path / "specs", WEATHER)
     result = cli_process("build", "specs", "--target", "palm", cwd=tmp_path)
     assert result.returncode == 2 and "unknown target" in result.stderr
@@ -165,20 +208,56 @@ def test_default_out_is_tools_beside_specs(tmp_path: Path) -> None:
 def test_wheel_install_builds_from_another_directory(tmp_path: Path) -> None:
     """A non-editable install (templates shipped in the wheel) works from an unrelated folder."""
     dist = tmp_path / "dist"
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(dist),
-                    str(ROOT)], check=True)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--no-build-isolation",
+            "-q",
+            "-w",
+            str(dist),
+            str(ROOT),
+        ],
+        check=True,
+    )
     target = tmp_path / "site"
     wheel = next(dist.glob("*.whl"))
-    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(target), str(wheel)],
-                   check=True)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "-q",
+            "--no-deps",
+            "--target",
+            str(target),
+            str(wheel),
+        ],
+        check=True,
+    )
     assert (target / "toolnexus_gen/templates/python/dispatch.py.jinja").is_file()
     write_specs(tmp_path / "elsewhere/specs", WEATHER)
     env = {**os.environ, "PYTHONPATH": str(target)}
-    result = subprocess.run([sys.executable, "-c", "import toolnexus_gen, sys; print(toolnexus_gen.__file__)"],
-                            cwd=tmp_path / "elsewhere", env=env, capture_output=True, text=True, check=True)
+    result = subprocess.run(
+        [sys.executable, "-c", "import toolnexus_gen, sys; print(toolnexus_gen.__file__)"],
+        cwd=tmp_path / "elsewhere",
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     assert result.stdout.startswith(str(target))
-    subprocess.run([sys.executable, "-m", "toolnexus_gen", "build", "specs"], cwd=tmp_path / "elsewhere", env=env,
-                   check=True, capture_output=True)
+    subprocess.run(
+        [sys.executable, "-m", "toolnexus_gen", "build", "specs"],
+        cwd=tmp_path / "elsewhere",
+        env=env,
+        check=True,
+        capture_output=True,
+    )
     reference = tmp_path / "ref"
     shutil.copytree(tmp_path / "elsewhere/specs", reference / "specs")
     assert cli("build", str(reference / "specs")).exit_code == 0

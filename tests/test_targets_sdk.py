@@ -25,7 +25,10 @@ RICH = {
             "required": ["query"],
             "additionalProperties": False,
         },
-        "output_schema": {"type": "object", "properties": {"hits": {"type": "array", "items": {"type": "string"}}}},
+        "output_schema": {
+            "type": "object",
+            "properties": {"hits": {"type": "array", "items": {"type": "string"}}},
+        },
         "examples": [{"query": "install"}, {"query": "auth", "limit": 3}],
         "strict": False,
         "annotations": {"readOnlyHint": True, "openWorldHint": False},
@@ -72,7 +75,11 @@ def test_openai_chat_accepted_by_openai_types(schemas: dict[str, Any]) -> None:
         assert_typed_dict(entry["function"], FunctionDefinition)
     by_name = {e["function"]["name"]: e["function"] for e in schemas["openai"]}
     assert "strict" not in by_name["get_weather"] and by_name["search_docs"]["strict"] is False
-    assert by_name["now"]["parameters"] == {"type": "object", "properties": {}, "additionalProperties": False}
+    assert by_name["now"]["parameters"] == {
+        "type": "object",
+        "properties": {},
+        "additionalProperties": False,
+    }
 
 
 def test_openai_responses_always_states_strict(schemas: dict[str, Any]) -> None:
@@ -110,23 +117,38 @@ def test_bedrock_accepted_by_botocore_converse_validation(schemas: dict[str, Any
     import botocore.session
     from botocore.validate import validate_parameters
 
-    shape = botocore.session.get_session().get_service_model("bedrock-runtime").operation_model("Converse").input_shape
-    request = {"modelId": "anthropic.claude", "messages": [{"role": "user", "content": [{"text": "hi"}]}],
-               "toolConfig": schemas["bedrock"]}
+    shape = (
+        botocore.session.get_session()
+        .get_service_model("bedrock-runtime")
+        .operation_model("Converse")
+        .input_shape
+    )
+    request = {
+        "modelId": "anthropic.claude",
+        "messages": [{"role": "user", "content": [{"text": "hi"}]}],
+        "toolConfig": schemas["bedrock"],
+    }
     validate_parameters(request, shape)  # raises ParamValidationError on any deviation
     with pytest.raises(Exception, match="toolSpec"):
-        validate_parameters({**request, "toolConfig": {"tools": [{"toolSpec": {"name": "x"}}]}}, shape)
+        validate_parameters(
+            {**request, "toolConfig": {"tools": [{"toolSpec": {"name": "x"}}]}}, shape
+        )
 
 
 def test_tools_sorted_by_name_and_schema_verbatim(schemas: dict[str, Any]) -> None:
     schema = RICH["search_docs.json"]["input_schema"]
     assert [e["name"] for e in schemas["mcp"]] == ["get_weather", "now", "search_docs"]
-    assert next(e for e in schemas["anthropic"] if e["name"] == "search_docs")["input_schema"] == schema
+    assert (
+        next(e for e in schemas["anthropic"] if e["name"] == "search_docs")["input_schema"]
+        == schema
+    )
     assert list(schemas["bedrock"]["tools"][2]["toolSpec"]["inputSchema"]["json"]) == list(schema)
 
 
 def test_seed_example_1_on_checked_in_weather_example() -> None:
-    gemini = json.loads((Path(__file__).parent.parent / "examples/weather/tools/schemas/gemini.json").read_text())
+    gemini = json.loads(
+        (Path(__file__).parent.parent / "examples/weather/tools/schemas/gemini.json").read_text()
+    )
     assert len(gemini) == 1
     declarations = gemini[0]["functionDeclarations"]
     assert len(declarations) == 2
@@ -136,19 +158,34 @@ def test_seed_example_1_on_checked_in_weather_example() -> None:
 
 def test_target_subset(tmp_path: Path) -> None:
     specs = write_specs(tmp_path / "specs", WEATHER)
-    result = cli("build", str(specs), "--out", str(tmp_path / "out"), "--target", "gemini", "--target", "mcp")
+    result = cli(
+        "build", str(specs), "--out", str(tmp_path / "out"), "--target", "gemini", "--target", "mcp"
+    )
     assert result.exit_code == 0
-    assert sorted(p.name for p in (tmp_path / "out/schemas").iterdir()) == ["gemini.json", "mcp.json", "tools.json"]
+    assert sorted(p.name for p in (tmp_path / "out/schemas").iterdir()) == [
+        "gemini.json",
+        "mcp.json",
+        "tools.json",
+    ]
     dispatch = (tmp_path / "out/dispatch.py").read_text()
     assert "def to_gemini" in dispatch and "def to_openai" not in dispatch
     assert "--target gemini --target mcp" in dispatch  # the regenerate command keeps the subset
 
 
 def test_bare_json_schema_spec(tmp_path: Path) -> None:
-    specs = write_specs(tmp_path / "specs", {"lookup.json": {
-        "$schema": "https://json-schema.org/draft/2020-12/schema", "description": "Look a word up",
-        "type": "object", "properties": {"word": {"type": "string"}}, "required": ["word"],
-        "examples": [{"word": "tool"}]}})
+    specs = write_specs(
+        tmp_path / "specs",
+        {
+            "lookup.json": {
+                "$schema": "https://json-schema.org/draft/2020-12/schema",
+                "description": "Look a word up",
+                "type": "object",
+                "properties": {"word": {"type": "string"}},
+                "required": ["word"],
+                "examples": [{"word": "tool"}],
+            }
+        },
+    )
     assert cli("build", str(specs), "--out", str(tmp_path / "out")).exit_code == 0
     anthropic = json.loads((tmp_path / "out/schemas/anthropic.json").read_text())
     assert anthropic[0]["name"] == "lookup" and anthropic[0]["description"] == "Look a word up"

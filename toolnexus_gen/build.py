@@ -41,8 +41,9 @@ class Generated:
     diagnostics: list[Diagnostic]
 
 
-def resolve_options(config: Config, specs: Path | None, out: Path | None,
-                    targets: tuple[str, ...] | None) -> BuildOptions:
+def resolve_options(
+    config: Config, specs: Path | None, out: Path | None, targets: tuple[str, ...] | None
+) -> BuildOptions:
     specs = specs or config.specs or Path(DEFAULT_SPECS)
     out = out or config.out or specs.parent / DEFAULT_OUT
     chosen = targets or config.targets or tuple(TARGETS)
@@ -50,16 +51,24 @@ def resolve_options(config: Config, specs: Path | None, out: Path | None,
     if unknown:
         raise UsageError(f"unknown target(s) {', '.join(unknown)} (known: {', '.join(TARGETS)})")
     if not specs.is_dir():
-        raise UsageError(f"spec folder {specs.as_posix()!r} does not exist (pass SPECS_DIR or set specs in "
-                         "[tool.toolnexus-gen])")
+        raise UsageError(
+            f"spec folder {specs.as_posix()!r} does not exist (pass SPECS_DIR or set specs in "
+            "[tool.toolnexus-gen])"
+        )
     if out.resolve() == specs.resolve() or specs.resolve().is_relative_to(out.resolve()):
         raise UsageError(f"--out {out.as_posix()!r} must not contain the spec folder")
     ordered = tuple(t for t in TARGETS if t in chosen)
     # Header paths are relative to the project that holds the output, whatever the working folder.
     project = find_pyproject(out.resolve().parent)
     root = project.parent if project is not None else out.resolve().parent
-    return BuildOptions(specs=specs, out=out, root=root, targets=ordered,
-                        target_options=config.target_options, ignore=config.ignore)
+    return BuildOptions(
+        specs=specs,
+        out=out,
+        root=root,
+        targets=ordered,
+        target_options=config.target_options,
+        ignore=config.ignore,
+    )
 
 
 def _rel(path: Path, start: Path) -> str:

@@ -41,13 +41,26 @@ def main() -> None:
 
 @main.command()
 @click.argument("specs_dir", required=False, type=click.Path(path_type=Path, file_okay=False))
-@click.option("--out", "out_dir", type=click.Path(path_type=Path, file_okay=False),
-              help="Output package folder (owned by toolnexus-gen). Default: 'tools' beside SPECS_DIR.")
-@click.option("--target", "targets", multiple=True, metavar="NAME",
-              help="Provider target to emit; repeat for several. Default: all.")
-@click.option("--check", is_flag=True, help="Write nothing; exit 1 if generated files are out of date.")
+@click.option(
+    "--out",
+    "out_dir",
+    type=click.Path(path_type=Path, file_okay=False),
+    help="Output package folder (owned by toolnexus-gen). Default: 'tools' beside SPECS_DIR.",
+)
+@click.option(
+    "--target",
+    "targets",
+    multiple=True,
+    metavar="NAME",
+    help="Provider target to emit; repeat for several. Default: all.",
+)
+@click.option(
+    "--check", is_flag=True, help="Write nothing; exit 1 if generated files are out of date."
+)
 @click.option("-q", "--quiet", is_flag=True, help="Print only problems.")
-def build(specs_dir: Path | None, out_dir: Path | None, targets: tuple[str, ...], check: bool, quiet: bool) -> None:
+def build(
+    specs_dir: Path | None, out_dir: Path | None, targets: tuple[str, ...], check: bool, quiet: bool
+) -> None:
     """Validate every spec in SPECS_DIR and write (or --check) the generated package."""
     from . import output
     from .build import UsageError, generate, resolve_options
@@ -73,14 +86,23 @@ def build(specs_dir: Path | None, out_dir: Path | None, targets: tuple[str, ...]
         report = output.check(options.out, result.files)
         if report.up_to_date:
             if not quiet:
-                _echo(f"{out} is up to date ({tools} tools, {len(options.targets)} targets).", fg="green")
+                _echo(
+                    f"{out} is up to date ({tools} tools, {len(options.targets)} targets).",
+                    fg="green",
+                )
             return
-        for label, names in (("changed", report.changed), ("missing", report.missing), ("stale", report.stale)):
+        for label, names in (
+            ("changed", report.changed),
+            ("missing", report.missing),
+            ("stale", report.stale),
+        ):
             for name in names:
                 _echo(f"{label}: {out}/{name}", err=True, fg="yellow")
         if report.diff:
             click.echo(report.diff, nl=False, err=True)
-        _echo(f"{out} is out of date: run `{_rebuild_hint(options)}`.", err=True, fg="red", bold=True)
+        _echo(
+            f"{out} is out of date: run `{_rebuild_hint(options)}`.", err=True, fg="red", bold=True
+        )
         sys.exit(ExitCode.STALE)
     try:
         report = output.write(options.out, result.files)
@@ -88,8 +110,11 @@ def build(specs_dir: Path | None, out_dir: Path | None, targets: tuple[str, ...]
         _fail(str(exc))
     if not quiet:
         removed = f", {len(report.removed)} removed" if report.removed else ""
-        _echo(f"{tools} tools, {len(options.targets)} targets: {len(report.written)} files written, "
-              f"{len(report.unchanged)} unchanged{removed} in {out}", fg="green")
+        _echo(
+            f"{tools} tools, {len(options.targets)} targets: {len(report.written)} files written, "
+            f"{len(report.unchanged)} unchanged{removed} in {out}",
+            fg="green",
+        )
 
 
 def _rebuild_hint(options: object) -> str:

@@ -50,7 +50,9 @@ def load_config(start: Path) -> Config:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         line, col = _toml_error_position(str(exc))
-        raise DiagnosticsError([Diagnostic(display, line, col, "TN801", f"invalid TOML: {exc}")]) from None
+        raise DiagnosticsError(
+            [Diagnostic(display, line, col, "TN801", f"invalid TOML: {exc}")]
+        ) from None
     section = data.get("tool", {}).get(SECTION)
     if section is None:
         return Config(root=path.parent, path=path)
@@ -99,11 +101,17 @@ def _target_options(target: str, value: dict[str, Any], bad: Any) -> dict[str, A
     allowed: dict[str, tuple[str, ...]] = TARGETS[target].OPTIONS
     for key, option in value.items():
         if key not in allowed:
-            bad(key, f"unknown option {key!r} for target {target} (known: {', '.join(allowed) or 'none'})",
-                f"{SECTION}.{target}")
+            bad(
+                key,
+                f"unknown option {key!r} for target {target} (known: {', '.join(allowed) or 'none'})",
+                f"{SECTION}.{target}",
+            )
         elif option not in allowed[key]:
-            bad(key, f"{target}.{key} must be one of {', '.join(map(repr, allowed[key]))}, not {option!r}",
-                f"{SECTION}.{target}")
+            bad(
+                key,
+                f"{target}.{key} must be one of {', '.join(map(repr, allowed[key]))}, not {option!r}",
+                f"{SECTION}.{target}",
+            )
     return dict(value)
 
 

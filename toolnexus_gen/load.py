@@ -102,7 +102,9 @@ def load_document(path: Path, display: str | None = None) -> Document:
     try:
         size = path.stat().st_size
         if size > MAX_FILE_BYTES:
-            raise fail("TN102", f"file is {size} bytes; spec files are limited to {MAX_FILE_BYTES} bytes")
+            raise fail(
+                "TN102", f"file is {size} bytes; spec files are limited to {MAX_FILE_BYTES} bytes"
+            )
         raw = path.read_bytes()
     except OSError as exc:
         raise fail("TN102", f"cannot read file: {exc.strerror or exc}") from None
@@ -111,8 +113,16 @@ def load_document(path: Path, display: str | None = None) -> Document:
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        line, col = _line_col(raw[: exc.start].decode("utf-8", "replace"), len(raw[: exc.start].decode("utf-8", "replace")))
-        raise fail("TN102", f"file is not valid UTF-8 (byte 0x{raw[exc.start]:02x} at offset {exc.start})", line, col) from None
+        line, col = _line_col(
+            raw[: exc.start].decode("utf-8", "replace"),
+            len(raw[: exc.start].decode("utf-8", "replace")),
+        )
+        raise fail(
+            "TN102",
+            f"file is not valid UTF-8 (byte 0x{raw[exc.start]:02x} at offset {exc.start})",
+            line,
+            col,
+        ) from None
     text = text.removeprefix("\ufeff")
     if not text.strip():
         raise fail("TN103", "file is empty; a spec needs at least a description")
@@ -274,16 +284,28 @@ def _parse_yaml(text: str, fail: Any) -> tuple[Any, Positions]:
     return _yaml_value(node, "", positions, loader, fail, 0, budget), positions
 
 
-def _yaml_value(node: yaml.Node, pointer: str, positions: Positions, loader: _Loader, fail: Any, depth: int, budget: list[int]) -> Any:
+def _yaml_value(
+    node: yaml.Node,
+    pointer: str,
+    positions: Positions,
+    loader: _Loader,
+    fail: Any,
+    depth: int,
+    budget: list[int],
+) -> Any:
     here = (node.start_mark.line + 1, node.start_mark.column + 1)
     positions.values[pointer] = here
     budget[0] -= 1
     if budget[0] < 0:
-        raise fail("TN104", f"document expands to more than {MAX_NODES} values (YAML aliases?)", *here)
+        raise fail(
+            "TN104", f"document expands to more than {MAX_NODES} values (YAML aliases?)", *here
+        )
     if depth > MAX_DEPTH:
         raise fail("TN104", f"document is nested too deeply (limit {MAX_DEPTH} levels)", *here)
     if node.tag not in _YAML_PLAIN_TAGS:
-        raise fail("TN106", f"YAML tag {node.tag!r} is not allowed: spec files hold plain data only", *here)
+        raise fail(
+            "TN106", f"YAML tag {node.tag!r} is not allowed: spec files hold plain data only", *here
+        )
     if isinstance(node, yaml.MappingNode):
         result: dict[str, Any] = {}
         for key_node, value_node in node.value:

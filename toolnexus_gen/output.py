@@ -130,8 +130,10 @@ def write(out_dir: Path, files: dict[str, str]) -> Report:
 
 
 def _remove_empty_parents(folder: Path, root: Path) -> None:
-    while folder != root and folder.is_dir() and not any(
-        p for p in folder.iterdir() if p.name not in _IGNORED_DIRS
+    while (
+        folder != root
+        and folder.is_dir()
+        and not any(p for p in folder.iterdir() if p.name not in _IGNORED_DIRS)
     ):
         for cache in folder.glob("__pycache__"):
             for item in cache.iterdir():

@@ -32,7 +32,13 @@ TARGET_DOCS = {
     "bedrock": "Bedrock Converse `toolConfig`",
 }
 # Templates rendered once each, named after the file they produce.
-PACKAGE_TEMPLATES = ("__init__.py", "_runtime.py", "dispatch.py", "handlers.py", "models/__init__.py")
+PACKAGE_TEMPLATES = (
+    "__init__.py",
+    "_runtime.py",
+    "dispatch.py",
+    "handlers.py",
+    "models/__init__.py",
+)
 
 
 @dataclass(frozen=True)
@@ -72,10 +78,22 @@ def render_package(toolset: ToolSet, header: Header) -> dict[str, str]:
         "specs_rel": header.specs_rel,
         "command": header.command,
         "exports": _exports(toolset),
-        "dispatch_imports": ruff_sorted(["TOOLS", "Toolkit", "tool_definitions",
-                                         *(f"to_{t}" for t in toolset.targets)]),
-        "dispatch_exports": ruff_sorted(["TOOLS", "ToolContext", "ToolResult", "ToolSpec", "Toolkit",
-                                         "tool_definitions", *(f"to_{t}" for t in toolset.targets)]),
+        "model_names": ruff_sorted([tool.python.model for tool in toolset.tools]),
+        "model_modules": sorted((t.python.module, t.python.model) for t in toolset.tools),
+        "dispatch_imports": ruff_sorted(
+            ["TOOLS", "Toolkit", "tool_definitions", *(f"to_{t}" for t in toolset.targets)]
+        ),
+        "dispatch_exports": ruff_sorted(
+            [
+                "TOOLS",
+                "ToolContext",
+                "ToolResult",
+                "ToolSpec",
+                "Toolkit",
+                "tool_definitions",
+                *(f"to_{t}" for t in toolset.targets),
+            ]
+        ),
     }
     files = {"py.typed": ""}
     for name in PACKAGE_TEMPLATES:
@@ -95,8 +113,16 @@ def _model(tool: Any, header: str) -> str:
 
 
 def _exports(toolset: ToolSet) -> list[str]:
-    names = ["TOOLS", "ToolContext", "ToolHandlers", "ToolOutput", "ToolResult", "ToolSpec", "Toolkit",
-             "tool_definitions"]
+    names = [
+        "TOOLS",
+        "ToolContext",
+        "ToolHandlers",
+        "ToolOutput",
+        "ToolResult",
+        "ToolSpec",
+        "Toolkit",
+        "tool_definitions",
+    ]
     names += [f"to_{target}" for target in toolset.targets]
     names += [tool.python.model for tool in toolset.tools]
     return ruff_sorted(names)
@@ -107,7 +133,9 @@ def ruff_sorted(names: list[str]) -> list[str]:
 
     def key(name: str) -> tuple[int, list[tuple[int, int | str]]]:
         kind = 0 if name.isupper() else 1 if name[:1].isupper() else 2
-        natural = [(1, int(part)) if part.isdigit() else (0, part) for part in re.split(r"(\d+)", name)]
+        natural = [
+            (1, int(part)) if part.isdigit() else (0, part) for part in re.split(r"(\d+)", name)
+        ]
         return kind, natural
 
     return sorted(names, key=key)

@@ -48,5 +48,7 @@ def docstring(text: str, indent: int) -> str:
     pad = " " * indent
     if len(lines) == 1:
         return f'"""{lines[0]}"""'
-    out = [f'"""{lines[0]}'] + [f"{pad}{line.rstrip()}" if line.strip() else "" for line in lines[1:]]
+    out = [f'"""{lines[0]}'] + [
+        f"{pad}{line.rstrip()}" if line.strip() else "" for line in lines[1:]
+    ]
     return "\n".join(out) + f'\n{pad}"""'

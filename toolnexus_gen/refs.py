@@ -63,7 +63,9 @@ class SpecRegistry:
 
     def with_schema(self, document: Document, schema: Any) -> referencing.Registry[Any]:
         """The registry with a tool's own schema standing at its file's URI (its `#` is the schema root)."""
-        return self.registry.with_resource(document_uri(document.path), DRAFT202012.create_resource(schema))
+        return self.registry.with_resource(
+            document_uri(document.path), DRAFT202012.create_resource(schema)
+        )
 
 
 def split_ref(ref: str) -> tuple[str, str]:

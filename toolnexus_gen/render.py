@@ -37,8 +37,11 @@ def render(toolset: ToolSet, header: Header, options: Mapping[str, Mapping[str, 
 
 
 def _definition(tool: Any) -> dict[str, Any]:
-    entry: dict[str, Any] = {"name": tool.name, "description": tool.description,
-                             "input_schema": tool.input_schema}
+    entry: dict[str, Any] = {
+        "name": tool.name,
+        "description": tool.description,
+        "input_schema": tool.input_schema,
+    }
     if tool.output_schema is not None:
         entry["output_schema"] = tool.output_schema
     return entry

@@ -49,17 +49,34 @@ class _Collector:
         self.document = document
         self.diagnostics: list[Diagnostic] = []
 
-    def add(self, code: str, message: str, pointer: str | None, *, key: bool = False, show_pointer: bool = True,
-            severity: Severity = Severity.ERROR) -> None:
+    def add(
+        self,
+        code: str,
+        message: str,
+        pointer: str | None,
+        *,
+        key: bool = False,
+        show_pointer: bool = True,
+        severity: Severity = Severity.ERROR,
+    ) -> None:
         positions = self.document.positions
         line, col = positions.key(pointer or "") if key else positions.value(pointer or "")
         self.diagnostics.append(
-            Diagnostic(self.document.display, line, col, code, message, severity,
-                       pointer if show_pointer else None)
+            Diagnostic(
+                self.document.display,
+                line,
+                col,
+                code,
+                message,
+                severity,
+                pointer if show_pointer else None,
+            )
         )
 
 
-def validate(documents: Sequence[Document], specs_dir: Path, targets: Sequence[str]) -> tuple[ToolSet, list[Diagnostic]]:
+def validate(
+    documents: Sequence[Document], specs_dir: Path, targets: Sequence[str]
+) -> tuple[ToolSet, list[Diagnostic]]:
     """All diagnostics for all documents; the ToolSet holds every tool that had no error."""
     registry = SpecRegistry(specs_dir)
     tools: list[Tool] = []
@@ -74,12 +91,18 @@ def validate(documents: Sequence[Document], specs_dir: Path, targets: Sequence[s
     return ToolSet(tuple(tools), tuple(targets)), diagnostics
 
 
-def _validate_document(document: Document, specs_dir: Path, registry: SpecRegistry,
-                       targets: Sequence[str]) -> tuple[Tool | None, list[Diagnostic]]:
+def _validate_document(
+    document: Document, specs_dir: Path, registry: SpecRegistry, targets: Sequence[str]
+) -> tuple[Tool | None, list[Diagnostic]]:
     out = _Collector(document)
     data = document.data
     if not isinstance(data, dict):
-        out.add("TN107", f"a spec must be a mapping (an object), not {_json_type(data)}", "", show_pointer=False)
+        out.add(
+            "TN107",
+            f"a spec must be a mapping (an object), not {_json_type(data)}",
+            "",
+            show_pointer=False,
+        )
         return None, out.diagnostics
 
     stem = document.path.stem
@@ -91,9 +114,13 @@ def _validate_document(document: Document, specs_dir: Path, registry: SpecRegist
             envelope["examples"] = data["examples"]
         schema_pointer = ""
         if not isinstance(data.get("description"), str) or not data["description"].strip():
-            out.add("TN110", "a bare JSON Schema spec needs a non-empty top-level \"description\" (it describes the tool)",
-                    "/description" if "description" in data else "", key="description" not in data,
-                    show_pointer=False)
+            out.add(
+                "TN110",
+                'a bare JSON Schema spec needs a non-empty top-level "description" (it describes the tool)',
+                "/description" if "description" in data else "",
+                key="description" not in data,
+                show_pointer=False,
+            )
             return None, out.diagnostics
         examples_pointer = "/examples"
     else:
@@ -106,7 +133,11 @@ def _validate_document(document: Document, specs_dir: Path, registry: SpecRegist
 
     name = envelope.get("name", stem)
     if name != stem:
-        out.add("TN111", f"name {name!r} must equal the file stem {stem!r} (rename the file or the tool)", "/name")
+        out.add(
+            "TN111",
+            f"name {name!r} must equal the file stem {stem!r} (rename the file or the tool)",
+            "/name",
+        )
 
     input_schema = envelope.get("input_schema")
     output_schema = envelope.get("output_schema")
@@ -148,11 +179,20 @@ def _check_envelope(envelope: dict[str, Any], out: _Collector) -> None:
     for key in envelope:
         if key not in known and not key.startswith("x-"):
             hint = _did_you_mean(key, known)
-            out.add("TN108", f"unknown key {key!r}{hint}; {ENVELOPE_KEYS_NOTE}", join_pointer("", key), key=True,
-                    show_pointer=False)
+            out.add(
+                "TN108",
+                f"unknown key {key!r}{hint}; {ENVELOPE_KEYS_NOTE}",
+                join_pointer("", key),
+                key=True,
+                show_pointer=False,
+            )
     if "description" not in envelope:
-        out.add("TN110", "missing required key \"description\" (what the tool does, for the model)", "",
-                show_pointer=False)
+        out.add(
+            "TN110",
+            'missing required key "description" (what the tool does, for the model)',
+            "",
+            show_pointer=False,
+        )
     for error in _envelope_validator().iter_errors(envelope):
         pointer = "".join(f"/{join_pointer('', p)[1:]}" for p in error.absolute_path)
         if error.validator in ("additionalProperties", "required"):
@@ -176,36 +216,61 @@ def _check_schema(schema: Any, pointer: str, out: _Collector, *, root_object: bo
         return
     if schema.get("type") != "object":
         got = f"type {schema['type']!r}" if "type" in schema else "no type"
-        out.add("TN113", f"the root of input_schema must be an object schema (type: object), found {got}",
-                f"{pointer}/type" if "type" in schema else pointer)
+        out.add(
+            "TN113",
+            f"the root of input_schema must be an object schema (type: object), found {got}",
+            f"{pointer}/type" if "type" in schema else pointer,
+        )
 
 
-def _check_refs(schema: Any, pointer: str, document: Document, specs_dir: Path, out: _Collector) -> None:
+def _check_refs(
+    schema: Any, pointer: str, document: Document, specs_dir: Path, out: _Collector
+) -> None:
     for where, ref in iter_refs(schema, pointer):
         problem = ref_problem(ref, document.path, specs_dir)
         if problem:
             out.add("TN120", problem, where)
 
 
-def _check_examples(examples: list[Any], pointer: str, schema: dict[str, Any] | None, document: Document,
-                    registry: SpecRegistry, out: _Collector) -> None:
+def _check_examples(
+    examples: list[Any],
+    pointer: str,
+    schema: dict[str, Any] | None,
+    document: Document,
+    registry: SpecRegistry,
+    out: _Collector,
+) -> None:
     if schema is None:
         schema = {"type": "object", "properties": {}, "additionalProperties": False}
     reg = registry.with_schema(document, schema)
     validator = Draft202012Validator({"$ref": document_uri(document.path)}, registry=reg)
     for index, example in enumerate(examples):
         try:
-            errors = sorted(validator.iter_errors(example), key=lambda e: list(map(str, e.absolute_path)))
+            errors = sorted(
+                validator.iter_errors(example), key=lambda e: list(map(str, e.absolute_path))
+            )
         except jsonschema.exceptions._WrappedReferencingError as exc:  # noqa: SLF001
-            out.add("TN120", f"cannot resolve a $ref while checking examples: {exc}", join_pointer(pointer, index))
+            out.add(
+                "TN120",
+                f"cannot resolve a $ref while checking examples: {exc}",
+                join_pointer(pointer, index),
+            )
             return
         for error in errors:
-            where = join_pointer(pointer, index) + "".join(join_pointer("", p) for p in error.absolute_path)
+            where = join_pointer(pointer, index) + "".join(
+                join_pointer("", p) for p in error.absolute_path
+            )
             field = "/".join(map(str, error.absolute_path)) or "(the example)"
-            out.add("TN114", f"example {index} does not match input_schema: {field}: {error.message}", where)
+            out.add(
+                "TN114",
+                f"example {index} does not match input_schema: {field}: {error.message}",
+                where,
+            )
 
 
-def _target_selection(selection: dict[str, Any] | None, targets: Sequence[str], out: _Collector) -> frozenset[str] | None:
+def _target_selection(
+    selection: dict[str, Any] | None, targets: Sequence[str], out: _Collector
+) -> frozenset[str] | None:
     if selection is None:
         return None
     from .targets import TARGETS
@@ -213,7 +278,11 @@ def _target_selection(selection: dict[str, Any] | None, targets: Sequence[str], 
     for key in ("only", "exclude"):
         for i, name in enumerate(selection.get(key, [])):
             if name not in TARGETS:
-                out.add("TN117", f"unknown target {name!r} (known: {', '.join(TARGETS)})", f"/targets/{key}/{i}")
+                out.add(
+                    "TN117",
+                    f"unknown target {name!r} (known: {', '.join(TARGETS)})",
+                    f"/targets/{key}/{i}",
+                )
     chosen = set(selection.get("only", TARGETS)) - set(selection.get("exclude", []))
     return frozenset(chosen)
 
@@ -227,13 +296,24 @@ def _cross_tool(tools: Iterable[Tool]) -> list[Diagnostic]:
         for tool in same[1:]:
             first = same[0].source.display
             line, col = tool.source.positions.value("/name")
-            diagnostics.append(Diagnostic(tool.source.display, line, col, "TN115",
-                                          f"tool name {name!r} is already defined by {first}"))
+            diagnostics.append(
+                Diagnostic(
+                    tool.source.display,
+                    line,
+                    col,
+                    "TN115",
+                    f"tool name {name!r} is already defined by {first}",
+                )
+            )
     unique = sorted((same[0] for same in by_name.values()), key=lambda t: t.name)
     owners: dict[tuple[str, str], Tool] = {}
     clashes: dict[tuple[str, str], list[str]] = defaultdict(list)
     for tool in unique:
-        for attr, what in (("method", "handler method"), ("model", "model class"), ("module", "model module")):
+        for attr, what in (
+            ("method", "handler method"),
+            ("model", "model class"),
+            ("module", "model module"),
+        ):
             value = getattr(tool.python, attr)
             key = (attr, value.lower() if attr == "module" else value)
             other = owners.setdefault(key, tool)
@@ -242,10 +322,16 @@ def _cross_tool(tools: Iterable[Tool]) -> list[Diagnostic]:
     for (first, second), what in clashes.items():
         tool, other = by_name[second][0], by_name[first][0]
         line, col = tool.source.positions.value("/name")
-        diagnostics.append(Diagnostic(
-            tool.source.display, line, col, "TN116",
-            f"tools {first!r} ({other.source.display}) and {second!r} both become the Python "
-            f"{', '.join(what)}; rename one of them"))
+        diagnostics.append(
+            Diagnostic(
+                tool.source.display,
+                line,
+                col,
+                "TN116",
+                f"tools {first!r} ({other.source.display}) and {second!r} both become the Python "
+                f"{', '.join(what)}; rename one of them",
+            )
+        )
     return diagnostics
 
 
@@ -261,5 +347,11 @@ def _field(pointer: str) -> str:
 
 
 def _json_type(value: Any) -> str:
-    return {list: "an array", str: "a string", bool: "a boolean", int: "a number", float: "a number",
-            type(None): "null"}.get(type(value), type(value).__name__)
+    return {
+        list: "an array",
+        str: "a string",
+        bool: "a boolean",
+        int: "a number",
+        float: "a number",
+        type(None): "null",
+    }.get(type(value), type(value).__name__)

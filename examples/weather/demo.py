@@ -51,9 +51,17 @@ async def example_3(tk: Toolkit) -> None:
     part = {"functionCall": {"name": "get_weather", "args": {"city": "Chennai"}}}
     call = part["functionCall"]
     r = await tk.execute(call["name"], call["args"], ToolContext())
-    reply = {"role": "user", "parts": [{"functionResponse": {
-        "name": call["name"], "response": {"output": r.output},
-    }}]}
+    reply = {
+        "role": "user",
+        "parts": [
+            {
+                "functionResponse": {
+                    "name": call["name"],
+                    "response": {"output": r.output},
+                }
+            }
+        ],
+    }
     assert reply["parts"][0]["functionResponse"]["response"]["output"] == "Chennai: 21C, clear"
     assert reply == tk.gemini_reply([part])  # the helper builds the same reply
     print(f"ok: {reply['parts'][0]['functionResponse']['name']}")

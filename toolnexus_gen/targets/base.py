@@ -33,6 +33,15 @@ class NameRule:
         if re.fullmatch(self.pattern, tool.name):
             return []
         line, col = tool.source.positions.value("/name")
-        return [Diagnostic(tool.source.display, line, col, code,
-                           f"tool name {tool.name!r} is not valid for target {target}: {self.text} "
-                           f"(pattern {self.pattern})", self.severity, target=target)]
+        return [
+            Diagnostic(
+                tool.source.display,
+                line,
+                col,
+                code,
+                f"tool name {tool.name!r} is not valid for target {target}: {self.text} "
+                f"(pattern {self.pattern})",
+                self.severity,
+                target=target,
+            )
+        ]

@@ -10,16 +10,21 @@ from .base import NameRule, input_schema
 
 NAME = "bedrock"
 FILE = "schemas/bedrock.json"
-NAME_RULE = NameRule(r"[a-zA-Z0-9_-]{1,64}",
-                     "Member must satisfy regular expression pattern: [a-zA-Z0-9_-]+ (1-64 characters)")
+NAME_RULE = NameRule(
+    r"[a-zA-Z0-9_-]{1,64}",
+    "Member must satisfy regular expression pattern: [a-zA-Z0-9_-]+ (1-64 characters)",
+)
 OPTIONS: dict[str, tuple[str, ...]] = {}
 
 
 def render(tools: list[Tool], options: dict[str, Any]) -> Any:
     specs = []
     for tool in tools:
-        spec: dict[str, Any] = {"name": tool.name, "description": tool.description,
-                                "inputSchema": {"json": input_schema(tool)}}
+        spec: dict[str, Any] = {
+            "name": tool.name,
+            "description": tool.description,
+            "inputSchema": {"json": input_schema(tool)},
+        }
         if tool.strict is not None:
             spec["strict"] = tool.strict
         specs.append({"toolSpec": spec})

@@ -11,9 +11,11 @@ from .base import NameRule, input_schema
 NAME = "mcp"
 FILE = "schemas/mcp.json"
 # The MCP spec says SHOULD, and the SDK only warns: so do we.
-NAME_RULE = NameRule(r"[A-Za-z0-9._-]{1,128}",
-                     "SHOULD be 1-128 characters of A-Z, a-z, 0-9, underscore, hyphen and dot",
-                     Severity.WARNING)
+NAME_RULE = NameRule(
+    r"[A-Za-z0-9._-]{1,128}",
+    "SHOULD be 1-128 characters of A-Z, a-z, 0-9, underscore, hyphen and dot",
+    Severity.WARNING,
+)
 OPTIONS: dict[str, tuple[str, ...]] = {}
 
 

@@ -10,16 +10,21 @@ from .base import NameRule, input_schema
 
 NAME = "openai"
 FILE = "schemas/openai.json"
-NAME_RULE = NameRule(r"[a-zA-Z0-9_-]{1,64}",
-                     "must be a-z, A-Z, 0-9, or contain underscores and dashes, with a maximum length of 64")
+NAME_RULE = NameRule(
+    r"[a-zA-Z0-9_-]{1,64}",
+    "must be a-z, A-Z, 0-9, or contain underscores and dashes, with a maximum length of 64",
+)
 OPTIONS: dict[str, tuple[str, ...]] = {}
 
 
 def render(tools: list[Tool], options: dict[str, Any]) -> Any:
     result = []
     for tool in tools:
-        function: dict[str, Any] = {"name": tool.name, "description": tool.description,
-                                    "parameters": input_schema(tool)}
+        function: dict[str, Any] = {
+            "name": tool.name,
+            "description": tool.description,
+            "parameters": input_schema(tool),
+        }
         if tool.strict is not None:
             function["strict"] = tool.strict
         result.append({"type": "function", "function": function})

@@ -20,8 +20,13 @@ OPTIONS: dict[str, tuple[str, ...]] = {}
 
 def render(tools: list[Tool], options: dict[str, Any]) -> Any:
     return [
-        {"type": "function", "name": tool.name, "description": tool.description,
-         "parameters": input_schema(tool), "strict": bool(tool.strict)}
+        {
+            "type": "function",
+            "name": tool.name,
+            "description": tool.description,
+            "parameters": input_schema(tool),
+            "strict": bool(tool.strict),
+        }
         for tool in tools
     ]
 
