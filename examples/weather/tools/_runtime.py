@@ -181,21 +181,31 @@ class ToolkitBase:
         timeout: float | None = None,
     ) -> ToolResult:
         """Run one tool call and return its result; never raises for the model's mistakes."""
-        prepared = self._prepare(name, args)
-        if type(prepared) is ToolResult:
-            return prepared
-        entry, model = prepared  # type: ignore[misc]
+        entry = self._entries.get(name)
+        # The fast path: a known tool and a dict of arguments.
+        if entry is not None and type(args) is dict:
+            validate, fn, is_async = entry
+            try:
+                model = validate(args)
+            except ValidationError as exc:
+                return _invalid(name, exc)
+        else:
+            prepared = self._prepare(name, args)
+            if type(prepared) is ToolResult:
+                return prepared
+            entry, model = prepared  # type: ignore[misc]
+            validate, fn, is_async = entry
         if ctx is None:
             ctx = _EMPTY_CONTEXT
         if timeout is None:
             timeout = self.timeout
         try:
-            if entry.is_async:
-                out = run_sync(self._await(entry.fn(model, ctx), timeout))
+            if is_async:
+                out = run_sync(self._await(fn(model, ctx), timeout))
             elif timeout is None:
-                out = entry.fn(model, ctx)
+                out = fn(model, ctx)
             else:
-                out = _thread_pool().submit(entry.fn, model, ctx).result(timeout)
+                out = _thread_pool().submit(fn, model, ctx).result(timeout)
         except (asyncio.TimeoutError, FutureTimeoutError):  # noqa: UP041 (distinct on 3.10)
             return _timed_out(name, timeout or 0)
         except Exception as exc:  # noqa: BLE001 (a failing handler is a result)
@@ -218,23 +228,31 @@ class ToolkitBase:
         A sync handler runs inline on the event loop, or in a worker thread when `offload` is
         true or a timeout applies.
         """
-        prepared = self._prepare(name, args)
-        if type(prepared) is ToolResult:
-            return prepared
-        entry, model = prepared  # type: ignore[misc]
+        entry = self._entries.get(name)
+        # The fast path: a known tool and a dict of arguments.
+        if entry is not None and type(args) is dict:
+            validate, fn, is_async = entry
+            try:
+                model = validate(args)
+            except ValidationError as exc:
+                return _invalid(name, exc)
+        else:
+            prepared = self._prepare(name, args)
+            if type(prepared) is ToolResult:
+                return prepared
+            entry, model = prepared  # type: ignore[misc]
+            validate, fn, is_async = entry
         if ctx is None:
             ctx = _EMPTY_CONTEXT
         if timeout is None:
             timeout = self.timeout
         try:
-            if entry.is_async:
-                out = await self._await(entry.fn(model, ctx), timeout)
+            if is_async:
+                out = await self._await(fn(model, ctx), timeout)
             elif timeout is None and not offload:
-                out = entry.fn(model, ctx)
+                out = fn(model, ctx)
             else:
-                out = await self._await(
-                    asyncio.to_thread(entry.fn, model, ctx), timeout
-                )
+                out = await self._await(asyncio.to_thread(fn, model, ctx), timeout)
         except asyncio.TimeoutError:  # noqa: UP041 (distinct on 3.10)
             return _timed_out(name, timeout or 0)
         except Exception as exc:  # noqa: BLE001 (a failing handler is a result)
