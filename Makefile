@@ -25,6 +25,7 @@ test: $(VENV)/.installed check-examples
 	$(PY) -m pytest -q
 
 bench: $(VENV)/.installed
+	$(PY) -m pip install --quiet -e '.[test,bench]'
 	$(PY) bench/run.py
 
 clean:

@@ -63,7 +63,7 @@ def build(
 ) -> None:
     """Validate every spec in SPECS_DIR and write (or --check) the generated package."""
     from . import output
-    from .build import UsageError, generate, resolve_options
+    from .build import UsageError, generate, header_for, resolve_options
     from .config import load_config
 
     try:
@@ -100,9 +100,8 @@ def build(
                 _echo(f"{label}: {out}/{name}", err=True, fg="yellow")
         if report.diff:
             click.echo(report.diff, nl=False, err=True)
-        _echo(
-            f"{out} is out of date: run `{_rebuild_hint(options)}`.", err=True, fg="red", bold=True
-        )
+        command = header_for(options).command
+        _echo(f"{out} is out of date: run `{command}`.", err=True, fg="red", bold=True)
         sys.exit(ExitCode.STALE)
     try:
         report = output.write(options.out, result.files)
@@ -115,13 +114,6 @@ def build(
             f"{len(report.unchanged)} unchanged{removed} in {out}",
             fg="green",
         )
-
-
-def _rebuild_hint(options: object) -> str:
-    from .build import BuildOptions, header_for
-
-    assert isinstance(options, BuildOptions)
-    return header_for(options).command
 
 
 @main.command()

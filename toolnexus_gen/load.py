@@ -6,6 +6,7 @@ strict: NaN/Infinity, duplicate keys, YAML tags that construct objects, and alia
 
 from __future__ import annotations
 
+import bisect
 import json
 import re
 from collections.abc import Iterator
@@ -190,8 +191,6 @@ class _JsonPositions:
         self.line_starts = [0] + [m.end() for m in re.finditer("\n", text)]
 
     def where(self, offset: int) -> tuple[int, int]:
-        import bisect
-
         index = bisect.bisect_right(self.line_starts, offset) - 1
         return index + 1, offset - self.line_starts[index] + 1
 

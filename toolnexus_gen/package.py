@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import re
 from dataclasses import dataclass
 from functools import cache
@@ -139,7 +138,3 @@ def ruff_sorted(names: list[str]) -> list[str]:
         return kind, natural
 
     return sorted(names, key=key)
-
-
-def relative(path: Path, start: Path) -> str:
-    return Path(os.path.relpath(path.resolve(), start.resolve())).as_posix()

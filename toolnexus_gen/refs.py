@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
-from urllib.parse import unquote, urldefrag, urlsplit
+from urllib.parse import unquote, urlsplit
 
 import referencing
 import referencing.exceptions
@@ -46,7 +46,6 @@ class SpecRegistry:
 
     def __init__(self, specs_dir: Path) -> None:
         self.root = specs_dir.resolve()
-        self.documents: dict[str, Document] = {}
 
         def retrieve(uri: str) -> referencing.Resource[Any]:
             path = Path(unquote(urlsplit(uri).path))
@@ -56,7 +55,6 @@ class SpecRegistry:
                 document = load_document(path)
             except LoadError as exc:
                 raise referencing.exceptions.NoSuchResource(ref=uri) from exc
-            self.documents[uri] = document
             return DRAFT202012.create_resource(document.data)
 
         self.registry: referencing.Registry[Any] = referencing.Registry(retrieve=retrieve)  # type: ignore[call-arg]
@@ -66,8 +64,3 @@ class SpecRegistry:
         return self.registry.with_resource(
             document_uri(document.path), DRAFT202012.create_resource(schema)
         )
-
-
-def split_ref(ref: str) -> tuple[str, str]:
-    url, fragment = urldefrag(ref)
-    return url, fragment
