@@ -145,3 +145,20 @@ def test_generated_package_runs_with_only_pydantic(packages: Path, tmp_path: Pat
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.split() == ["Chennai:", "21C,", "clear", "isolated"]
+
+
+def test_mypy_flags_a_handler_class_that_misses_a_tool(packages: Path) -> None:
+    (packages / "user_app.py").write_text(
+        "from weather import GetWeatherArgs, ToolContext, ToolHandlers, Toolkit\n\n\n"
+        "class Partial(ToolHandlers):\n"
+        "    async def get_weather(self, args: GetWeatherArgs, ctx: ToolContext) -> str:\n"
+        "        return args.city\n\n\n"
+        "tk = Toolkit(Partial())\n"
+    )
+    result = run(
+        sys.executable, "-m", "mypy", "--strict", "--no-incremental", "user_app.py", cwd=packages
+    )
+    assert result.returncode == 1
+    assert (
+        'Cannot instantiate abstract class "Partial" with abstract attribute "now"' in result.stdout
+    )
