@@ -295,15 +295,8 @@ def _cross_tool(tools: Iterable[Tool]) -> list[Diagnostic]:
     for name, same in sorted(by_name.items()):
         for tool in same[1:]:
             first = same[0].source.display
-            line, col = tool.source.positions.value("/name")
             diagnostics.append(
-                Diagnostic(
-                    tool.source.display,
-                    line,
-                    col,
-                    "TN115",
-                    f"tool name {name!r} is already defined by {first}",
-                )
+                _at_name(tool, "TN115", f"tool name {name!r} is already defined by {first}")
             )
     unique = sorted((same[0] for same in by_name.values()), key=lambda t: t.name)
     owners: dict[tuple[str, str], Tool] = {}
@@ -321,18 +314,20 @@ def _cross_tool(tools: Iterable[Tool]) -> list[Diagnostic]:
                 clashes[(other.name, tool.name)].append(f"{what} {value!r}")
     for (first, second), what in clashes.items():
         tool, other = by_name[second][0], by_name[first][0]
-        line, col = tool.source.positions.value("/name")
         diagnostics.append(
-            Diagnostic(
-                tool.source.display,
-                line,
-                col,
+            _at_name(
+                tool,
                 "TN116",
                 f"tools {first!r} ({other.source.display}) and {second!r} both become the Python "
                 f"{', '.join(what)}; rename one of them",
             )
         )
     return diagnostics
+
+
+def _at_name(tool: Tool, code: str, message: str) -> Diagnostic:
+    line, col = tool.source.positions.value("/name")
+    return Diagnostic(tool.source.display, line, col, code, message)
 
 
 def _did_you_mean(key: str, known: Iterable[str]) -> str:
