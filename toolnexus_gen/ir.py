@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from .load import Document
@@ -30,7 +30,6 @@ class Tool:
     targets: frozenset[str] | None = None  # None: every selected target
     # pointer of the input schema inside the source document ("/input_schema" or "" for a bare schema)
     schema_pointer: str = "/input_schema"
-    extensions: dict[str, Any] = field(default_factory=dict)
 
     def for_target(self, target: str) -> bool:
         return self.targets is None or target in self.targets

@@ -122,11 +122,9 @@ def _validate_document(
                 show_pointer=False,
             )
             return None, out.diagnostics
-        examples_pointer = "/examples"
     else:
         envelope = data
         schema_pointer = "/input_schema"
-        examples_pointer = "/examples"
         _check_envelope(envelope, out)
         if out.diagnostics:
             return None, out.diagnostics
@@ -150,12 +148,11 @@ def _validate_document(
 
     examples = envelope.get("examples", [])
     if isinstance(examples, list) and not out.diagnostics:
-        _check_examples(examples, examples_pointer, input_schema, document, registry, out)
+        _check_examples(examples, "/examples", input_schema, document, registry, out)
 
     selected = _target_selection(envelope.get("targets"), targets, out)
     if out.diagnostics:
         return None, out.diagnostics
-    extensions = {k: v for k, v in envelope.items() if k.startswith("x-")} if schema_pointer else {}
     tool = Tool(
         name=name,
         description=envelope["description"],
@@ -169,7 +166,6 @@ def _validate_document(
         annotations=envelope.get("annotations"),
         targets=selected,
         schema_pointer=schema_pointer,
-        extensions=extensions,
     )
     return tool, out.diagnostics
 
