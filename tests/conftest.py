@@ -67,18 +67,24 @@ def snapshot(folder: Path) -> dict[str, tuple[bytes, int]]:
     }
 
 
+def build_in(folder: Path, specs: dict[str, Any], *extra: str) -> Any:
+    """Build specs into a uniquely named package under folder, put folder on sys.path, import it."""
+    name = f"gen_pkg_{next(_counter)}"
+    specs_dir = write_specs(folder / f"{name}_specs", specs)
+    out = folder / name
+    result = cli("build", str(specs_dir), "--out", str(out), *extra, cwd=folder)
+    assert result.exit_code == 0, result.output + result.stderr
+    if str(folder) not in sys.path:
+        sys.path.insert(0, str(folder))
+    return importlib.import_module(name)
+
+
 @pytest.fixture
-def build_package(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
+def build_package(tmp_path: Path) -> Any:
     """Build specs into a uniquely named package under tmp_path and import it."""
 
     def _build(specs: dict[str, Any], *extra: str) -> Any:
-        name = f"gen_pkg_{next(_counter)}"
-        specs_dir = write_specs(tmp_path / f"{name}_specs", specs)
-        out = tmp_path / name
-        result = cli("build", str(specs_dir), "--out", str(out), *extra, cwd=tmp_path)
-        assert result.exit_code == 0, result.output + result.stderr
-        monkeypatch.syspath_prepend(str(tmp_path))
-        return importlib.import_module(name)
+        return build_in(tmp_path, specs, *extra)
 
     return _build
 

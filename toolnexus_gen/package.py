@@ -30,9 +30,18 @@ TARGET_DOCS = {
     "mcp": "MCP `tools/list` tools",
     "bedrock": "Bedrock Converse `toolConfig`",
 }
+# The tool-loop mixin the Toolkit gets for each target that has one.
+LOOPS = {
+    "gemini": "GeminiLoop",
+    "openai": "OpenAIChatLoop",
+    "openai_responses": "OpenAIResponsesLoop",
+    "anthropic": "AnthropicLoop",
+    "bedrock": "BedrockLoop",
+}
 # Templates rendered once each, named after the file they produce.
 PACKAGE_TEMPLATES = (
     "__init__.py",
+    "_loops.py",
     "_runtime.py",
     "dispatch.py",
     "handlers.py",
@@ -77,6 +86,7 @@ def render_package(toolset: ToolSet, header: Header) -> dict[str, str]:
         "specs_rel": header.specs_rel,
         "command": header.command,
         "exports": _exports(toolset),
+        "loops": [LOOPS[t] for t in toolset.targets if t in LOOPS],
         "model_names": ruff_sorted([tool.python.model for tool in toolset.tools]),
         "model_modules": sorted((t.python.module, t.python.model) for t in toolset.tools),
         "dispatch_imports": ruff_sorted(
@@ -114,6 +124,9 @@ def _model(tool: Any, header: str) -> str:
 def _exports(toolset: ToolSet) -> list[str]:
     names = [
         "TOOLS",
+        "MaxTurnsExceeded",
+        "RunResult",
+        "ToolCall",
         "ToolContext",
         "ToolHandlers",
         "ToolOutput",

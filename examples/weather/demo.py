@@ -1,5 +1,7 @@
-"""The seed's three examples, in Python, against the generated package in ./tools, plus the
-same round trip for OpenAI Chat, the Responses API, Anthropic and Bedrock from recorded payloads.
+"""The seed's three examples, in Python, against the generated package in ./tools, the same
+round trip for OpenAI Chat, the Responses API, Anthropic and Bedrock from recorded payloads, and
+one full tool loop per provider through its official SDK client against scripted model turns
+(served locally by scripted.py; nothing leaves this machine).
 
 Run with `make demo` (which regenerates ./tools first).
 """
@@ -89,6 +91,39 @@ def provider_round_trips(tk: Toolkit) -> None:
     assert bedrock[0]["toolResult"]["status"] == "success"
 
 
+LOOP_SCRIPT = [
+    [("call_1", "get_weather", {"city": "Chennai"}), ("call_2", "now", {})],
+    [("call_3", "get_weather", {"town": "Chennai"})],  # a mistake the model then corrects
+    [("call_4", "get_weather", {"city": "Chennai"})],
+    "It is 21C and clear in Chennai, and the time is 12:00.",
+]
+LOOP_START = {
+    "openai": {"model": "gpt-demo", "messages": [{"role": "user", "content": "Weather?"}]},
+    "openai_responses": {"model": "gpt-demo", "input": "Weather?"},
+    "anthropic": {"model": "claude-demo", "messages": [{"role": "user", "content": "Weather?"}]},
+    "gemini": {"model": "gemini-demo", "contents": "Weather?"},
+    "bedrock": {"modelId": "demo", "messages": [{"role": "user", "content": [{"text": "Weather?"}]}]},
+}
+
+
+def tool_loops(tk: Toolkit) -> None:
+    import scripted
+
+    for provider, start in LOOP_START.items():
+        client, _ = scripted.client_for(provider, LOOP_SCRIPT)
+        run = getattr(tk, f"run_{provider}")(client, **start, max_turns=8)
+        calls = ", ".join(
+            f"{call.name}{'!' if result.is_error else ''}" for call, result in run.tool_calls
+        )
+        print(f"{provider:17}{run.turns} turns, calls: {calls}; {len(run.messages)} messages")
+        assert run.turns == 4 and [r.is_error for _, r in run.tool_calls] == [
+            False,
+            False,
+            True,
+            False,
+        ]
+
+
 def main() -> None:
     tk = Toolkit(WeatherTools())
     print("== seed example 1: to_gemini"), example_1()
@@ -96,7 +131,9 @@ def main() -> None:
     print("== seed example 3: functionCall round trip"), asyncio.run(example_3(tk))
     print("== the same round trip for every provider (recorded responses)")
     provider_round_trips(tk)
-    print("demo: all round trips ok")
+    print("== one tool loop per provider, official SDK clients, scripted turns ('!' = error)")
+    tool_loops(tk)
+    print("demo: all round trips and loops ok")
 
 
 if __name__ == "__main__":

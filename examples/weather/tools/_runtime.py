@@ -14,7 +14,7 @@ from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeoutError
 from dataclasses import dataclass, field, replace
-from inspect import iscoroutinefunction
+from inspect import isawaitable, iscoroutinefunction
 from types import MappingProxyType
 from typing import Any, NamedTuple, TypeVar
 
@@ -49,6 +49,47 @@ class ToolSpec(NamedTuple):
     name: str
     model: type[BaseModel]
     method: str
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    """One tool call a model made, as hooks see it."""
+
+    name: str
+    arguments: Any
+    context: ToolContext
+
+
+OnToolCall = Callable[[ToolCall], "ToolResult | None | Awaitable[ToolResult | None]"]
+"""Called before each tool call; return a ToolResult to answer without running the tool."""
+OnToolResult = Callable[[ToolCall, ToolResult], "None | Awaitable[None]"]
+"""Called after each tool call with its result."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Policy:
+    """How a batch of calls runs: timeout, allowed tools, hooks, and where to record results."""
+
+    timeout: float | None = None
+    tools: frozenset[str] | None = None
+    on_tool_call: OnToolCall | None = None
+    on_tool_result: OnToolResult | None = None
+    records: list[tuple[ToolCall, ToolResult]] | None = None
+
+    @property
+    def plain(self) -> bool:
+        return (
+            self.tools is None
+            and self.on_tool_call is None
+            and self.on_tool_result is None
+            and self.records is None
+        )
+
+
+async def _maybe_await(value: T | Awaitable[T]) -> T:
+    if isawaitable(value):
+        return await value
+    return value
 
 
 class _Entry(NamedTuple):
@@ -144,6 +185,27 @@ class ToolkitBase:
         self.timeout = timeout
         self._entries = entries
         self._unknown_hint = ", ".join(tools) or "(none)"
+
+    def _provider_schema(self, target: str) -> Any:
+        """The tools in one provider's shape (the generated Toolkit supplies them)."""
+        raise NotImplementedError(
+            f"this toolkit was generated without the {target} target"
+        )
+
+    def _tool_subset(self, tools: Any) -> frozenset[str] | None:
+        """Validate a caller's choice of tool names; None means every tool."""
+        if tools is None:
+            return None
+        chosen = frozenset([tools] if isinstance(tools, str) else tools)
+        unknown = sorted(chosen - self.tools.keys())
+        if unknown:
+            raise ValueError(
+                f"Unknown tool name(s) in tools=: {', '.join(unknown)}. "
+                f"Available tools: {self._unknown_hint}."
+            )
+        if not chosen:
+            raise ValueError("tools= names no tool; pass None to offer every tool.")
+        return chosen
 
     # -- execution ---------------------------------------------------------------------------
 
@@ -268,18 +330,54 @@ class ToolkitBase:
         return await asyncio.wait_for(awaitable, timeout)
 
     async def _execute_all(
-        self, calls: Sequence[tuple[str, Any, ToolContext]], timeout: float | None
+        self, calls: Sequence[tuple[str, Any, ToolContext]], policy: _Policy
     ) -> list[ToolResult]:
-        return list(
-            await asyncio.gather(
-                *(
-                    self.execute(
-                        name, args, ctx, timeout=timeout, offload=len(calls) > 1
-                    )
-                    for name, args, ctx in calls
-                )
+        offload = len(calls) > 1
+        if policy.plain:
+            runs = (
+                self.execute(name, args, ctx, timeout=policy.timeout, offload=offload)
+                for name, args, ctx in calls
             )
-        )
+        else:
+            runs = (
+                self._execute_with_policy(ToolCall(name, args, ctx), policy, offload)
+                for name, args, ctx in calls
+            )
+        return list(await asyncio.gather(*runs))
+
+    async def _execute_with_policy(
+        self, call: ToolCall, policy: _Policy, offload: bool
+    ) -> ToolResult:
+        result = None
+        if policy.on_tool_call is not None:
+            result = await _maybe_await(policy.on_tool_call(call))
+            if result is not None and not isinstance(result, ToolResult):
+                raise TypeError(
+                    "on_tool_call must return None (run the tool) or a ToolResult "
+                    f"(answer instead of running it), not {type(result).__name__}"
+                )
+        if (
+            result is None
+            and policy.tools is not None
+            and call.name not in policy.tools
+        ):
+            available = ", ".join(sorted(policy.tools)) or "(none)"
+            result = ToolResult(
+                f"Unknown tool '{call.name}'. Available tools: {available}.", True
+            )
+        if result is None:
+            result = await self.execute(
+                call.name,
+                call.arguments,
+                call.context,
+                timeout=policy.timeout,
+                offload=offload,
+            )
+        if policy.records is not None:
+            policy.records.append((call, result))
+        if policy.on_tool_result is not None:
+            await _maybe_await(policy.on_tool_result(call, result))
+        return result
 
     # -- provider round trips ----------------------------------------------------------------
 
@@ -322,8 +420,13 @@ class ToolkitBase:
 
         Replies are matched by name and carry the call's `id` when Gemini sent one.
         """
+        return await self._gemini_reply(parts, ctx, _Policy(timeout))
+
+    async def _gemini_reply(
+        self, parts: Any, ctx: ToolContext | None, policy: _Policy
+    ) -> dict[str, Any]:
         calls = self._gemini_calls(parts, ctx)
-        results = await self._execute_all(calls, timeout)
+        results = await self._execute_all(calls, policy)
         reply = []
         for (name, _args, call_ctx), result in zip(calls, results, strict=True):
             response: dict[str, Any] = {"name": name}
@@ -355,6 +458,11 @@ class ToolkitBase:
         timeout: float | None = None,
     ) -> list[dict[str, Any]]:
         """Execute every tool call of an assistant message; return the `tool` messages, in order."""
+        return await self._openai_tool_messages(message, ctx, _Policy(timeout))
+
+    async def _openai_tool_messages(
+        self, message: Any, ctx: ToolContext | None, policy: _Policy
+    ) -> list[dict[str, Any]]:
         if _get(message, "choices") is not None:
             message = _get(_get(message, "choices")[0], "message")
         calls, ids = [], []
@@ -372,7 +480,7 @@ class ToolkitBase:
                     self._context(ctx, "openai", name, call_id),
                 )
             )
-        results = await self._execute_all(calls, timeout)
+        results = await self._execute_all(calls, policy)
         return [
             {"role": "tool", "tool_call_id": call_id, "content": result.output}
             for call_id, result in zip(ids, results, strict=True)
@@ -396,6 +504,11 @@ class ToolkitBase:
         timeout: float | None = None,
     ) -> list[dict[str, Any]]:
         """Execute every `function_call` output item; return `function_call_output` input items."""
+        return await self._openai_responses_outputs(output_items, ctx, _Policy(timeout))
+
+    async def _openai_responses_outputs(
+        self, output_items: Any, ctx: ToolContext | None, policy: _Policy
+    ) -> list[dict[str, Any]]:
         if _get(output_items, "output") is not None:
             output_items = _get(output_items, "output")
         calls, ids = [], []
@@ -412,7 +525,7 @@ class ToolkitBase:
                     self._context(ctx, "openai_responses", name, call_id),
                 )
             )
-        results = await self._execute_all(calls, timeout)
+        results = await self._execute_all(calls, policy)
         return [
             {
                 "type": "function_call_output",
@@ -442,6 +555,11 @@ class ToolkitBase:
         timeout: float | None = None,
     ) -> list[dict[str, Any]]:
         """Execute every `tool_use` block; return `tool_result` blocks for the next user message."""
+        return await self._anthropic_tool_results(content, ctx, _Policy(timeout))
+
+    async def _anthropic_tool_results(
+        self, content: Any, ctx: ToolContext | None, policy: _Policy
+    ) -> list[dict[str, Any]]:
         if (
             not isinstance(content, (list, tuple))
             and _get(content, "content") is not None
@@ -461,7 +579,7 @@ class ToolkitBase:
                     self._context(ctx, "anthropic", name, call_id),
                 )
             )
-        results = await self._execute_all(calls, timeout)
+        results = await self._execute_all(calls, policy)
         return [
             {
                 "type": "tool_result",
@@ -490,6 +608,11 @@ class ToolkitBase:
         timeout: float | None = None,
     ) -> list[dict[str, Any]]:
         """Execute every `toolUse` block; return `toolResult` blocks for the next user message."""
+        return await self._bedrock_tool_results(content, ctx, _Policy(timeout))
+
+    async def _bedrock_tool_results(
+        self, content: Any, ctx: ToolContext | None, policy: _Policy
+    ) -> list[dict[str, Any]]:
         content = _bedrock_content(content)
         calls, ids = [], []
         for block in content:
@@ -502,7 +625,7 @@ class ToolkitBase:
             calls.append(
                 (name, _get(use, "input"), self._context(ctx, "bedrock", name, call_id))
             )
-        results = await self._execute_all(calls, timeout)
+        results = await self._execute_all(calls, policy)
         return [
             {
                 "toolResult": {

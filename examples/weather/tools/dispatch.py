@@ -11,7 +11,14 @@ from importlib import resources
 from types import MappingProxyType
 from typing import Any
 
-from ._runtime import ToolContext, ToolkitBase, ToolResult, ToolSpec
+from ._loops import (
+    AnthropicLoop,
+    BedrockLoop,
+    GeminiLoop,
+    OpenAIChatLoop,
+    OpenAIResponsesLoop,
+)
+from ._runtime import ToolContext, ToolResult, ToolSpec
 from .handlers import ToolHandlers
 from .models import (
     GetWeatherArgs,
@@ -91,13 +98,22 @@ def to_bedrock() -> dict[str, Any]:
     return copy.deepcopy(_load("bedrock"))
 
 
-class Toolkit(ToolkitBase):
-    """Your handlers plus the dispatch table: `execute`, the provider schemas and round trips."""
+class Toolkit(
+    GeminiLoop,
+    OpenAIChatLoop,
+    OpenAIResponsesLoop,
+    AnthropicLoop,
+    BedrockLoop,
+):
+    """Your handlers plus the dispatch table: execute, schemas, round trips and tool loops."""
 
     handlers: ToolHandlers
 
     def __init__(self, handlers: ToolHandlers, *, timeout: float | None = None) -> None:
         super().__init__(handlers, TOOLS, timeout=timeout)
+
+    def _provider_schema(self, target: str) -> Any:
+        return copy.deepcopy(_load(target))
 
     def to_gemini(self) -> list[dict[str, Any]]:
         return to_gemini()
