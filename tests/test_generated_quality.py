@@ -23,6 +23,8 @@ HOSTILE = {
                 "filter[id]": {"type": "string", "enum": ['x"y', "a'b", "\\", '"""; import os']},
             },
         },
+        # Anthropic rejects the property key filter[id]; the other providers take it.
+        "targets": {"exclude": ["anthropic"]},
     },
     "None.yaml": {"description": '"""; import os; os.system("x"); """'},
     "print.yaml": {

@@ -7,12 +7,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .bundle import bundle_tools
 from .config import Config, find_pyproject
 from .diagnostics import Diagnostic, DiagnosticsError, has_errors
 from .ir import ToolSet
 from .load import Document, LoadError, discover, load_document
 from .package import Header
-from .render import FileMap, check_targets, render
+from .render import FileMap, prepare, render
 from .targets import TARGETS
 from .validate import validate
 
@@ -96,13 +97,18 @@ def generate(options: BuildOptions) -> Generated:
     documents, diagnostics = load_all(options.specs)
     toolset, found = validate(documents, options.specs, options.targets)
     diagnostics += found
+    prepared = None
     if not has_errors(diagnostics):
-        diagnostics += check_targets(toolset, options.target_options)
-    diagnostics = sorted(d for d in diagnostics if not _ignored(d, options.ignore))
-    if has_errors(diagnostics):
+        toolset, found = bundle_tools(toolset, options.specs)
+        diagnostics += found
+    if not has_errors(diagnostics):
+        prepared = prepare(toolset, options.target_options)
+        diagnostics += prepared.diagnostics
+    diagnostics = sorted(set(d for d in diagnostics if not _ignored(d, options.ignore)))
+    if has_errors(diagnostics) or prepared is None:
         return Generated(None, toolset, diagnostics)
     try:
-        files = render(toolset, header_for(options), options.target_options)
+        files = render(toolset, prepared, header_for(options), options.target_options)
     except DiagnosticsError as exc:
         return Generated(None, toolset, sorted(diagnostics + exc.diagnostics))
     return Generated(files, toolset, diagnostics)

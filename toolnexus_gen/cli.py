@@ -121,10 +121,12 @@ def build(
 def explain(code: str) -> None:
     """Explain a diagnostic CODE (for example TN113) and how to fix it."""
     from .codes import CODES
+    from .targets.rules import RULES
 
     code = code.upper()
-    if code not in CODES:
-        _fail(f"unknown code {code!r}; known codes: {', '.join(CODES)}")
-    title, text = CODES[code]
+    known = {**CODES, **{c: (r.title, r.explain()) for c, r in RULES.items()}}
+    if code not in known:
+        _fail(f"unknown code {code!r}; known codes: {', '.join(sorted(known))}")
+    title, text = known[code]
     _echo(f"{code}: {title}", bold=True)
     click.echo(text)

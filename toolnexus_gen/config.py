@@ -106,7 +106,16 @@ def _target_options(target: str, value: dict[str, Any], bad: Any) -> dict[str, A
                 f"unknown option {key!r} for target {target} (known: {', '.join(allowed) or 'none'})",
                 f"{SECTION}.{target}",
             )
-        elif option not in allowed[key]:
+        elif isinstance(option, list):
+            unknown = [item for item in option if item not in allowed[key]]
+            if unknown or key != "transforms":
+                bad(
+                    key,
+                    f"{target}.{key}: unknown value(s) {', '.join(map(repr, unknown)) or repr(option)} "
+                    f"(known: {', '.join(allowed[key])})",
+                    f"{SECTION}.{target}",
+                )
+        elif key == "transforms" or option not in allowed[key]:
             bad(
                 key,
                 f"{target}.{key} must be one of {', '.join(map(repr, allowed[key]))}, not {option!r}",

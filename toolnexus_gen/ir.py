@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .load import Document
+
+if TYPE_CHECKING:
+    from .bundle import Located
 
 
 @dataclass(frozen=True)
@@ -30,6 +33,9 @@ class Tool:
     targets: frozenset[str] | None = None  # None: every selected target
     # pointer of the input schema inside the source document ("/input_schema" or "" for a bare schema)
     schema_pointer: str = "/input_schema"
+    # the input schema, bundled (cross-file refs in its own $defs), with where each part came from
+    located: Located | None = None
+    output_located: Located | None = None  # the same for output_schema
 
     def for_target(self, target: str) -> bool:
         return self.targets is None or target in self.targets

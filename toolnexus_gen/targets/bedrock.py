@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..bundle import Located
 from ..diagnostics import Diagnostic
 from ..ir import Tool
 from .base import NameRule, input_schema
+from .transforms import JSON_SCHEMA_TRANSFORMS
 
 NAME = "bedrock"
 FILE = "schemas/bedrock.json"
@@ -14,16 +16,16 @@ NAME_RULE = NameRule(
     r"[a-zA-Z0-9_-]{1,64}",
     "Member must satisfy regular expression pattern: [a-zA-Z0-9_-]+ (1-64 characters)",
 )
-OPTIONS: dict[str, tuple[str, ...]] = {}
+OPTIONS: dict[str, tuple[str, ...]] = {"transforms": JSON_SCHEMA_TRANSFORMS}
 
 
-def render(tools: list[Tool], options: dict[str, Any]) -> Any:
+def render(tools: list[Tool], schemas: dict[str, Any], options: dict[str, Any]) -> Any:
     specs = []
     for tool in tools:
         spec: dict[str, Any] = {
             "name": tool.name,
             "description": tool.description,
-            "inputSchema": {"json": input_schema(tool)},
+            "inputSchema": {"json": input_schema(tool, schemas)},
         }
         if tool.strict is not None:
             spec["strict"] = tool.strict
@@ -31,5 +33,14 @@ def render(tools: list[Tool], options: dict[str, Any]) -> Any:
     return {"tools": specs}
 
 
-def check(tool: Tool, options: dict[str, Any]) -> list[Diagnostic]:
-    return NAME_RULE.check(tool, NAME, "TN205")
+def must_inline(options: dict[str, Any]) -> bool:
+    return False
+
+
+def check(tool: Tool, located: Located | None, options: dict[str, Any]) -> list[Diagnostic]:
+    found = NAME_RULE.check(tool, NAME, "TN205")
+    return found
+
+
+def check_all(tools: list[Tool], options: dict[str, Any]) -> list[Diagnostic]:
+    return []

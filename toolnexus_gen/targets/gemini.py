@@ -1,12 +1,20 @@
-"""Gemini generateContent: ONE `{"functionDeclarations": [...]}` wrapper holding every tool."""
+"""Gemini generateContent: ONE `{"functionDeclarations": [...]}` wrapper holding every tool.
+
+Two schema fields (target option `schema_field`): `parameters` (the default; Gemini's OpenAPI
+subset, so refs are inlined and the rule set is strict) and `parametersJsonSchema` (JSON Schema,
+refs kept).
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
+from ..bundle import Cycle, Located
 from ..diagnostics import Diagnostic
 from ..ir import Tool
-from .base import NameRule
+from . import rules
+from .base import NameRule, effective
+from .transforms import GEMINI_TRANSFORMS
 
 NAME = "gemini"
 FILE = "schemas/gemini.json"
@@ -15,21 +23,76 @@ NAME_RULE = NameRule(
     "must start with a letter or an underscore and contain only a-z, A-Z, 0-9, underscores, dots, colons "
     "and dashes, with a maximum length of 64",
 )
-OPTIONS = {"schema_field": ("parameters", "parametersJsonSchema")}
+OPTIONS: dict[str, tuple[str, ...]] = {
+    "schema_field": ("parameters", "parametersJsonSchema"),
+    "transforms": GEMINI_TRANSFORMS,
+}
+MAX_DECLARATIONS = 512  # Gemini API; Vertex allows 128
 
 
-def render(tools: list[Tool], options: dict[str, Any]) -> Any:
-    json_schema = options.get("schema_field", "parameters") == "parametersJsonSchema"
+def json_schema(options: dict[str, Any]) -> bool:
+    return options.get("schema_field", "parameters") == "parametersJsonSchema"
+
+
+def must_inline(options: dict[str, Any]) -> bool:
+    return not json_schema(options)
+
+
+def takes_no_arguments(schema: dict[str, Any]) -> bool:
+    """A root object with no properties and nothing else that admits keys: no `parameters` key."""
+    return (
+        not schema.get("properties")
+        and schema.get("additionalProperties", False) is False
+        and not ({"patternProperties", "anyOf", "oneOf", "allOf", "$ref"} & set(schema))
+    )
+
+
+def render(tools: list[Tool], schemas: dict[str, Any], options: dict[str, Any]) -> Any:
+    as_json = json_schema(options)
     declarations = []
     for tool in tools:
         declaration: dict[str, Any] = {"name": tool.name, "description": tool.description}
-        if tool.input_schema is not None:  # a tool without arguments has no parameters key at all
-            declaration["parametersJsonSchema" if json_schema else "parameters"] = tool.input_schema
+        schema = schemas.get(tool.name)
+        # A tool without arguments has no parameters key at all.
+        if schema is not None and (as_json or not takes_no_arguments(schema)):
+            declaration["parametersJsonSchema" if as_json else "parameters"] = schema
         if tool.output_schema is not None:
-            declaration["responseJsonSchema" if json_schema else "response"] = tool.output_schema
+            if as_json:
+                declaration["responseJsonSchema"] = tool.output_schema
+            else:
+                response = effective(tool, options, must_inline=True, output=True)
+                assert response is not None
+                declaration["response"] = response.schema
         declarations.append(declaration)
     return [{"functionDeclarations": declarations}]
 
 
-def check(tool: Tool, options: dict[str, Any]) -> list[Diagnostic]:
-    return NAME_RULE.check(tool, NAME, "TN201")
+def check(tool: Tool, located: Located | None, options: dict[str, Any]) -> list[Diagnostic]:
+    found = NAME_RULE.check(tool, NAME, "TN201")
+    if located is not None:
+        if json_schema(options):
+            found += rules.gemini_json(located)
+        else:
+            found += rules.gemini_parameters(located)
+    if tool.output_located is not None and not json_schema(options):
+        target = "gemini (response)"
+        try:
+            response = effective(tool, options, must_inline=True, output=True)
+        except Cycle as cycle:
+            return [*found, rules.cycle_finding(tool.output_located, cycle, target)]
+        assert response is not None
+        found += rules.gemini_parameters(response, target)
+    return found
+
+
+def check_all(tools: list[Tool], options: dict[str, Any]) -> list[Diagnostic]:
+    if len(tools) <= MAX_DECLARATIONS:
+        return []
+    return [
+        rules.at_tool(
+            tools[MAX_DECLARATIONS],
+            "TN318",
+            NAME,
+            f"{len(tools)} function declarations; Gemini accepts at most {MAX_DECLARATIONS}",
+        )
+    ]

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..bundle import Located
 from ..diagnostics import Diagnostic, Severity
 from ..ir import Tool
 from .base import NameRule, input_schema
+from .transforms import JSON_SCHEMA_TRANSFORMS
 
 NAME = "mcp"
 FILE = "schemas/mcp.json"
@@ -16,17 +18,17 @@ NAME_RULE = NameRule(
     "SHOULD be 1-128 characters of A-Z, a-z, 0-9, underscore, hyphen and dot",
     Severity.WARNING,
 )
-OPTIONS: dict[str, tuple[str, ...]] = {}
+OPTIONS: dict[str, tuple[str, ...]] = {"transforms": JSON_SCHEMA_TRANSFORMS}
 
 
-def render(tools: list[Tool], options: dict[str, Any]) -> Any:
+def render(tools: list[Tool], schemas: dict[str, Any], options: dict[str, Any]) -> Any:
     result = []
     for tool in tools:
         entry: dict[str, Any] = {"name": tool.name}
         if tool.title is not None:
             entry["title"] = tool.title
         entry["description"] = tool.description
-        entry["inputSchema"] = input_schema(tool)
+        entry["inputSchema"] = input_schema(tool, schemas)
         if tool.output_schema is not None:
             entry["outputSchema"] = tool.output_schema
         if tool.annotations is not None:
@@ -35,5 +37,29 @@ def render(tools: list[Tool], options: dict[str, Any]) -> Any:
     return result
 
 
-def check(tool: Tool, options: dict[str, Any]) -> list[Diagnostic]:
-    return NAME_RULE.check(tool, NAME, "TN204")
+def must_inline(options: dict[str, Any]) -> bool:
+    return False
+
+
+def check(tool: Tool, located: Located | None, options: dict[str, Any]) -> list[Diagnostic]:
+    found = NAME_RULE.check(tool, NAME, "TN204")
+    output = tool.output_schema
+    if output is not None and output.get("type") != "object":
+        line, col = tool.source.positions.value("/output_schema")
+        found.append(
+            Diagnostic(
+                tool.source.display,
+                line,
+                col,
+                "TN360",
+                'mcp: outputSchema must be an object schema (type: "object"); wrap the result '
+                'in {"type": "object", "properties": {"result": ...}}',
+                pointer="/output_schema",
+                target=NAME,
+            )
+        )
+    return found
+
+
+def check_all(tools: list[Tool], options: dict[str, Any]) -> list[Diagnostic]:
+    return []

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..bundle import Located
 from ..diagnostics import Diagnostic
 from ..ir import Tool
+from . import rules
 from .base import NameRule, input_schema
+from .transforms import JSON_SCHEMA_TRANSFORMS
 
 NAME = "openai"
 FILE = "schemas/openai.json"
@@ -14,16 +17,22 @@ NAME_RULE = NameRule(
     r"[a-zA-Z0-9_-]{1,64}",
     "must be a-z, A-Z, 0-9, or contain underscores and dashes, with a maximum length of 64",
 )
-OPTIONS: dict[str, tuple[str, ...]] = {}
+OPTIONS: dict[str, tuple[str, ...]] = {"transforms": JSON_SCHEMA_TRANSFORMS}
+MAX_TOOLS = 128
+MAX_DESCRIPTION = 1024
 
 
-def render(tools: list[Tool], options: dict[str, Any]) -> Any:
+def must_inline(options: dict[str, Any]) -> bool:
+    return False
+
+
+def render(tools: list[Tool], schemas: dict[str, Any], options: dict[str, Any]) -> Any:
     result = []
     for tool in tools:
         function: dict[str, Any] = {
             "name": tool.name,
             "description": tool.description,
-            "parameters": input_schema(tool),
+            "parameters": input_schema(tool, schemas),
         }
         if tool.strict is not None:
             function["strict"] = tool.strict
@@ -31,5 +40,45 @@ def render(tools: list[Tool], options: dict[str, Any]) -> Any:
     return result
 
 
-def check(tool: Tool, options: dict[str, Any]) -> list[Diagnostic]:
-    return NAME_RULE.check(tool, NAME, "TN202")
+def check_schema(
+    tool: Tool, located: Located | None, target: str, code: str, rule: NameRule
+) -> list[Diagnostic]:
+    """The checks Chat Completions and Responses share."""
+    found = rule.check(tool, target, code)
+    if len(tool.description) > MAX_DESCRIPTION:
+        found.append(
+            rules.at_tool(
+                tool,
+                "TN304",
+                target,
+                f"description is {len(tool.description)} characters; OpenAI has rejected more "
+                f"than {MAX_DESCRIPTION}",
+                key="description",
+            )
+        )
+    if located is not None:
+        found += rules.openai_always(located, target)
+        if tool.strict:
+            found += rules.openai_strict(located, target)
+    return found
+
+
+def check(tool: Tool, located: Located | None, options: dict[str, Any]) -> list[Diagnostic]:
+    return check_schema(tool, located, NAME, "TN202", NAME_RULE)
+
+
+def check_count(tools: list[Tool], target: str) -> list[Diagnostic]:
+    if len(tools) <= MAX_TOOLS:
+        return []
+    return [
+        rules.at_tool(
+            tools[MAX_TOOLS],
+            "TN330",
+            target,
+            f"{len(tools)} tools; a request takes at most {MAX_TOOLS} (array too long)",
+        )
+    ]
+
+
+def check_all(tools: list[Tool], options: dict[str, Any]) -> list[Diagnostic]:
+    return check_count(tools, NAME)

@@ -8,28 +8,38 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..bundle import Located
 from ..diagnostics import Diagnostic
 from ..ir import Tool
 from .base import input_schema
-from .openai import NAME_RULE
+from .openai import NAME_RULE, check_count, check_schema
+from .transforms import JSON_SCHEMA_TRANSFORMS
 
 NAME = "openai_responses"
 FILE = "schemas/openai_responses.json"
-OPTIONS: dict[str, tuple[str, ...]] = {}
+OPTIONS: dict[str, tuple[str, ...]] = {"transforms": JSON_SCHEMA_TRANSFORMS}
 
 
-def render(tools: list[Tool], options: dict[str, Any]) -> Any:
+def must_inline(options: dict[str, Any]) -> bool:
+    return False
+
+
+def render(tools: list[Tool], schemas: dict[str, Any], options: dict[str, Any]) -> Any:
     return [
         {
             "type": "function",
             "name": tool.name,
             "description": tool.description,
-            "parameters": input_schema(tool),
+            "parameters": input_schema(tool, schemas),
             "strict": bool(tool.strict),
         }
         for tool in tools
     ]
 
 
-def check(tool: Tool, options: dict[str, Any]) -> list[Diagnostic]:
-    return NAME_RULE.check(tool, NAME, "TN202")
+def check(tool: Tool, located: Located | None, options: dict[str, Any]) -> list[Diagnostic]:
+    return check_schema(tool, located, NAME, "TN202", NAME_RULE)
+
+
+def check_all(tools: list[Tool], options: dict[str, Any]) -> list[Diagnostic]:
+    return check_count(tools, NAME)

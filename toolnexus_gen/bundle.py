@@ -1,0 +1,348 @@
+"""Stage 2b: each tool's schema made self-contained, and inlined where a provider needs it.
+
+`bundle` pulls every `$ref` into another file under the spec folder into the tool's own `$defs`
+(the refs are rewritten to `#/$defs/<name>`), so each provider file and each model stands on its
+own. Local refs stay as written. Nothing is fetched: only files inside the spec folder are read,
+and `validate` has already refused anything else.
+
+`inline` replaces every local `$ref` with a copy of its target, for Gemini `parameters` (which has
+no references) and the opt-in `inline_refs` transform; a recursive schema cannot be inlined and
+raises `Cycle` naming the loop.
+
+Both keep a `Located` record of where each node came from, so that a diagnostic about the emitted
+schema points at the line and column in the file the author wrote.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote, urlsplit
+
+from .diagnostics import Diagnostic
+from .ir import Tool, ToolSet
+from .load import Document, LoadError, join_pointer, load_document
+
+# Keywords whose value is a schema, a list of schemas, or a mapping of names to schemas.
+ONE_SCHEMA = (
+    "items",
+    "additionalProperties",
+    "not",
+    "if",
+    "then",
+    "else",
+    "contains",
+    "propertyNames",
+    "unevaluatedItems",
+    "unevaluatedProperties",
+    "additionalItems",
+)
+SCHEMA_LISTS = ("anyOf", "oneOf", "allOf", "prefixItems")
+SCHEMA_MAPS = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas")
+ANNOTATIONS = frozenset({"description", "title", "default", "examples", "$comment"})
+
+
+@dataclass(frozen=True)
+class Origin:
+    """Nodes under `prefix` of a bundled schema come from `pointer` in `document`."""
+
+    prefix: str
+    document: Document
+    pointer: str
+
+
+@dataclass
+class Located:
+    """A schema tree and where its nodes came from.
+
+    `moved` maps id() of nodes that transforms created to the pointer, in the bundled schema, of
+    the node they stand for; any other node's place follows from its parent's.
+    """
+
+    schema: dict[str, Any]
+    origins: tuple[Origin, ...]
+    moved: dict[int, str] = field(default_factory=dict)
+    keep: list[Any] = field(default_factory=list)  # keeps moved nodes alive while ids are in use
+
+    def source(self, pointer: str) -> tuple[Document, str]:
+        """The document and pointer that a bundled-schema pointer stands for."""
+        for origin in self.origins:  # longest prefix first
+            if pointer == origin.prefix or pointer.startswith(origin.prefix + "/"):
+                return origin.document, origin.pointer + pointer[len(origin.prefix) :]
+        first = self.origins[-1]
+        return first.document, first.pointer + pointer
+
+    def derive(self, schema: dict[str, Any]) -> Located:
+        return Located(schema, self.origins, dict(self.moved), list(self.keep))
+
+    def mark(self, node: Any, pointer: str) -> Any:
+        """Record that a new node stands for the bundled node at pointer; returns the node."""
+        if isinstance(node, (dict, list)):
+            self.moved[id(node)] = pointer
+            self.keep.append(node)
+        return node
+
+
+def walk(located: Located) -> Iterator[tuple[str, dict[str, Any], tuple[str, ...]]]:
+    """(bundled pointer, node, path of keywords from the root) for every schema node."""
+    stack: list[tuple[Any, str, tuple[str, ...]]] = [(located.schema, "", ())]
+    while stack:
+        node, pointer, path = stack.pop()
+        if not isinstance(node, dict):
+            continue
+        pointer = located.moved.get(id(node), pointer)
+        yield pointer, node, path
+        children = []
+        for keyword in ONE_SCHEMA:
+            if keyword in node:
+                children.append((node[keyword], f"{pointer}/{keyword}", (*path, keyword)))
+        for keyword in SCHEMA_LISTS:
+            if isinstance(node.get(keyword), list):
+                for i, child in enumerate(node[keyword]):
+                    children.append((child, f"{pointer}/{keyword}/{i}", (*path, keyword)))
+        for keyword in SCHEMA_MAPS:
+            if isinstance(node.get(keyword), dict):
+                for name, child in node[keyword].items():
+                    children.append(
+                        (child, join_pointer(f"{pointer}/{keyword}", name), (*path, keyword))
+                    )
+        stack.extend(reversed(children))
+
+
+# -- bundling -----------------------------------------------------------------------------------
+
+
+class _Bundler:
+    def __init__(self, specs_dir: Path, document: Document, base: str, schema: Any) -> None:
+        self.specs_dir = specs_dir.resolve()
+        self.document = document
+        self.base = base
+        self.defs_key = (
+            "definitions" if "definitions" in schema and "$defs" not in schema else "$defs"
+        )
+        self.taken = set(schema.get(self.defs_key, {}) or {})
+        self.imported: dict[tuple[Path, str], str] = {}
+        self.new_defs: dict[str, Any] = {}
+        self.origins: list[Origin] = []
+        self.missing: list[str] = []
+
+    def rewrite(self, node: Any, document: Document, base: str) -> Any:
+        """A copy of node with refs that leave `document`'s schema rewritten into the root $defs."""
+        if isinstance(node, list):
+            items = [self.rewrite(item, document, base) for item in node]
+            return items if any(a is not b for a, b in zip(items, node, strict=True)) else node
+        if not isinstance(node, dict):
+            return node
+        changed = {key: self.rewrite(value, document, base) for key, value in node.items()}
+        ref = node.get("$ref")
+        if isinstance(ref, str):
+            new_ref = self.ref(ref, document, base)
+            if new_ref != ref:
+                changed["$ref"] = new_ref
+        if all(changed[key] is node[key] for key in node):
+            return node
+        return changed
+
+    def ref(self, ref: str, document: Document, base: str) -> str:
+        parts = urlsplit(ref)
+        fragment = unquote(parts.fragment)
+        if not parts.path:
+            if document is self.document:
+                return ref  # local to the tool's own schema: unchanged
+            return self.adopt(document, base + fragment, document.path.stem)
+        path = (document.path.parent / unquote(parts.path)).resolve()
+        own = self.document.path.resolve()
+        if path == own and (fragment == self.base or fragment.startswith(self.base + "/")):
+            return "#" + fragment[len(self.base) :]  # back into the tool's own schema
+        try:
+            target = self.document if path == own else load_document(path)
+        except LoadError:
+            self.missing.append(ref)
+            return ref
+        return self.adopt(target, fragment, path.stem)
+
+    def adopt(self, document: Document, pointer: str, stem: str) -> str:
+        key = (document.path.resolve(), pointer)
+        if key not in self.imported:
+            node = _resolve(document.data, pointer)
+            if node is _MISSING:
+                self.missing.append(f"{document.display}#{pointer}")
+                return f"#{pointer}"
+            name = self._name(pointer, stem)
+            self.imported[key] = name
+            base = _schema_base(document)
+            self.origins.append(Origin(f"/{self.defs_key}/{_escape(name)}", document, pointer))
+            self.new_defs[name] = None  # reserve the name before recursing (cycles)
+            self.new_defs[name] = self.rewrite(node, document, base)
+        return f"#/{self.defs_key}/{_escape(self.imported[key])}"
+
+    def _name(self, pointer: str, stem: str) -> str:
+        last = pointer.rstrip("/").rpartition("/")[2] if pointer.strip("/") else stem.lstrip("_")
+        base = re.sub(r"[^A-Za-z0-9_.-]", "_", unquote(last).replace("~1", "/").replace("~0", "~"))
+        base = base or "schema"
+        name, n = base, 1
+        while name in self.taken:
+            n += 1
+            name = f"{base}_{n}"
+        self.taken.add(name)
+        return name
+
+
+_MISSING = object()
+
+
+def _escape(name: str) -> str:
+    return name.replace("~", "~0").replace("/", "~1")
+
+
+def _resolve(data: Any, pointer: str) -> Any:
+    node = data
+    for raw in pointer.split("/")[1:] if pointer else ():
+        part = raw.replace("~1", "/").replace("~0", "~")
+        if isinstance(node, dict) and part in node:
+            node = node[part]
+        elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
+            node = node[int(part)]
+        else:
+            return _MISSING
+    return node
+
+
+def _schema_base(document: Document) -> str:
+    """Where `#` points inside a referenced file: its input_schema for a tool spec, else its root."""
+    data = document.data
+    if (
+        isinstance(data, dict)
+        and isinstance(data.get("input_schema"), dict)
+        and not document.path.name.startswith("_")
+    ):
+        return "/input_schema"
+    return ""
+
+
+def bundle(
+    schema: dict[str, Any], document: Document, pointer: str, specs_dir: Path
+) -> tuple[Located, list[str]]:
+    """The schema with cross-file refs pulled into its own $defs; also the refs that failed."""
+    bundler = _Bundler(specs_dir, document, pointer, schema)
+    rewritten = bundler.rewrite(schema, document, pointer)
+    if bundler.new_defs:
+        rewritten = dict(rewritten)
+        rewritten[bundler.defs_key] = {**(schema.get(bundler.defs_key) or {}), **bundler.new_defs}
+    origins = sorted(
+        [*bundler.origins, Origin("", document, pointer)],
+        key=lambda o: len(o.prefix),
+        reverse=True,
+    )
+    return Located(rewritten, tuple(origins)), bundler.missing
+
+
+def bundle_tools(toolset: ToolSet, specs_dir: Path) -> tuple[ToolSet, list[Diagnostic]]:
+    """Every tool with its input and output schemas bundled (the IR's schemas are replaced)."""
+    tools, problems = [], []
+    for tool in toolset.tools:
+        located = output_located = None
+        schema, output = tool.input_schema, tool.output_schema
+        if schema is not None:
+            located, missing = bundle(schema, tool.source, tool.schema_pointer, specs_dir)
+            schema = located.schema
+            problems += [_missing(tool, ref, tool.schema_pointer) for ref in missing]
+        if output is not None:
+            output_located, missing = bundle(output, tool.source, "/output_schema", specs_dir)
+            output = output_located.schema
+            problems += [_missing(tool, ref, "/output_schema") for ref in missing]
+        tools.append(
+            replace(
+                tool,
+                input_schema=schema,
+                output_schema=output,
+                located=located,
+                output_located=output_located,
+            )
+        )
+    return ToolSet(tuple(tools), toolset.targets), problems
+
+
+def _missing(tool: Tool, ref: str, pointer: str) -> Diagnostic:
+    line, col = tool.source.positions.value(pointer)
+    return Diagnostic(
+        tool.source.display, line, col, "TN120", f"$ref {ref!r} cannot be resolved", pointer=pointer
+    )
+
+
+# -- inlining -----------------------------------------------------------------------------------
+
+
+class Cycle(Exception):
+    """A recursive schema: `path` lists the refs of the loop, first one repeated at the end."""
+
+    def __init__(self, path: list[str], pointer: str) -> None:
+        super().__init__(" -> ".join(path))
+        self.path = path
+        self.pointer = pointer  # bundled pointer of the $ref that closes the loop
+
+
+def inline(located: Located, *, keep_recursive: bool = False) -> Located:
+    """Every local $ref replaced by its target (siblings that are annotations kept, theirs first).
+
+    A recursive ref raises Cycle, or with keep_recursive stays a ref (and its $defs stay).
+    Refs with sibling constraints are merged only when no keyword clashes; otherwise they stay.
+    """
+    result = located.derive(located.schema)
+    root = located.schema
+    kept_refs: set[str] = set()
+
+    def expand(node: Any, pointer: str, stack: tuple[str, ...]) -> Any:
+        if isinstance(node, list):
+            return [expand(item, f"{pointer}/{i}", stack) for i, item in enumerate(node)]
+        if not isinstance(node, dict):
+            return node
+        pointer = located.moved.get(id(node), pointer)
+        ref = node.get("$ref")
+        if isinstance(ref, str) and ref.startswith("#"):
+            target_pointer = unquote(ref[1:])
+            if target_pointer in stack:
+                if keep_recursive:
+                    kept_refs.add(target_pointer)
+                    return node
+                loop = [*stack[stack.index(target_pointer) :], target_pointer]
+                raise Cycle([f"#{p}" for p in loop], f"{pointer}/$ref")
+            target = _resolve(root, target_pointer)
+            siblings = {k: v for k, v in node.items() if k != "$ref"}
+            if (
+                target is _MISSING
+                or not isinstance(target, dict)
+                or (set(siblings) - ANNOTATIONS and set(siblings) & set(target))
+            ):
+                return {k: expand(v, f"{pointer}/{k}", stack) for k, v in node.items()}
+            body = expand(target, target_pointer, (*stack, target_pointer))
+            merged = {
+                **body,
+                **{k: expand(v, f"{pointer}/{k}", stack) for k, v in siblings.items()},
+            }
+            return result.mark(merged, target_pointer)
+        out = {}
+        for key, value in node.items():
+            if key in ("$defs", "definitions") and pointer == "":
+                continue
+            out[key] = expand(value, f"{pointer}/{key}", stack)
+        return result.mark(out, pointer)
+
+    schema = expand(root, "", ())
+    if kept_refs:
+        for key in ("$defs", "definitions"):
+            if key in root:
+                schema[key] = root[key]
+    result.schema = schema
+    return result
+
+
+def has_refs(schema: Any) -> bool:
+    if isinstance(schema, dict):
+        return "$ref" in schema or any(has_refs(v) for v in schema.values())
+    if isinstance(schema, list):
+        return any(has_refs(v) for v in schema)
+    return False

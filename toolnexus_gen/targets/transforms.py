@@ -1,0 +1,145 @@
+"""Opt-in schema transforms that keep the schema's meaning, per target.
+
+Turned on in pyproject.toml, e.g. `[tool.toolnexus-gen.gemini] transforms = ["const_to_enum",
+"nullable"]`. A transform rewrites only what it can rewrite without changing what the schema
+accepts; anything else is left as written, so the rule that flags it still reports it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from ..bundle import (
+    ANNOTATIONS,
+    ONE_SCHEMA,
+    SCHEMA_LISTS,
+    SCHEMA_MAPS,
+    Cycle,
+    Located,
+    has_refs,
+    inline,
+)
+from ..load import join_pointer
+
+NodeFn = Callable[[dict[str, Any], str, Located], dict[str, Any]]
+
+
+def rewrite(located: Located, fn: NodeFn) -> Located:
+    """Apply fn to every schema node, children first; unchanged subtrees are shared, not copied."""
+    result = located.derive(located.schema)
+
+    def visit(node: Any, pointer: str) -> Any:
+        if not isinstance(node, dict):
+            return node
+        pointer = located.moved.get(id(node), pointer)
+        out = dict(node)
+        for keyword in ONE_SCHEMA:
+            if keyword in node:
+                out[keyword] = visit(node[keyword], f"{pointer}/{keyword}")
+        for keyword in SCHEMA_LISTS:
+            if isinstance(node.get(keyword), list):
+                out[keyword] = [
+                    visit(child, f"{pointer}/{keyword}/{i}")
+                    for i, child in enumerate(node[keyword])
+                ]
+        for keyword in SCHEMA_MAPS:
+            if isinstance(node.get(keyword), dict):
+                out[keyword] = {
+                    name: visit(child, join_pointer(f"{pointer}/{keyword}", name))
+                    for name, child in node[keyword].items()
+                }
+        changed = any(out[k] is not node[k] for k in node)
+        new = fn(out, pointer, result)
+        if new is out and not changed:
+            return node  # nothing changed below or here: share the original
+        if id(new) not in result.moved:
+            result.mark(new, pointer)
+        return new
+
+    result.schema = visit(located.schema, "")
+    return result
+
+
+def const_to_enum(node: dict[str, Any], pointer: str, located: Located) -> dict[str, Any]:
+    """`const: "x"` -> `enum: ["x"]` (with `type: string` when no type is given)."""
+    if "const" not in node or not isinstance(node["const"], str):
+        return node
+    value = node["const"]
+    if isinstance(node.get("enum"), list) and value not in node["enum"]:
+        return node  # contradictory const and enum: leave it for the author
+    out = {k: v for k, v in node.items() if k != "const"}
+    out["enum"] = [value]
+    out.setdefault("type", "string")
+    return out
+
+
+def nullable(node: dict[str, Any], pointer: str, located: Located) -> dict[str, Any]:
+    """`type: [T, "null"]` or `anyOf: [X, {type: null}]` -> Gemini's `nullable: true`."""
+    kind = node.get("type")
+    if isinstance(kind, list) and len(kind) == 2 and "null" in kind:
+        (other,) = [k for k in kind if k != "null"] or ["null"]
+        if other != "null":
+            return {**node, "type": other, "nullable": True}
+    branches = node.get("anyOf")
+    if isinstance(branches, list) and any(_is_null(b) for b in branches):
+        rest = [b for b in branches if not _is_null(b)]
+        siblings = {k: v for k, v in node.items() if k != "anyOf"}
+        if len(rest) == 1 and isinstance(rest[0], dict):
+            clash = (set(siblings) - ANNOTATIONS) & set(rest[0])
+            if not clash and "$ref" not in rest[0]:
+                merged = {**rest[0], **siblings, "nullable": True}
+                index = next(i for i, b in enumerate(branches) if b is rest[0])
+                located.mark(merged, f"{pointer}/anyOf/{index}")
+                return merged
+        elif len(rest) > 1:
+            return {**siblings, "anyOf": rest, "nullable": True}
+    return node
+
+
+def _is_null(branch: Any) -> bool:
+    return (
+        isinstance(branch, dict)
+        and branch.get("type") == "null"
+        and not (set(branch) - {"type", "description", "title"})
+    )
+
+
+META = ("$schema", "$id", "$comment")
+
+
+def strip_meta(node: dict[str, Any], pointer: str, located: Located) -> dict[str, Any]:
+    """Drop `$schema`, `$id` and `$comment`: they describe the schema, they do not constrain."""
+    if not any(key in node for key in META):
+        return node
+    return {k: v for k, v in node.items() if k not in META}
+
+
+NODE_TRANSFORMS: dict[str, NodeFn] = {
+    "strip_meta": strip_meta,
+    "const_to_enum": const_to_enum,
+    "nullable": nullable,
+}
+# Which transforms each target offers (inline_refs is not a node transform: see apply()).
+GEMINI_TRANSFORMS = ("const_to_enum", "nullable", "strip_meta", "inline_refs")
+JSON_SCHEMA_TRANSFORMS = ("strip_meta", "inline_refs")
+
+
+def apply(
+    located: Located, transforms: tuple[str, ...] | list[str], *, must_inline: bool
+) -> Located:
+    """The schema after inlining (when required or asked for) and the chosen node transforms.
+
+    Raises Cycle when must_inline and the schema is recursive. With inline_refs on other targets,
+    recursive refs stay refs.
+    """
+    if must_inline or "inline_refs" in transforms:
+        if has_refs(located.schema):
+            located = inline(located, keep_recursive=not must_inline)
+    for name in NODE_TRANSFORMS:
+        if name in transforms:
+            located = rewrite(located, NODE_TRANSFORMS[name])
+    return located
+
+
+__all__ = ["Cycle", "apply", "GEMINI_TRANSFORMS", "JSON_SCHEMA_TRANSFORMS"]
