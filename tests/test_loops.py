@@ -68,7 +68,10 @@ def start(provider: str, prompt: str = "Weather in Chennai?") -> dict[str, Any]:
         return {"model": "claude-test", "messages": [{"role": "user", "content": prompt}]}
     if provider == "gemini":
         return {"model": "gemini-test", "contents": prompt}
-    return {"modelId": "bedrock-test", "messages": [{"role": "user", "content": [{"text": prompt}]}]}
+    return {
+        "modelId": "bedrock-test",
+        "messages": [{"role": "user", "content": [{"text": prompt}]}],
+    }
 
 
 def capture_bedrock(client: Any) -> list[dict[str, Any]]:
@@ -177,7 +180,10 @@ def test_openai_tool_messages_follow_the_assistant_message(tk: Any) -> None:
     assistant = history[1]
     assert assistant["role"] == "assistant"
     assert [c["id"] for c in assistant["tool_calls"]] == ["c1", "c2"]
-    assert [(m["role"], m["tool_call_id"]) for m in history[2:4]] == [("tool", "c1"), ("tool", "c2")]
+    assert [(m["role"], m["tool_call_id"]) for m in history[2:4]] == [
+        ("tool", "c1"),
+        ("tool", "c2"),
+    ]
     assert history[2]["content"] == "Chennai: 21C, clear"
     assert result.messages[-1] == {"role": "assistant", "content": FINAL}
 
@@ -234,9 +240,7 @@ def test_gemini_keeps_the_callers_config(tk: Any) -> None:
 
 
 def test_bedrock_keeps_tool_config_on_every_request(tk: Any) -> None:
-    result, requests = run(
-        tk, "bedrock", SCRIPT, toolConfig={"toolChoice": {"auto": {}}}
-    )
+    result, requests = run(tk, "bedrock", SCRIPT, toolConfig={"toolChoice": {"auto": {}}})
     assert len(requests) == 4
     for request in requests:
         assert request["toolConfig"]["toolChoice"] == {"auto": {}}

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 from conftest import WEATHER, cli, write_specs
-from pydantic import TypeAdapter
+from sdk_check import assert_accepted, assert_typed_dict
 
 RICH = {
     **WEATHER,
@@ -41,14 +41,6 @@ def schemas(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     specs = write_specs(tmp / "specs", RICH)
     assert cli("build", str(specs), "--out", str(tmp / "out")).exit_code == 0
     return {p.stem: json.loads(p.read_text()) for p in (tmp / "out" / "schemas").glob("*.json")}
-
-
-def assert_typed_dict(value: dict[str, Any], typed_dict: Any) -> None:
-    """Valid for the SDK's TypedDict, and carrying no key the TypedDict does not declare."""
-    TypeAdapter(typed_dict).validate_python(value, strict=True)
-    declared = set(typed_dict.__annotations__)
-    assert set(value) <= declared, set(value) - declared
-    assert typed_dict.__required_keys__ <= set(value)
 
 
 def test_gemini_single_wrapper_accepted_by_google_genai(schemas: dict[str, Any]) -> None:
@@ -191,3 +183,8 @@ def test_bare_json_schema_spec(tmp_path: Path) -> None:
     anthropic = json.loads((tmp_path / "out/schemas/anthropic.json").read_text())
     assert anthropic[0]["name"] == "lookup" and anthropic[0]["description"] == "Look a word up"
     assert anthropic[0]["input_examples"] == [{"word": "tool"}]
+
+
+def test_every_file_accepted_by_its_sdk(schemas: dict[str, Any]) -> None:
+    assert set(schemas) >= {"gemini", "openai", "openai_responses", "anthropic", "mcp", "bedrock"}
+    assert_accepted(schemas)

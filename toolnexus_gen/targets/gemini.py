@@ -72,7 +72,7 @@ def check(tool: Tool, located: Located | None, options: dict[str, Any]) -> list[
     if located is not None:
         if json_schema(options):
             found += rules.gemini_json(located)
-        else:
+        elif not takes_no_arguments(located.schema):  # else no parameters key is written
             found += rules.gemini_parameters(located)
     if tool.output_located is not None and not json_schema(options):
         target = "gemini (response)"

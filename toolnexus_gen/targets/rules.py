@@ -409,6 +409,11 @@ def types_of(node: dict[str, Any]) -> set[str]:
     return set()
 
 
+def required_of(node: dict[str, Any]) -> list[Any]:
+    value = node.get("required")
+    return value if isinstance(value, list) else []
+
+
 def is_object(node: dict[str, Any]) -> bool:
     return "object" in types_of(node) or (not types_of(node) and "properties" in node)
 
@@ -533,7 +538,12 @@ def gemini_parameters(
             )
         elif isinstance(kind, str) and kind not in GEMINI_TYPES:
             yield finding(located, pointer, "type", "TN311", target, f"unknown type {kind!r}")
-        elif kind is None and "anyOf" not in node and path and path[-1] not in ("$defs",):
+        elif (
+            kind is None
+            and not ({"anyOf", "enum", "const"} & set(node))  # those are reported on their own
+            and path
+            and path[-1] not in ("$defs", "definitions")
+        ):
             yield finding(
                 located,
                 pointer,
@@ -669,7 +679,7 @@ def required_cycles(located: Located, target: str) -> Iterable[Diagnostic]:
         ref = node.get("$ref")
         if isinstance(ref, str) and ref.startswith("#"):
             yield ref[1:], pointer
-        required = node.get("required") if isinstance(node.get("required"), list) else []
+        required = required_of(node)
         for name, child in (node.get("properties") or {}).items():
             if name in required:
                 yield from mandatory_refs(child, join_pointer(pointer + "/properties", name))
@@ -691,7 +701,7 @@ def required_cycles(located: Located, target: str) -> Iterable[Diagnostic]:
             if ref in stack:
                 if ref not in reported:
                     reported.add(ref)
-                    loop = " -> ".join(f"#{p}" for p in (*stack[stack.index(ref) :], ref))
+                    loop = " -> ".join(place(located, p) for p in (*stack[stack.index(ref) :], ref))
                     yield finding(
                         located,
                         at,
@@ -756,7 +766,7 @@ def openai_strict(located: Located, target: str) -> Iterable[Diagnostic]:
                 )
             keys = list(node.get("properties") or {})
             properties += len(keys)
-            required = node.get("required") if isinstance(node.get("required"), list) else []
+            required = required_of(node)
             missing = [k for k in keys if k not in required]
             if missing:
                 yield finding(
@@ -812,6 +822,7 @@ def openai_strict(located: Located, target: str) -> Iterable[Diagnostic]:
             not ({"type", "anyOf", "$ref", "enum", "const"} & set(node))
             and path
             and path[-1] not in ("$defs", "definitions")
+            and not set(path) & set(OPENAI_STRICT_FORBIDDEN)  # inside allOf etc.: reported
         ):
             yield finding(
                 located,
@@ -945,11 +956,22 @@ def anthropic_strict(located: Located, target: str) -> Iterable[Diagnostic]:
 def optional_and_union_counts(located: Located) -> tuple[int, int]:
     optional = unions = 0
     for _, node, _ in walk(located):
-        required = node.get("required") if isinstance(node.get("required"), list) else []
+        required = required_of(node)
         optional += sum(1 for name in node.get("properties") or {} if name not in required)
         if "anyOf" in node or isinstance(node.get("type"), list):
             unions += 1
     return optional, unions
+
+
+def place(located: Located, pointer: str) -> str:
+    """A bundled-schema pointer as a place in the author's files: `specs/_node.yaml#/x`."""
+    document, source = located.source(pointer)
+    return f"{document.display}#{source}"
+
+
+def cycle_text(located: Located, cycle: Cycle) -> str:
+    """The loop as places in the author's files: `_node.yaml# -> _node.yaml#`."""
+    return " -> ".join(place(located, ref[1:]) for ref in cycle.path)
 
 
 def cycle_finding(located: Located, cycle: Cycle, target: str) -> Diagnostic:
@@ -959,7 +981,7 @@ def cycle_finding(located: Located, cycle: Cycle, target: str) -> Diagnostic:
         "$ref",
         "TN315",
         target,
-        f"the schema is recursive ({' -> '.join(cycle.path)}) and cannot be inlined; use "
+        f"the schema is recursive ({cycle_text(located, cycle)}) and cannot be inlined; use "
         'schema_field = "parametersJsonSchema" or break the cycle',
     )
 
@@ -970,5 +992,5 @@ def first_recursive_ref(located: Located) -> tuple[str, str] | None:
     try:
         inline(located)
     except Cycle as cycle:
-        return cycle.pointer.removesuffix("/$ref"), " -> ".join(cycle.path)
+        return cycle.pointer.removesuffix("/$ref"), cycle_text(located, cycle)
     return None
