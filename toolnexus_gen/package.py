@@ -90,7 +90,13 @@ def render_package(toolset: ToolSet, header: Header) -> dict[str, str]:
         "model_names": ruff_sorted([tool.python.model for tool in toolset.tools]),
         "model_modules": sorted((t.python.module, t.python.model) for t in toolset.tools),
         "dispatch_imports": ruff_sorted(
-            ["TOOLS", "Toolkit", "tool_definitions", *(f"to_{t}" for t in toolset.targets)]
+            [
+                "TOOLS",
+                "Toolkit",
+                "tool_definitions",
+                *(f"to_{t}" for t in toolset.targets),
+                *_mcp_names(toolset),
+            ]
         ),
         "dispatch_exports": ruff_sorted(
             [
@@ -101,11 +107,13 @@ def render_package(toolset: ToolSet, header: Header) -> dict[str, str]:
                 "Toolkit",
                 "tool_definitions",
                 *(f"to_{t}" for t in toolset.targets),
+                *_mcp_names(toolset),
             ]
         ),
     }
     files = {"py.typed": ""}
-    for name in PACKAGE_TEMPLATES:
+    templates = [*PACKAGE_TEMPLATES, *(["_mcp.py"] if "mcp" in toolset.targets else [])]
+    for name in templates:
         source = env.get_template(f"{name}.jinja").render(context)
         compile(source, name, "exec")  # a template bug must never reach disk
         files[name] = source
@@ -136,8 +144,13 @@ def _exports(toolset: ToolSet) -> list[str]:
         "tool_definitions",
     ]
     names += [f"to_{target}" for target in toolset.targets]
+    names += _mcp_names(toolset)
     names += [tool.python.model for tool in toolset.tools]
     return ruff_sorted(names)
+
+
+def _mcp_names(toolset: ToolSet) -> list[str]:
+    return ["mcp_server", "serve_mcp"] if "mcp" in toolset.targets else []
 
 
 def ruff_sorted(names: list[str]) -> list[str]:

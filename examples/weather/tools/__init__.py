@@ -7,6 +7,8 @@ from ._runtime import ToolCall, ToolContext, ToolResult, ToolSpec
 from .dispatch import (
     TOOLS,
     Toolkit,
+    mcp_server,
+    serve_mcp,
     to_anthropic,
     to_bedrock,
     to_gemini,
@@ -34,6 +36,8 @@ __all__ = [
     "ToolResult",
     "ToolSpec",
     "Toolkit",
+    "mcp_server",
+    "serve_mcp",
     "to_anthropic",
     "to_bedrock",
     "to_gemini",

@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import json
 from functools import cache
@@ -18,6 +19,8 @@ from ._loops import (
     OpenAIChatLoop,
     OpenAIResponsesLoop,
 )
+from ._mcp import aserve_mcp
+from ._mcp import mcp_server as _mcp_server
 from ._runtime import ToolContext, ToolResult, ToolSpec
 from .handlers import ToolHandlers
 from .models import (
@@ -31,6 +34,8 @@ __all__ = [
     "ToolResult",
     "ToolSpec",
     "Toolkit",
+    "mcp_server",
+    "serve_mcp",
     "to_anthropic",
     "to_bedrock",
     "to_gemini",
@@ -132,3 +137,32 @@ class Toolkit(
 
     def to_bedrock(self) -> dict[str, Any]:
         return to_bedrock()
+
+
+def mcp_server(toolkit: Toolkit, *, name: str | None = None, version: str = "") -> Any:
+    """An `mcp` low-level Server for `toolkit` (to run on any transport the SDK offers)."""
+    return _mcp_server(
+        toolkit, to_mcp(), name=name or __package__ or "tools", version=version
+    )
+
+
+def serve_mcp(
+    toolkit: Toolkit,
+    *,
+    name: str | None = None,
+    version: str = "",
+    instructions: str | None = None,
+) -> None:
+    """Serve `toolkit` over MCP on stdio until the client disconnects (needs `pip install mcp`).
+
+    tools/list answers exactly `schemas/mcp.json`; tools/call runs through `toolkit.execute`.
+    """
+    asyncio.run(
+        aserve_mcp(
+            toolkit,
+            to_mcp(),
+            name=name or __package__ or "tools",
+            version=version,
+            instructions=instructions,
+        )
+    )
