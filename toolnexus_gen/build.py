@@ -13,7 +13,7 @@ from .diagnostics import Diagnostic, DiagnosticsError, has_errors
 from .ir import ToolSet
 from .load import Document, LoadError, discover, load_document
 from .package import Header
-from .render import FileMap, prepare, render
+from .render import FileMap, Prepared, prepare, render
 from .targets import TARGETS
 from .validate import validate
 
@@ -93,7 +93,15 @@ def load_all(specs: Path) -> tuple[list[Document], list[Diagnostic]]:
     return documents, diagnostics
 
 
-def generate(options: BuildOptions) -> Generated:
+@dataclass
+class Analysis:
+    toolset: ToolSet | None
+    prepared: Prepared | None  # None when any error stopped the pipeline early
+    diagnostics: list[Diagnostic]
+
+
+def analyse(options: BuildOptions) -> Analysis:
+    """Load, validate, bundle and check every spec for every target; nothing is rendered."""
     documents, diagnostics = load_all(options.specs)
     toolset, found = validate(documents, options.specs, options.targets)
     diagnostics += found
@@ -105,7 +113,13 @@ def generate(options: BuildOptions) -> Generated:
         prepared = prepare(toolset, options.target_options)
         diagnostics += prepared.diagnostics
     diagnostics = sorted(set(d for d in diagnostics if not _ignored(d, options.ignore)))
-    if has_errors(diagnostics) or prepared is None:
+    return Analysis(toolset, prepared, diagnostics)
+
+
+def generate(options: BuildOptions) -> Generated:
+    analysis = analyse(options)
+    toolset, prepared, diagnostics = analysis.toolset, analysis.prepared, analysis.diagnostics
+    if has_errors(diagnostics) or prepared is None or toolset is None:
         return Generated(None, toolset, diagnostics)
     try:
         files = render(toolset, prepared, header_for(options), options.target_options)

@@ -8,11 +8,15 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
+from typing import Any, NoReturn
 
 import click
 
 from . import __version__
 from .diagnostics import Diagnostic, DiagnosticsError, ExitCode
+
+# The provider targets, by name (kept here so --help needs no heavy import).
+TARGET_NAMES = ("gemini", "openai", "openai_responses", "anthropic", "mcp", "bedrock")
 
 
 def _color() -> bool | None:
@@ -28,9 +32,46 @@ def _report(diagnostics: list[Diagnostic]) -> None:
         _echo(diagnostic.format(), err=True, fg="red" if diagnostic.is_error else "yellow")
 
 
-def _fail(message: str) -> None:
+def _fail(message: str) -> NoReturn:
     _echo(f"error: {message}", err=True, fg="red")
     sys.exit(ExitCode.INVALID)
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}{'' if count == 1 else 's'}"
+
+
+def _options(specs_dir: Path | None, out_dir: Path | None, targets: tuple[str, ...]) -> Any:
+    """BuildOptions from pyproject.toml and the flags (flags win); exits 2 on a bad setting."""
+    from .build import UsageError, resolve_options
+    from .config import load_config
+
+    try:
+        config = load_config(Path.cwd())
+        return resolve_options(config, specs_dir, out_dir, targets or None)
+    except DiagnosticsError as exc:
+        _report(exc.diagnostics)
+        sys.exit(ExitCode.INVALID)
+    except UsageError as exc:
+        _fail(str(exc))
+
+
+SPECS_ARGUMENT = click.argument(
+    "specs_dir", required=False, type=click.Path(path_type=Path, file_okay=False)
+)
+OUT_OPTION = click.option(
+    "--out",
+    "out_dir",
+    type=click.Path(path_type=Path, file_okay=False),
+    help="Output package folder (owned by toolnexus-gen). Default: 'tools' beside SPECS_DIR.",
+)
+TARGET_OPTION = click.option(
+    "--target",
+    "targets",
+    multiple=True,
+    metavar="NAME",
+    help="Provider target to emit; repeat for several. Default: all.",
+)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -40,20 +81,9 @@ def main() -> None:
 
 
 @main.command()
-@click.argument("specs_dir", required=False, type=click.Path(path_type=Path, file_okay=False))
-@click.option(
-    "--out",
-    "out_dir",
-    type=click.Path(path_type=Path, file_okay=False),
-    help="Output package folder (owned by toolnexus-gen). Default: 'tools' beside SPECS_DIR.",
-)
-@click.option(
-    "--target",
-    "targets",
-    multiple=True,
-    metavar="NAME",
-    help="Provider target to emit; repeat for several. Default: all.",
-)
+@SPECS_ARGUMENT
+@OUT_OPTION
+@TARGET_OPTION
 @click.option(
     "--check", is_flag=True, help="Write nothing; exit 1 if generated files are out of date."
 )
@@ -63,17 +93,10 @@ def build(
 ) -> None:
     """Validate every spec in SPECS_DIR and write (or --check) the generated package."""
     from . import output
-    from .build import UsageError, generate, header_for, resolve_options
-    from .config import load_config
+    from .build import generate, header_for
+    from .load import display_path
 
-    try:
-        config = load_config(Path.cwd())
-        options = resolve_options(config, specs_dir, out_dir, targets or None)
-    except DiagnosticsError as exc:
-        _report(exc.diagnostics)
-        sys.exit(ExitCode.INVALID)
-    except UsageError as exc:
-        _fail(str(exc))
+    options = _options(specs_dir, out_dir, targets)
     result = generate(options)
     _report(result.diagnostics)
     if result.files is None:
@@ -81,13 +104,14 @@ def build(
         _echo(f"{errors} error(s); nothing written.", err=True, fg="red", bold=True)
         sys.exit(ExitCode.INVALID)
     tools = len(result.toolset.tools) if result.toolset else 0
-    out = options.out.as_posix()
+    out = display_path(options.out)
     if check:
         report = output.check(options.out, result.files)
         if report.up_to_date:
             if not quiet:
                 _echo(
-                    f"{out} is up to date ({tools} tools, {len(options.targets)} targets).",
+                    f"{out} is up to date ({_plural(tools, 'tool')}, "
+                    f"{_plural(len(options.targets), 'target')}).",
                     fg="green",
                 )
             return
@@ -109,9 +133,12 @@ def build(
         _fail(str(exc))
     if not quiet:
         removed = f", {len(report.removed)} removed" if report.removed else ""
+        warnings = sum(not d.is_error for d in result.diagnostics)
+        warned = f", {_plural(warnings, 'warning')}" if warnings else ""
         _echo(
-            f"{tools} tools, {len(options.targets)} targets: {len(report.written)} files written, "
-            f"{len(report.unchanged)} unchanged{removed} in {out}",
+            f"{_plural(tools, 'tool')}, {_plural(len(options.targets), 'target')}: "
+            f"{_plural(len(report.written), 'file')} written, {len(report.unchanged)} unchanged"
+            f"{removed}{warned} in {out}",
             fg="green",
         )
 
@@ -130,3 +157,168 @@ def explain(code: str) -> None:
     title, text = known[code]
     _echo(f"{code}: {title}", bold=True)
     click.echo(text)
+
+
+@main.command("list")
+@SPECS_ARGUMENT
+@TARGET_OPTION
+def list_(specs_dir: Path | None, targets: tuple[str, ...]) -> None:
+    """Show each tool in SPECS_DIR with the targets it goes to and its warnings."""
+    from .build import analyse
+
+    options = _options(specs_dir, None, targets)
+    analysis = analyse(options)
+    by_file: dict[str, list[Diagnostic]] = {}
+    for diagnostic in analysis.diagnostics:
+        by_file.setdefault(diagnostic.path, []).append(diagnostic)
+    shown: set[str] = set()
+    tools = analysis.toolset.tools if analysis.toolset else ()
+    for tool in tools:
+        chosen = [t for t in options.targets if tool.for_target(t)]
+        found = by_file.get(tool.source.display, [])
+        shown.add(tool.source.display)
+        notes = sum(not d.is_error for d in found)
+        errors = sum(d.is_error for d in found)
+        status = ", ".join(
+            part
+            for part in (
+                _plural(errors, "error") if errors else "",
+                _plural(notes, "warning") if notes else "",
+            )
+            if part
+        )
+        _echo(f"{tool.name}", bold=True, fg="red" if errors else None)
+        click.echo(
+            f"  {tool.description.strip().splitlines()[0] if tool.description.strip() else ''}"
+        )
+        click.echo(
+            f"  targets: {', '.join(chosen) or '(none)'}" + (f"  [{status}]" if status else "")
+        )
+        for diagnostic in found:
+            _echo(f"    {diagnostic.format()}", fg="red" if diagnostic.is_error else "yellow")
+    others = [d for path, ds in sorted(by_file.items()) if path not in shown for d in ds]
+    _report(others)
+    if any(d.is_error for d in analysis.diagnostics):
+        sys.exit(ExitCode.INVALID)
+
+
+@main.command()
+@click.argument(
+    "directory", required=False, default=".", type=click.Path(path_type=Path, file_okay=False)
+)
+@click.option("--specs", default="specs", show_default=True, help="Spec folder, inside DIRECTORY.")
+@click.option("--out", default="tools", show_default=True, help="Output package, inside DIRECTORY.")
+def init(directory: Path, specs: str, out: str) -> None:
+    """Start a project in DIRECTORY: a spec folder with one example spec, the
+    [tool.toolnexus-gen] section, and a pre-commit hook. Existing files are never replaced."""
+    from . import project
+
+    report = project.init(directory, specs=specs, out=out, version=__version__)
+    for path in report.created:
+        _echo(f"created {path.as_posix()}", fg="green")
+    for path in report.appended:
+        _echo(f"added [tool.toolnexus-gen] to {path.as_posix()}", fg="green")
+    for note in report.kept:
+        _echo(f"kept {note}", fg="yellow")
+    click.echo("next: toolnexus-gen build   (then: toolnexus-gen scaffold handlers.py)")
+
+
+@main.command("import")
+@click.argument("fmt", metavar="FORMAT", type=click.Choice(list(TARGET_NAMES)))
+@click.argument("file", type=click.Path(path_type=Path, dir_okay=False, exists=True))
+@click.option(
+    "--specs",
+    "specs_dir",
+    type=click.Path(path_type=Path, file_okay=False),
+    help="Where to write the specs. Default: the configured spec folder, or ./specs.",
+)
+@click.option(
+    "--as",
+    "suffix",
+    type=click.Choice(["yaml", "json"]),
+    default="yaml",
+    show_default=True,
+    help="Spec file format.",
+)
+@click.option("--force", is_flag=True, help="Replace specs that already exist.")
+def import_(fmt: str, file: Path, specs_dir: Path | None, suffix: str, force: bool) -> None:
+    """Write one spec per tool found in FILE, a provider tool list in FORMAT (a target name)."""
+    from . import importer, output
+    from .build import DEFAULT_SPECS
+    from .config import load_config
+    from .load import display_path
+
+    try:
+        config = load_config(Path.cwd())
+    except DiagnosticsError as exc:
+        _report(exc.diagnostics)
+        sys.exit(ExitCode.INVALID)
+    folder = specs_dir or config.specs or Path(DEFAULT_SPECS)
+    try:
+        imported = importer.read(fmt, file)
+        files = importer.plan(imported, folder, f".{suffix}", force)
+    except importer.ImportError_ as exc:
+        _fail(str(exc))
+    output.create_user_files(files, replace=force)
+    for path in files:
+        _echo(f"wrote {display_path(path)}", fg="green")
+    for note in imported.notes:
+        _echo(f"note: {note}", err=True, fg="yellow")
+    for key, value in imported.options.items():
+        target, option = key.split(".")
+        _echo(
+            f"note: {file.as_posix()} uses {option} = {value!r}; to get it back, set it under "
+            f"[tool.toolnexus-gen.{target}] in pyproject.toml",
+            err=True,
+            fg="yellow",
+        )
+    click.echo(f"{_plural(len(files), 'spec')} imported into {display_path(folder)}")
+
+
+@main.command()
+@click.argument("file", type=click.Path(path_type=Path, dir_okay=False))
+@click.option(
+    "--specs",
+    "specs_dir",
+    type=click.Path(path_type=Path, file_okay=False),
+    help="Spec folder. Default: as for build.",
+)
+@OUT_OPTION
+@click.option(
+    "--class-name", default="Handlers", show_default=True, help="Name of the ToolHandlers subclass."
+)
+def scaffold(file: Path, specs_dir: Path | None, out_dir: Path | None, class_name: str) -> None:
+    """Write FILE, a module of your own with a ToolHandlers subclass and one stub per tool.
+
+    Written once: if FILE exists it is left unchanged, and the methods that tools added since
+    still need are printed instead."""
+    from . import output, project
+    from .build import analyse
+
+    options = _options(specs_dir, out_dir, ())
+    analysis = analyse(options)
+    _report(analysis.diagnostics)
+    if analysis.toolset is None or any(d.is_error for d in analysis.diagnostics):
+        _fail("fix the specs first; nothing written")
+    tools = analysis.toolset.tools
+    if file.exists():
+        try:
+            missing = project.missing_methods(file.read_text("utf-8"), tools)
+        except (OSError, UnicodeDecodeError, SyntaxError) as exc:
+            _fail(f"{file.as_posix()} exists and cannot be read as Python ({exc}); left unchanged")
+        if not missing:
+            _echo(
+                f"{file.as_posix()} exists and has a method for every tool; left unchanged",
+                fg="green",
+            )
+            return
+        _echo(
+            f"{file.as_posix()} exists and is left unchanged; add {_plural(len(missing), 'method')} "
+            "for the new tools:",
+            fg="yellow",
+        )
+        click.echo(project.stubs_for(missing).rstrip("\n"))
+        return
+    package = project.package_import(options.out)
+    output.create_user_files({file: project.scaffold_source(tools, package, class_name)})
+    _echo(f"wrote {file.as_posix()} ({_plural(len(tools), 'stub')}; imports {package})", fg="green")

@@ -101,8 +101,15 @@ def _openai(data: Any, out: Imported) -> None:
         _require(function, f"{where}.function", "name")
         extra = {"strict": function["strict"]} if isinstance(function.get("strict"), bool) else {}
         known = {"name", "description", "parameters", "strict"}
-        _spec(out, where, function["name"], function.get("description"),
-              function.get("parameters"), extra, _leftovers(function, known))
+        _spec(
+            out,
+            where,
+            function["name"],
+            function.get("description"),
+            function.get("parameters"),
+            extra,
+            _leftovers(function, known),
+        )
 
 
 def _openai_responses(data: Any, out: Imported) -> None:
@@ -115,8 +122,15 @@ def _openai_responses(data: Any, out: Imported) -> None:
         # strict: false is what the build writes when a spec says nothing, so leave it unsaid.
         extra = {"strict": True} if entry.get("strict") is True else {}
         known = {"type", "name", "description", "parameters", "strict"}
-        _spec(out, where, entry["name"], entry.get("description"), entry.get("parameters"),
-              extra, _leftovers(entry, known))
+        _spec(
+            out,
+            where,
+            entry["name"],
+            entry.get("description"),
+            entry.get("parameters"),
+            extra,
+            _leftovers(entry, known),
+        )
 
 
 def _anthropic(data: Any, out: Imported) -> None:
@@ -129,8 +143,15 @@ def _anthropic(data: Any, out: Imported) -> None:
         if isinstance(entry.get("strict"), bool):
             extra["strict"] = entry["strict"]
         known = {"name", "description", "input_schema", "input_examples", "strict", "type"}
-        _spec(out, where, entry["name"], entry.get("description"), entry["input_schema"], extra,
-              _leftovers(entry, known))
+        _spec(
+            out,
+            where,
+            entry["name"],
+            entry.get("description"),
+            entry["input_schema"],
+            extra,
+            _leftovers(entry, known),
+        )
 
 
 def _lower_types(schema: Any) -> Any:
@@ -158,11 +179,15 @@ def _gemini(data: Any, out: Imported) -> None:
     if isinstance(data, dict):
         data = [data]
     if not isinstance(data, list):
-        raise ImportError_("expected [{\"functionDeclarations\": [...]}]")
+        raise ImportError_('expected [{"functionDeclarations": [...]}]')
     declarations: list[Any] = []
     for i, wrapper in enumerate(data):
-        if isinstance(wrapper, dict) and ("functionDeclarations" in wrapper or "function_declarations" in wrapper):
-            declarations += wrapper.get("functionDeclarations") or wrapper.get("function_declarations") or []
+        if isinstance(wrapper, dict) and (
+            "functionDeclarations" in wrapper or "function_declarations" in wrapper
+        ):
+            declarations += (
+                wrapper.get("functionDeclarations") or wrapper.get("function_declarations") or []
+            )
         elif isinstance(wrapper, dict) and "name" in wrapper:
             declarations.append(wrapper)  # a bare list of declarations
         else:
@@ -182,10 +207,24 @@ def _gemini(data: Any, out: Imported) -> None:
         output = entry.get("responseJsonSchema", entry.get("response"))
         if output is not None:
             extra["output_schema"] = _lower_types(output)
-        known = {"name", "description", "parameters", "parametersJsonSchema",
-                 "parameters_json_schema", "response", "responseJsonSchema"}
-        _spec(out, where, entry["name"], entry.get("description"), schema, extra,
-              _leftovers(entry, known))
+        known = {
+            "name",
+            "description",
+            "parameters",
+            "parametersJsonSchema",
+            "parameters_json_schema",
+            "response",
+            "responseJsonSchema",
+        }
+        _spec(
+            out,
+            where,
+            entry["name"],
+            entry.get("description"),
+            schema,
+            extra,
+            _leftovers(entry, known),
+        )
     if json_schema:
         out.options["gemini.schema_field"] = "parametersJsonSchema"
 
@@ -200,8 +239,16 @@ def _mcp(data: Any, out: Imported) -> None:
         if isinstance(entry.get("annotations"), dict):
             extra["annotations"] = entry["annotations"]
         known = {"name", "title", "description", "inputSchema", "outputSchema", "annotations"}
-        _spec(out, where, entry["name"], entry.get("description"), entry["inputSchema"], extra,
-              _leftovers(entry, known), title=entry.get("title"))
+        _spec(
+            out,
+            where,
+            entry["name"],
+            entry.get("description"),
+            entry["inputSchema"],
+            extra,
+            _leftovers(entry, known),
+            title=entry.get("title"),
+        )
 
 
 def _bedrock(data: Any, out: Imported) -> None:
@@ -213,8 +260,15 @@ def _bedrock(data: Any, out: Imported) -> None:
         schema = (spec.get("inputSchema") or {}).get("json")
         extra = {"strict": spec["strict"]} if isinstance(spec.get("strict"), bool) else {}
         known = {"name", "description", "inputSchema", "strict"}
-        _spec(out, where, spec["name"], spec.get("description"), schema, extra,
-              _leftovers(spec, known))
+        _spec(
+            out,
+            where,
+            spec["name"],
+            spec.get("description"),
+            schema,
+            extra,
+            _leftovers(spec, known),
+        )
 
 
 READERS = {

@@ -174,3 +174,15 @@ def _foreign_message(out_dir: Path, foreign: list[str]) -> str:
         f"({shown}). The output folder belongs to toolnexus-gen; keep your own code elsewhere, "
         "or choose an empty or new folder with --out."
     )
+
+
+def create_user_files(files: dict[Path, str], *, replace: bool = False) -> None:
+    """Write files that belong to the user (specs, handler modules). Without replace, a file that
+    appeared in the meantime is never overwritten: creation is exclusive."""
+    for path, text in files.items():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if replace:
+            _atomic_write(path, text.encode("utf-8"))
+        else:
+            with path.open("x", encoding="utf-8", newline="") as handle:
+                handle.write(text)
