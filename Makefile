@@ -17,9 +17,12 @@ $(VENV)/.installed: pyproject.toml
 demo: $(VENV)/.installed
 	$(GEN) build examples/weather/specs --out examples/weather/tools
 	$(PY) examples/weather/demo.py
+	cd examples/shop && ../../$(GEN) build
+	$(PY) examples/shop/demo.py
 
 check-examples: $(VENV)/.installed
 	$(GEN) build examples/weather/specs --out examples/weather/tools --check
+	cd examples/shop && ../../$(GEN) build --check
 
 test: $(VENV)/.installed check-examples
 	$(PY) -m pytest -q

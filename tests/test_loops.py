@@ -15,7 +15,7 @@ import pytest
 from conftest import ROOT, WEATHER, build_in
 from pydantic import TypeAdapter
 
-sys.path.insert(0, str(ROOT / "examples" / "weather"))
+sys.path.insert(0, str(ROOT / "examples"))
 import scripted  # noqa: E402
 
 SPECS = {

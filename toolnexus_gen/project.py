@@ -129,13 +129,12 @@ def scaffold_source(tools: tuple[Tool, ...], package: str, class_name: str) -> s
     names = ruff_sorted(
         ["ToolContext", "ToolHandlers", "ToolOutput", *(t.python.model for t in tools)]
     )
-    imports = ", ".join(names)
     lines = [
         f'"""Handlers for the tools in {package} (yours to edit: toolnexus-gen writes this file once)."""',
         "",
         "from __future__ import annotations",
         "",
-        f"from {package} import {imports}",
+        *_import_lines(package, names),
         "",
         "",
         f"class {class_name}(ToolHandlers):",
@@ -147,6 +146,13 @@ def scaffold_source(tools: tuple[Tool, ...], package: str, class_name: str) -> s
     if not tools:
         lines.append("    pass")
     return "\n".join(lines) + "\n"
+
+
+def _import_lines(package: str, names: list[str]) -> list[str]:
+    line = f"from {package} import {', '.join(names)}"
+    if len(line) <= 88:
+        return [line]
+    return [f"from {package} import (", *(f"    {name}," for name in names), ")"]
 
 
 def _stub(tool: Tool) -> list[str]:

@@ -1,7 +1,7 @@
 """The seed's three examples, in Python, against the generated package in ./tools, the same
 round trip for OpenAI Chat, the Responses API, Anthropic and Bedrock from recorded payloads, and
 one full tool loop per provider through its official SDK client against scripted model turns
-(served locally by scripted.py; nothing leaves this machine).
+(served locally by ../scripted.py; nothing leaves this machine).
 
 Run with `make demo` (which regenerates ./tools first).
 """
@@ -15,6 +15,7 @@ from pathlib import Path
 
 HERE = Path(__file__).parent
 sys.path.insert(0, str(HERE))
+sys.path.insert(1, str(HERE.parent))  # scripted.py, shared by the examples
 
 from handlers import WeatherTools  # noqa: E402
 from tools import ToolContext, Toolkit, to_gemini  # noqa: E402

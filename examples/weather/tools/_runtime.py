@@ -334,16 +334,28 @@ class ToolkitBase:
     ) -> list[ToolResult]:
         offload = len(calls) > 1
         if policy.plain:
-            runs = (
-                self.execute(name, args, ctx, timeout=policy.timeout, offload=offload)
-                for name, args, ctx in calls
+            return list(
+                await asyncio.gather(
+                    *(
+                        self.execute(
+                            name, args, ctx, timeout=policy.timeout, offload=offload
+                        )
+                        for name, args, ctx in calls
+                    )
+                )
             )
-        else:
-            runs = (
-                self._execute_with_policy(ToolCall(name, args, ctx), policy, offload)
-                for name, args, ctx in calls
+        tool_calls = [ToolCall(name, args, ctx) for name, args, ctx in calls]
+        results = list(
+            await asyncio.gather(
+                *(
+                    self._execute_with_policy(call, policy, offload)
+                    for call in tool_calls
+                )
             )
-        return list(await asyncio.gather(*runs))
+        )
+        if policy.records is not None:  # in call order, whatever order they finished in
+            policy.records.extend(zip(tool_calls, results, strict=True))
+        return results
 
     async def _execute_with_policy(
         self, call: ToolCall, policy: _Policy, offload: bool
@@ -373,8 +385,6 @@ class ToolkitBase:
                 timeout=policy.timeout,
                 offload=offload,
             )
-        if policy.records is not None:
-            policy.records.append((call, result))
         if policy.on_tool_result is not None:
             await _maybe_await(policy.on_tool_result(call, result))
         return result

@@ -1,0 +1,77 @@
+"""The checked-in examples run as a user would run them."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+from conftest import ROOT
+
+EXAMPLES = ROOT / "examples"
+
+
+def python(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    env_free = {"OPENAI_API_KEY": "", "ANTHROPIC_API_KEY": "", "GEMINI_API_KEY": "", "BEDROCK_MODEL_ID": ""}
+    import os
+
+    env = {**os.environ, **env_free}
+    return subprocess.run(
+        [sys.executable, *args], cwd=cwd, capture_output=True, text=True, env=env, timeout=300, check=False
+    )
+
+
+def test_weather_demo() -> None:
+    done = python("demo.py", cwd=EXAMPLES / "weather")
+    assert done.returncode == 0, done.stderr
+    assert "demo: all round trips and loops ok" in done.stdout
+
+
+def test_shop_demo_every_provider() -> None:
+    done = python("demo.py", cwd=EXAMPLES / "shop")
+    assert done.returncode == 0, done.stderr
+    for provider in ("openai", "openai_responses", "anthropic", "gemini", "bedrock"):
+        line = next(line for line in done.stdout.splitlines() if line.startswith(provider + " "))
+        assert "4 turns; calls: search_products, get_product, add_to_cart, checkout" in line, line
+    assert done.stdout.count("ORD-1001") == 5
+
+
+def test_shop_served_over_mcp(tmp_path: Path) -> None:
+    client = tmp_path / "client.py"
+    client.write_text(
+        textwrap.dedent(
+            f"""
+            import json, sys
+            import anyio
+            from mcp import ClientSession, StdioServerParameters
+            from mcp.client.stdio import stdio_client
+
+            async def main():
+                params = StdioServerParameters(command=sys.executable, args=[{str(EXAMPLES / "shop" / "serve_mcp.py")!r}])
+                async with stdio_client(params) as (read, write):
+                    async with ClientSession(read, write) as session:
+                        await session.initialize()
+                        listed = await session.list_tools()
+                        product = await session.call_tool("get_product", {{"sku": "TEA-042"}})
+                        missing = await session.call_tool("get_product", {{"sku": "NOPE"}})
+                        print(json.dumps({{
+                            "tools": [t.model_dump(by_alias=True, exclude_none=True, mode="json") for t in listed.tools],
+                            "product": [product.is_error, product.structured_content],
+                            "missing": [missing.is_error, missing.content[0].text],
+                        }}))
+
+            anyio.run(main)
+            """
+        )
+    )
+    done = python(str(client), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    answer = json.loads(done.stdout)
+    assert answer["tools"] == json.loads((EXAMPLES / "shop/shop_tools/schemas/mcp.json").read_text())
+    assert answer["product"] == [
+        False,
+        {"sku": "TEA-042", "name": "Darjeeling green tea", "price": {"amount": 12.5, "currency": "EUR"}, "in_stock": 40},
+    ]
+    assert answer["missing"][0] is True and "NOPE" in answer["missing"][1]
