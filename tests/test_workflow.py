@@ -49,7 +49,7 @@ def test_new_user_flow_init_build_scaffold_serve_mcp(tmp_path: Path) -> None:
     assert cli("init", cwd=tmp_path).exit_code == 0
     built = cli("build", cwd=tmp_path)
     assert built.exit_code == 0, built.stderr
-    assert "1 tool, 6 targets: 16 files written, 0 unchanged in tools" in built.output
+    assert "1 tool, 6 targets: 17 files written, 0 unchanged in tools" in built.output
     assert cli("scaffold", "handlers.py", cwd=tmp_path).exit_code == 0
     source = (tmp_path / "handlers.py").read_text()
     assert "class Handlers(ToolHandlers):" in source

@@ -10,10 +10,13 @@ from __future__ import annotations
 import difflib
 import json
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
 MANIFEST = ".toolnexus-gen.json"
+LOCK = ".toolnexus-gen.lock"  # held while a build writes, so two builds never interleave
 _TMP_SUFFIX = ".tnx-tmp"
 _IGNORED_DIRS = {"__pycache__"}
 
@@ -60,12 +63,46 @@ def _manifest_text(files: list[str]) -> str:
 def _existing_files(out_dir: Path) -> list[str]:
     found = []
     for root, dirs, names in os.walk(out_dir):
+        links = [d for d in dirs if (Path(root) / d).is_symlink()]
+        links += [n for n in names if (Path(root) / n).is_symlink()]
+        if links:
+            where = (Path(root) / links[0]).relative_to(out_dir).as_posix()
+            raise OwnershipError(
+                f"refusing to write to {out_dir.as_posix()}: {where} is a symbolic link, and "
+                "writing through it could reach outside the output folder; remove it"
+            )
         dirs[:] = sorted(d for d in dirs if d not in _IGNORED_DIRS)
         for name in names:
-            if name.endswith(_TMP_SUFFIX) or name == MANIFEST:
+            if name.endswith(_TMP_SUFFIX) or name in (MANIFEST, LOCK):
                 continue
             found.append((Path(root) / name).relative_to(out_dir).as_posix())
     return sorted(found)
+
+
+@contextmanager
+def _locked(out_dir: Path) -> Iterator[None]:
+    """Hold the output folder's lock (POSIX advisory lock; a no-op where fcntl is missing)."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    with open(out_dir / LOCK, "a+b") as handle:
+        try:
+            import fcntl
+        except ImportError:  # pragma: no cover (Windows)
+            yield
+            return
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+
+
+def _remove_leftovers(out_dir: Path) -> None:
+    """Temporary files of a build that was killed before it could rename them."""
+    for root, dirs, names in os.walk(out_dir):
+        dirs[:] = [d for d in dirs if d not in _IGNORED_DIRS]
+        for name in names:
+            if name.endswith(_TMP_SUFFIX):
+                (Path(root) / name).unlink(missing_ok=True)
 
 
 def foreign_files(out_dir: Path, files: dict[str, str]) -> list[str]:
@@ -97,9 +134,23 @@ def _atomic_write(path: Path, data: bytes) -> None:
 
 
 def write(out_dir: Path, files: dict[str, str]) -> Report:
+    """Make out_dir hold exactly `files` (plus the manifest), changing only what differs.
+
+    Checked before anything is created, and again under the lock: a file toolnexus-gen did not
+    generate, or a symbolic link, stops the build with nothing written.
+    """
     foreign = foreign_files(out_dir, files)
     if foreign:
         raise OwnershipError(_foreign_message(out_dir, foreign))
+    with _locked(out_dir):
+        foreign = foreign_files(out_dir, files)
+        if foreign:
+            raise OwnershipError(_foreign_message(out_dir, foreign))
+        _remove_leftovers(out_dir)
+        return _write_locked(out_dir, files)
+
+
+def _write_locked(out_dir: Path, files: dict[str, str]) -> Report:
     report = Report()
     old = read_manifest(out_dir) or []
     stale = sorted(set(old) - set(files))

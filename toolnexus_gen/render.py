@@ -67,6 +67,8 @@ def render(
         )
         files[target.FILE] = dump_json(rendered)
     files["schemas/tools.json"] = dump_json([_definition(tool) for tool in toolset.tools])
+    # The build's lock file stays in the folder; keep it out of version control.
+    files[".gitignore"] = "# Written by toolnexus-gen.\n.toolnexus-gen.lock\n"
     files.update(render_package(toolset, header))
     return dict(sorted(files.items()))
 
