@@ -1,6 +1,7 @@
 """Case folders, each a small project: `specs/`, an optional `pyproject.toml`, and expectations.
 
-- `errors/<case>`: bad input. `expected.txt` holds the exit code and every diagnostic; the build
+- `errors/<case>`: bad input (an optional `setup_case.py` makes inputs too big or odd to check
+  in: a 3 MB file, 10,000 levels of nesting, a symlink out of the folder). `expected.txt` holds the exit code and every diagnostic; the build
   runs against an output folder that already holds a good build and must leave it unchanged.
 - `compat/<case>`: one provider-compatibility rule each, with the schema fragment users hit.
   `expected.txt` as above; when the result is an error nothing may change on disk.
@@ -15,6 +16,8 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -32,6 +35,10 @@ def folders(group: str) -> list[str]:
 def run_case(group: str, case: str, tmp_path: Path) -> tuple[object, Path, dict]:
     work = tmp_path / case
     shutil.copytree(CASES / group / case, work)
+    setup = work / "setup_case.py"
+    if setup.exists():  # builds inputs too big or too odd to check in (huge, deep, symlinks)
+        subprocess.run([sys.executable, setup.name], cwd=work, check=True)
+        setup.unlink()
     good = write_specs(tmp_path / "good_specs", WEATHER)
     out = work / "out"
     assert cli("build", str(good), "--out", str(out), cwd=tmp_path).exit_code == 0

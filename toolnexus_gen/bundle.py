@@ -23,7 +23,7 @@ from typing import Any
 from urllib.parse import unquote, urlsplit
 
 from .diagnostics import Diagnostic
-from .ir import Tool, ToolSet
+from .ir import ToolSet
 from .load import Document, LoadError, join_pointer, load_document
 
 # Keywords whose value is a schema, a list of schemas, or a mapping of names to schemas.
@@ -127,7 +127,6 @@ class _Bundler:
         self.imported: dict[tuple[Path, str], str] = {}
         self.new_defs: dict[str, Any] = {}
         self.origins: list[Origin] = []
-        self.missing: list[str] = []
 
     def rewrite(self, node: Any, document: Document, base: str) -> Any:
         """A copy of node with refs that leave `document`'s schema rewritten into the root $defs."""
@@ -160,8 +159,7 @@ class _Bundler:
         try:
             target = self.document if path == own else load_document(path)
         except LoadError:
-            self.missing.append(ref)
-            return ref
+            return ref  # stays unresolved: reported later
         return self.adopt(target, fragment, path.stem)
 
     def adopt(self, document: Document, pointer: str, stem: str) -> str:
@@ -169,8 +167,7 @@ class _Bundler:
         if key not in self.imported:
             node = _resolve(document.data, pointer)
             if node is _MISSING:
-                self.missing.append(f"{document.display}#{pointer}")
-                return f"#{pointer}"
+                return f"{document.display}#{pointer}"  # stays unresolved: reported later
             name = self._name(pointer, stem)
             self.imported[key] = name
             base = _schema_base(document)
@@ -225,8 +222,9 @@ def _schema_base(document: Document) -> str:
 
 def bundle(
     schema: dict[str, Any], document: Document, pointer: str, specs_dir: Path
-) -> tuple[Located, list[str]]:
-    """The schema with cross-file refs pulled into its own $defs; also the refs that failed."""
+) -> tuple[Located, list[tuple[str, str]]]:
+    """The schema with cross-file refs pulled into its own $defs, and its broken refs as
+    (message, bundled pointer of the $ref)."""
     bundler = _Bundler(specs_dir, document, pointer, schema)
     rewritten = bundler.rewrite(schema, document, pointer)
     if bundler.new_defs:
@@ -237,7 +235,55 @@ def bundle(
         key=lambda o: len(o.prefix),
         reverse=True,
     )
-    return Located(rewritten, tuple(origins)), bundler.missing
+    return Located(rewritten, tuple(origins)), broken_refs(rewritten)
+
+
+def broken_refs(schema: dict[str, Any]) -> list[tuple[str, str]]:
+    """Refs that resolve to nothing, and loops of refs with no schema between them."""
+    found = []
+    for pointer, node in _ref_nodes(schema, ""):
+        ref = node["$ref"]
+        if not ref.startswith("#"):
+            found.append((f"$ref {ref!r} cannot be resolved", f"{pointer}/$ref"))
+        elif ref.startswith("#/") or ref == "#":
+            target = unquote(ref[1:])
+            if _resolve(schema, target) is _MISSING:
+                found.append((f"$ref {ref!r} points to nothing in the schema", f"{pointer}/$ref"))
+            else:
+                loop = _pure_loop(schema, target)
+                if loop:
+                    steps = " -> ".join(f"#{p}" for p in loop)
+                    found.append(
+                        (f"$ref loop with no schema in between ({steps})", f"{pointer}/$ref")
+                    )
+    return found
+
+
+def _ref_nodes(node: Any, pointer: str) -> Iterator[tuple[str, dict[str, Any]]]:
+    if isinstance(node, dict):
+        if isinstance(node.get("$ref"), str):
+            yield pointer, node
+        for key, value in node.items():
+            if key not in ("enum", "const", "default", "examples"):  # data, not schemas
+                yield from _ref_nodes(value, join_pointer(pointer, key))
+    elif isinstance(node, list):
+        for i, value in enumerate(node):
+            yield from _ref_nodes(value, f"{pointer}/{i}")
+
+
+def _pure_loop(schema: dict[str, Any], start: str) -> list[str]:
+    """The loop when following refs from start only ever reaches more bare refs."""
+    seen = [start]
+    node = _resolve(schema, start)
+    while isinstance(node, dict) and isinstance(node.get("$ref"), str):
+        if set(node) - ANNOTATIONS - {"$ref"} or not node["$ref"].startswith("#"):
+            return []
+        target = unquote(node["$ref"][1:])
+        if target in seen:
+            return [*seen[seen.index(target) :], target]
+        seen.append(target)
+        node = _resolve(schema, target)
+    return []
 
 
 def bundle_tools(toolset: ToolSet, specs_dir: Path) -> tuple[ToolSet, list[Diagnostic]]:
@@ -247,13 +293,13 @@ def bundle_tools(toolset: ToolSet, specs_dir: Path) -> tuple[ToolSet, list[Diagn
         located = output_located = None
         schema, output = tool.input_schema, tool.output_schema
         if schema is not None:
-            located, missing = bundle(schema, tool.source, tool.schema_pointer, specs_dir)
+            located, broken = bundle(schema, tool.source, tool.schema_pointer, specs_dir)
             schema = located.schema
-            problems += [_missing(tool, ref, tool.schema_pointer) for ref in missing]
+            problems += [_broken(located, *item) for item in broken]
         if output is not None:
-            output_located, missing = bundle(output, tool.source, "/output_schema", specs_dir)
+            output_located, broken = bundle(output, tool.source, "/output_schema", specs_dir)
             output = output_located.schema
-            problems += [_missing(tool, ref, "/output_schema") for ref in missing]
+            problems += [_broken(output_located, *item) for item in broken]
         tools.append(
             replace(
                 tool,
@@ -266,11 +312,10 @@ def bundle_tools(toolset: ToolSet, specs_dir: Path) -> tuple[ToolSet, list[Diagn
     return ToolSet(tuple(tools), toolset.targets), problems
 
 
-def _missing(tool: Tool, ref: str, pointer: str) -> Diagnostic:
-    line, col = tool.source.positions.value(pointer)
-    return Diagnostic(
-        tool.source.display, line, col, "TN120", f"$ref {ref!r} cannot be resolved", pointer=pointer
-    )
+def _broken(located: Located, message: str, pointer: str) -> Diagnostic:
+    document, source = located.source(pointer)
+    line, col = document.positions.value(source)
+    return Diagnostic(document.display, line, col, "TN120", message, pointer=source)
 
 
 # -- inlining -----------------------------------------------------------------------------------

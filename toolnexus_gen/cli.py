@@ -97,7 +97,10 @@ def build(
     from .load import display_path
 
     options = _options(specs_dir, out_dir, targets)
-    result = generate(options)
+    try:
+        result = generate(options)
+    except RecursionError:  # a last line of defence: every known cause is a located error
+        _fail("a schema is nested or self-referencing beyond what can be processed")
     _report(result.diagnostics)
     if result.files is None:
         errors = sum(d.is_error for d in result.diagnostics)

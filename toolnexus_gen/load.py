@@ -109,6 +109,10 @@ def load_document(path: Path, display: str | None = None) -> Document:
         raw = path.read_bytes()
     except OSError as exc:
         raise fail("TN102", f"cannot read file: {exc.strerror or exc}") from None
+    if raw.startswith((b"\xff\xfe", b"\xfe\xff")):
+        raise fail(
+            "TN102", "file is UTF-16 (it starts with a UTF-16 byte order mark); save it as UTF-8"
+        )
     if b"\x00" in raw:
         raise fail("TN102", "file is binary (contains NUL bytes), not JSON or YAML text")
     try:

@@ -7,6 +7,9 @@ neither black nor isort, and the output is stable under `ruff format`.
 
 from __future__ import annotations
 
+import keyword
+import re
+import unicodedata
 import warnings
 from typing import Any
 
@@ -43,11 +46,51 @@ def model_source(tool: Tool, header: str) -> str:
     from datamodel_code_generator import generate
 
     schema = _model_schema(tool)
+    options = _options(header, tool.python.model)
+    aliases = _normalising_names(schema)
+    if aliases:
+        options["aliases"] = aliases
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        source = generate(schema, **_options(header, tool.python.model))
+        source = generate(schema, **options)
     assert isinstance(source, str)
     return source
+
+
+def _property_names(node: Any) -> set[str]:
+    names: set[str] = set()
+    if isinstance(node, dict):
+        properties = node.get("properties")
+        if isinstance(properties, dict):
+            names |= set(properties)
+        for value in node.values():
+            names |= _property_names(value)
+    elif isinstance(node, list):
+        for value in node:
+            names |= _property_names(value)
+    return names
+
+
+def _normalising_names(schema: Any) -> dict[str, str]:
+    """Field names for properties that Python would silently change.
+
+    Python reads identifiers in NFKC form, so a field written `ﬀ` is the field `ff`, and the
+    property `ﬀ` would never reach it. Such properties get an explicit field name (and so an
+    alias to their real name).
+    """
+    names = _property_names(schema)
+    aliases: dict[str, str] = {}
+    for name in sorted(names):
+        normal = unicodedata.normalize("NFKC", name)
+        if normal == name:
+            continue
+        field = re.sub(r"\W", "_", normal) or "field"
+        if not field.isidentifier() or keyword.iskeyword(field):
+            field = f"field_{field}"
+        while field in names or field in aliases.values():
+            field += "_"
+        aliases[name] = field
+    return aliases
 
 
 def _model_schema(tool: Tool) -> dict[str, Any]:

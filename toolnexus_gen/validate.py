@@ -7,6 +7,7 @@ draft 2020-12 meta-schema, each example against its input schema, and names acro
 from __future__ import annotations
 
 import json
+import re
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from functools import cache
@@ -136,6 +137,14 @@ def _validate_document(
             f"name {name!r} must equal the file stem {stem!r} (rename the file or the tool)",
             "/name",
         )
+    elif not TOOL_NAME.fullmatch(stem):
+        out.add(
+            "TN111",
+            f"the file name gives the tool name {stem!r}, which is not a tool name: use ASCII "
+            "letters, digits, _ . : and - (at most 128), and rename the file",
+            "",
+            show_pointer=False,
+        )
 
     input_schema = envelope.get("input_schema")
     output_schema = envelope.get("output_schema")
@@ -168,6 +177,9 @@ def _validate_document(
         schema_pointer=schema_pointer,
     )
     return tool, out.diagnostics
+
+
+TOOL_NAME = re.compile(r"[A-Za-z0-9_.:-]{1,128}")  # as spec.schema.json says for `name`
 
 
 def _check_envelope(envelope: dict[str, Any], out: _Collector) -> None:
@@ -249,6 +261,13 @@ def _check_examples(
             out.add(
                 "TN120",
                 f"cannot resolve a $ref while checking examples: {exc}",
+                join_pointer(pointer, index),
+            )
+            return
+        except RecursionError:
+            out.add(
+                "TN120",
+                f"example {index} cannot be checked: the schema's $refs loop without end",
                 join_pointer(pointer, index),
             )
             return

@@ -1,0 +1,2 @@
+from pathlib import Path
+Path("outside.json").write_text('{"type": "string"}')
