@@ -1,18 +1,30 @@
-"""Benchmarks (`make bench`): build time on synthetic spec sets, and execute() against a direct
-call and two peers. Every figure is reported with the baseline measured in the same run, as a
-ratio, because the machines are shared and noisy. Usage: python bench/run.py [--quick]
+"""Benchmarks (`make bench`): builds of synthetic spec sets and execute() at run time.
+
+Every figure is a ratio against a baseline measured in the same run, because the machines are
+shared and noisy:
+- builds against datamodel-code-generator's own generate(), called once per tool on the same
+  schemas with the options toolnexus-gen uses (warm, in one process), and against the start-up
+  of `python -c "import click"`;
+- execute() against a direct call of the model and the handler, and against two peers.
+
+Usage: python bench/run.py [--quick] [--runs N] [SIZES...]     (default sizes: 100 1000 10000)
+Builds run the real command line in a fresh process, as a pre-commit hook would.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import os
+import resource
 import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
 import timeit
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -20,15 +32,21 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from toolnexus_gen.build import BuildOptions, generate, load_all  # noqa: E402
-from toolnexus_gen.render import check_targets  # noqa: E402
-from toolnexus_gen.targets import TARGETS  # noqa: E402
-from toolnexus_gen.targets.base import dump_json  # noqa: E402
-from toolnexus_gen.validate import validate  # noqa: E402
+RESULTS: list[tuple[str, str, str, bool | None]] = []  # (figure, value, target, met)
+
+
+def record(figure: str, value: str, target: str = "", met: bool | None = None) -> None:
+    RESULTS.append((figure, value, target, met))
+    verdict = "" if met is None else ("  MET" if met else "  MISSED")
+    print(f"{figure}: {value}" + (f"   [target {target}]{verdict}" if target else ""), flush=True)
+
+
+# -- synthetic specs ------------------------------------------------------------------------------
 
 
 def synthetic_spec(i: int) -> dict[str, Any]:
-    """A realistic tool: nested object, enum, array of objects, a local $ref, defaults."""
+    """A realistic tool, clean for every target: nested object, enums, an array of objects through
+    a local $ref, bounds, defaults, a date-time, descriptions."""
     return {
         "description": f"Synthetic tool number {i}: searches records and returns a page of results",
         "input_schema": {
@@ -50,6 +68,7 @@ def synthetic_spec(i: int) -> dict[str, Any]:
                     },
                     "required": ["start"],
                 },
+                f"field_{i % 7}": {"type": "boolean", "description": f"Variant {i % 7}"},
             },
             "required": ["query"],
             "$defs": {
@@ -58,93 +77,170 @@ def synthetic_spec(i: int) -> dict[str, Any]:
                     "properties": {
                         "field": {"type": "string"},
                         "op": {"type": "string", "enum": ["eq", "ne", "lt", "gt"]},
-                        "value": {"type": ["string", "number", "boolean"]},
+                        "value": {"type": "string"},
                     },
                     "required": ["field", "op", "value"],
                 }
             },
         },
-        "examples": [{"query": "open invoices", "limit": 5}],
+        "examples": [{"query": f"records {i}", "limit": 5}],
     }
 
 
 def write_specs(folder: Path, count: int) -> Path:
-    folder.mkdir(parents=True)
+    folder.mkdir(parents=True, exist_ok=True)
     for i in range(count):
-        (folder / f"tool_{i:05d}.json").write_text(json.dumps(synthetic_spec(i), indent=2))
+        (folder / f"tool_{i:05}.json").write_text(json.dumps(synthetic_spec(i), indent=2))
     return folder
 
 
-def median_time(fn: Callable[[], Any], runs: int) -> float:
+# -- measuring ------------------------------------------------------------------------------------
+
+
+def run_cli(project: Path, *args: str) -> tuple[float, int]:
+    """Wall time and peak RSS (KB, largest of the build process and its workers) of one build."""
+    command = [sys.executable, "-m", "toolnexus_gen", "build", "specs", "--out", "out", "-q", *args]
+    started = time.perf_counter()
+    process = subprocess.Popen(command, cwd=project, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(process.pid, 0)
+    elapsed = time.perf_counter() - started
+    process.returncode = os.waitstatus_to_exitcode(status)
+    stderr = process.stderr.read().decode() if process.stderr else ""
+    if process.returncode not in (0, 1) or " error[" in stderr:
+        raise SystemExit(f"build failed ({process.returncode}):\n{stderr[-2000:]}")
+    return elapsed, usage.ru_maxrss
+
+
+def startup_baseline(runs: int = 15) -> float:
     times = []
     for _ in range(runs):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
+        started = time.perf_counter()
+        subprocess.run([sys.executable, "-c", "import click"], check=True)
+        times.append(time.perf_counter() - started)
     return statistics.median(times)
 
 
-def json_targets_build(specs: Path) -> None:
-    """Load, validate, check and render the six provider JSON files (no Python package)."""
-    documents, _ = load_all(specs)
-    toolset, diagnostics = validate(documents, specs, tuple(TARGETS))
-    assert not [d for d in diagnostics if d.is_error]
-    check_targets(toolset, {})
-    for target in TARGETS.values():
-        dump_json(target.render(list(toolset.tools), {}))
+def dmcg_baseline(specs: Path) -> float:
+    """datamodel-code-generator's generate(), once per tool, warm, in this process."""
+    from datamodel_code_generator import generate
+
+    from toolnexus_gen.models import _model_schema, _options  # the options the project uses
+    from toolnexus_gen.naming import python_names
+
+    class _Tool:  # just what _model_schema reads
+        def __init__(self, schema: dict[str, Any]) -> None:
+            self.input_schema = schema
+
+    jobs = []
+    for path in sorted(specs.glob("*.json")):
+        data = json.loads(path.read_text())
+        jobs.append((_model_schema(_Tool(data["input_schema"])), python_names(path.stem).model))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        generate(jobs[0][0], **_options("# h", "Warm"))  # warm: imports and first-call set-up
+        started = time.perf_counter()
+        for schema, name in jobs:
+            generate(schema, **_options("# h", name))
+        return time.perf_counter() - started
 
 
-def full_build(specs: Path, out: Path) -> None:
-    from toolnexus_gen import output
-
-    result = generate(BuildOptions(specs=specs, out=out, root=out.parent))
-    assert result.files is not None
-    output.write(out, result.files)
+def median_of(runs: int, fn: Callable[[], tuple[float, int]]) -> tuple[float, int]:
+    results = [fn() for _ in range(runs)]
+    return statistics.median(r[0] for r in results), max(r[1] for r in results)
 
 
-def dmcg_baseline(specs: Path) -> Callable[[], None]:
-    """datamodel-code-generator's generate(), once per tool, with the options the project uses
-    (the specs are loaded before the clock starts: only generate() is timed)."""
-    from toolnexus_gen.models import model_source
-
-    documents, _ = load_all(specs)
-    toolset, _ = validate(documents, specs, tuple(TARGETS))
-    model_source(toolset.tools[0], "# header")  # warm: imports and first-call set-up
-
-    def run() -> None:
-        for tool in toolset.tools:
-            model_source(tool, "# header")
-
-    return run
-
-
-def bench_build(sizes: list[int], runs: int) -> list[str]:
-    lines = []
-    tmp = Path(tempfile.mkdtemp(prefix="tnx-bench-"))
+def bench_size(count: int, runs: int, startup: float) -> dict[str, float]:
+    project = Path(tempfile.mkdtemp(prefix=f"tnx-bench-{count}-"))
     try:
-        for size in sizes:
-            specs = write_specs(tmp / f"specs{size}", size)
-            json_only = median_time(lambda specs=specs: json_targets_build(specs), runs)
-            baseline = median_time(dmcg_baseline(specs), 1)
+        specs = write_specs(project / "specs", count)
+        baseline = dmcg_baseline(specs)
 
-            def cold(specs: Path = specs) -> None:
-                shutil.rmtree(tmp / "out", ignore_errors=True)
-                full_build(specs, tmp / "out")
+        def cold() -> tuple[float, int]:
+            shutil.rmtree(project / "out", ignore_errors=True)
+            return run_cli(project)
 
-            cold_time = median_time(cold, 1)
-            noop = median_time(lambda specs=specs: full_build(specs, tmp / "out"), runs)
-            lines.append(
-                f"{size:>6} tools: JSON targets only {json_only:7.2f} s ({json_only / size * 1000:.2f} ms/tool); "
-                f"full cold build {cold_time:7.2f} s = {cold_time / baseline:.2f}x the per-tool "
-                f"datamodel-code-generator baseline ({baseline:.2f} s); no-op rebuild {noop:.2f} s"
-            )
-            print(lines[-1], flush=True)
+        cold_time, cold_rss = median_of(runs, cold)
+        noop_time, noop_rss = median_of(max(runs, 5), lambda: run_cli(project))
+        check_time, _ = median_of(max(runs, 5), lambda: run_cli(project, "--check"))
+
+        def edit() -> tuple[float, int]:
+            path = specs / "tool_00003.json"
+            data = json.loads(path.read_text())
+            props = data["input_schema"]["properties"]
+            props["query"]["description"] = f"Free text, edited {time.perf_counter_ns()}"
+            props[f"added_{time.perf_counter_ns()}"] = {"type": "integer"}
+            path.write_text(json.dumps(data, indent=2))
+            return run_cli(project)
+
+        edit_time, _ = median_of(runs, edit)
+        added: list[Path] = []
+
+        def add() -> tuple[float, int]:
+            path = specs / f"zz_added_{len(added)}.json"
+            path.write_text(json.dumps(synthetic_spec(count + len(added)), indent=2))
+            added.append(path)
+            return run_cli(project)
+
+        add_time, _ = median_of(runs, add)
+        figures = {
+            "count": count,
+            "baseline": baseline,
+            "cold": cold_time,
+            "cold_rss_mb": cold_rss / 1024,
+            "noop": noop_time,
+            "check": check_time,
+            "edit": edit_time,
+            "add": add_time,
+        }
+        print(
+            f"  {count} tools: dmcg baseline {baseline:.2f} s ({baseline / count * 1000:.1f} ms/tool); "
+            f"cold {cold_time:.2f} s; no-op {noop_time * 1000:.0f} ms; no-op --check "
+            f"{check_time * 1000:.0f} ms; edit one {edit_time:.2f} s; add one {add_time:.2f} s; "
+            f"peak RSS {cold_rss / 1024:.0f} MB; import click {startup * 1000:.0f} ms",
+            flush=True,
+        )
+        return figures
     finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-    return lines
+        shutil.rmtree(project, ignore_errors=True)
 
 
-def bench_execute() -> list[str]:
+def bench_builds(sizes: list[int], runs: int) -> None:
+    startup = startup_baseline()
+    record("python -c 'import click' start-up (baseline)", f"{startup * 1000:.0f} ms")
+    version_times = []
+    for _ in range(15):
+        started = time.perf_counter()
+        subprocess.run([sys.executable, "-m", "toolnexus_gen", "--version"], check=True, stdout=subprocess.DEVNULL)
+        version_times.append(time.perf_counter() - started)
+    version = statistics.median(version_times)
+    record("toolnexus-gen --version", f"{version * 1000:.0f} ms = {version / startup:.2f}x import click", "<= 2x", version / startup <= 2)
+    by_size = {}
+    for count in sizes:
+        by_size[count] = bench_size(count, runs if count <= 1000 else 1, startup)
+    for count, f in by_size.items():
+        tag = f"[{count} tools]"
+        ratio = f["cold"] / f["baseline"]
+        record(f"{tag} cold build vs dmcg-per-tool baseline", f"{f['cold']:.2f} s / {f['baseline']:.2f} s = {ratio:.2f}x", "<= 1.0x" if count == 1000 else "", ratio <= 1.0 if count == 1000 else None)
+        for key, label in (("noop", "no-op build"), ("check", "no-op --check")):
+            share = f[key] / f["cold"]
+            vs_start = f[key] / startup
+            target = count == 1000
+            record(f"{tag} {label}", f"{f[key] * 1000:.0f} ms = {share:.1%} of cold, {vs_start:.2f}x import click", "<= 5% and <= 4x" if target else "", (share <= 0.05 and vs_start <= 4) if target else None)
+        for key, label in (("edit", "rebuild after editing one spec"), ("add", "rebuild after adding one spec")):
+            share = f[key] / f["cold"]
+            target = count == 1000
+            record(f"{tag} {label}", f"{f[key]:.2f} s = {share:.1%} of cold", "<= 5%" if target else "", share <= 0.05 if target else None)
+        record(f"{tag} peak memory (largest process)", f"{f['cold_rss_mb']:.0f} MB", "< 1 GB" if count == 10000 else "", f["cold_rss_mb"] < 1024 if count == 10000 else None)
+    if 1000 in by_size and 10000 in by_size:
+        per_1k = by_size[1000]["cold"] / 1000
+        per_10k = by_size[10000]["cold"] / 10000
+        record("per-tool cold cost, 10,000 vs 1,000 tools", f"{per_10k * 1000:.2f} / {per_1k * 1000:.2f} ms = {per_10k / per_1k:.2f}x", "<= 1.25x", per_10k / per_1k <= 1.25)
+
+
+# -- execute ----------------------------------------------------------------------------------------
+
+
+def bench_execute() -> None:
     tmp = Path(tempfile.mkdtemp(prefix="tnx-exec-"))
     try:
         specs = tmp / "specs"
@@ -161,13 +257,17 @@ def bench_execute() -> list[str]:
                 }
             )
         )
-        full_build(specs, tmp / "benchpkg")
+        subprocess.run(
+            [sys.executable, "-m", "toolnexus_gen", "build", "specs", "--out", "benchpkg", "-q"],
+            cwd=tmp,
+            check=True,
+        )
         sys.path.insert(0, str(tmp))
-        import benchpkg
+        import benchpkg  # type: ignore[import-not-found]
 
-        class Handlers(benchpkg.ToolHandlers):
+        class Handlers(benchpkg.ToolHandlers):  # type: ignore[misc]
             def get_weather(self, args: Any, ctx: Any) -> str:
-                return args.city
+                return str(args.city)
 
         handlers = Handlers()
         tk = benchpkg.Toolkit(handlers)
@@ -192,17 +292,13 @@ def bench_execute() -> list[str]:
             return best / count * 1e6
 
         awaited = asyncio.run(awaited_loop(n))
-        lines = [
-            f"direct call (model_validate + handler): {direct:.2f} us",
-            f"execute_sync: {sync:.2f} us = {sync / direct:.2f}x direct (target <= 1.3x)",
-            f"await execute (in a running loop): {awaited:.2f} us = {awaited / direct:.2f}x direct (target <= 1.6x)",
-        ]
+        record("direct call (model_validate + handler), baseline", f"{direct:.2f} us")
+        record("execute_sync vs direct", f"{sync:.2f} us = {sync / direct:.2f}x", "<= 1.3x", sync / direct <= 1.3)
+        record("await execute vs direct", f"{awaited:.2f} us = {awaited / direct:.2f}x", "<= 1.6x", awaited / direct <= 1.6)
         try:
             from langchain_core.tools import StructuredTool
 
-            lc = StructuredTool.from_function(
-                func=lambda city: city, name="get_weather", description="Weather", args_schema=model
-            )
+            lc = StructuredTool.from_function(func=lambda city: city, name="get_weather", description="Weather", args_schema=model)
             lc_sync = per_call(lambda: lc.invoke(args), 2000)
 
             async def lc_loop(count: int) -> float:
@@ -212,12 +308,10 @@ def bench_execute() -> list[str]:
                 return (time.perf_counter() - start) / count * 1e6
 
             lc_async = asyncio.run(lc_loop(2000))
-            lines.append(
-                f"langchain-core StructuredTool.invoke: {lc_sync:.1f} us ({lc_sync / sync:.0f}x execute_sync); "
-                f"ainvoke: {lc_async:.1f} us ({lc_async / awaited:.0f}x execute)"
-            )
+            record("langchain-core StructuredTool.invoke", f"{lc_sync:.1f} us = {lc_sync / sync:.0f}x slower than execute_sync")
+            record("langchain-core StructuredTool.ainvoke", f"{lc_async:.1f} us = {lc_async / awaited:.0f}x slower than execute")
         except ImportError:
-            lines.append("langchain-core not installed: peer skipped (pip install langchain-core)")
+            record("langchain-core", "not installed: peer skipped (pip install -e '.[bench]')")
         try:
             from mcp.server.mcpserver import MCPServer
 
@@ -234,26 +328,32 @@ def bench_execute() -> list[str]:
                 return (time.perf_counter() - start) / count * 1e6
 
             mcp_time = asyncio.run(mcp_loop(2000))
-            lines.append(
-                f"MCP SDK in-process call_tool: {mcp_time:.1f} us ({mcp_time / awaited:.0f}x execute)"
-            )
+            record("MCP SDK in-process call_tool", f"{mcp_time:.1f} us = {mcp_time / awaited:.0f}x slower than execute")
         except ImportError:
-            lines.append("mcp not installed: peer skipped")
-        for line in lines:
-            print(line, flush=True)
-        return lines
+            record("mcp", "not installed: peer skipped")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
 def main() -> None:
-    quick = "--quick" in sys.argv
-    print(f"python {sys.version.split()[0]} on {sys.platform}")
-    print("== execute() against a direct call and two peers")
+    args = sys.argv[1:]
+    quick = "--quick" in args
+    runs = int(args[args.index("--runs") + 1]) if "--runs" in args else 3
+    sizes = [int(a) for a in args if a.isdigit() and (args.index(a) == 0 or args[args.index(a) - 1] != "--runs")]
+    sizes = sizes or ([100] if quick else [100, 1000, 10000])
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    print(f"python {sys.version.split()[0]} on {sys.platform}, {cpus} cores; sizes {sizes}, {runs} runs", flush=True)
+    print("== execute() against a direct call and two peers", flush=True)
     bench_execute()
-    print("== builds of synthetic spec sets (median of runs; cold build once)")
-    sizes = [100] if quick else [int(a) for a in sys.argv[1:] if a.isdigit()] or [100, 1000]
-    bench_build(sizes, runs=3)
+    print("== builds (fresh process each, as a pre-commit hook runs it; medians)", flush=True)
+    bench_builds(sizes, runs)
+    print("\n== summary")
+    width = max(len(r[0]) for r in RESULTS)
+    for figure, value, target, met in RESULTS:
+        verdict = "" if met is None else ("met" if met else "MISSED")
+        print(f"{figure:<{width}}  {value:<55} {target:<16} {verdict}")
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(f"(benchmark process peak RSS {peak:.0f} MB)")
 
 
 if __name__ == "__main__":

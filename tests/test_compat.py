@@ -169,13 +169,13 @@ def test_transforms_before_and_after(tmp_path: Path) -> None:
 def test_openai_and_gemini_tool_count_limits(tmp_path: Path) -> None:
     many = {f"t{i:03}.yaml": {"description": f"tool {i}"} for i in range(129)}
     specs = write_specs(tmp_path / "specs", many)
+    # A warning: the file may hold more tools than one request sends (run_openai(tools=[...])).
     result = cli("build", str(specs), "--out", str(tmp_path / "out"), "--target", "openai")
-    assert result.exit_code == 2
-    assert "t128.yaml" in result.stderr and "error[TN330]" in result.stderr
+    assert result.exit_code == 0
+    assert "t128.yaml" in result.stderr and "warning[TN330]" in result.stderr
     assert "129 tools" in result.stderr
-    assert (
-        cli("build", str(specs), "--out", str(tmp_path / "o2"), "--target", "gemini").exit_code == 0
-    )
+    gemini = cli("build", str(specs), "--out", str(tmp_path / "o2"), "--target", "gemini")
+    assert gemini.exit_code == 0 and "TN318" not in gemini.stderr  # 129 <= 512
 
 
 def test_anthropic_strict_request_limits(tmp_path: Path) -> None:
@@ -195,8 +195,8 @@ def test_anthropic_strict_request_limits(tmp_path: Path) -> None:
     }
     write_specs(tmp_path / "specs", specs)
     result = cli("build", "specs", "--out", "out", "--target", "anthropic", cwd=tmp_path)
-    assert result.exit_code == 2
-    assert "error[TN355]" in result.stderr
+    assert result.exit_code == 0  # per-request limits: warnings, since a request may send fewer
+    assert "warning[TN355]" in result.stderr
     assert "21 strict tools" in result.stderr
     # two optional parameters each: the 13th strict tool takes the request past 24
     assert "s12.json" in result.stderr and "26 optional" in result.stderr

@@ -43,7 +43,7 @@ def _plural(count: int, word: str) -> str:
 
 def _options(specs_dir: Path | None, out_dir: Path | None, targets: tuple[str, ...]) -> Any:
     """BuildOptions from pyproject.toml and the flags (flags win); exits 2 on a bad setting."""
-    from .build import UsageError, resolve_options
+    from .options import UsageError, resolve_options
     from .config import load_config
 
     try:
@@ -92,11 +92,26 @@ def build(
     specs_dir: Path | None, out_dir: Path | None, targets: tuple[str, ...], check: bool, quiet: bool
 ) -> None:
     """Validate every spec in SPECS_DIR and write (or --check) the generated package."""
-    from . import output
-    from .build import generate, header_for
-    from .load import display_path
+    from . import cache, output
+    from .options import header_for
+    from .paths import display_path
 
     options = _options(specs_dir, out_dir, targets)
+    out = display_path(options.out)
+    noop = cache.fast_noop(options, check=check)
+    if noop is not None:  # nothing changed since the last build: answered without the pipeline
+        for severity, line in noop.diagnostics:
+            _echo(line, err=True, fg="red" if severity == "error" else "yellow")
+        if not quiet:
+            counts = f"{_plural(noop.tools, 'tool')}, {_plural(noop.targets, 'target')}"
+            if check:
+                _echo(f"{out} is up to date ({counts}).", fg="green")
+            else:
+                _echo(f"{counts}: 0 files written, {noop.files} unchanged in {out}", fg="green")
+        return
+    from .build import generate
+
+    inputs = cache.snapshot_inputs(options.specs)
     try:
         result = generate(options)
     except RecursionError:  # a last line of defence: every known cause is a located error
@@ -107,7 +122,6 @@ def build(
         _echo(f"{errors} error(s); nothing written.", err=True, fg="red", bold=True)
         sys.exit(ExitCode.INVALID)
     tools = len(result.toolset.tools) if result.toolset else 0
-    out = display_path(options.out)
     if check:
         report = output.check(options.out, result.files)
         if report.up_to_date:
@@ -134,6 +148,10 @@ def build(
         report = output.write(options.out, result.files)
     except output.OwnershipError as exc:
         _fail(str(exc))
+    if result.memo is not None:
+        result.memo.save()
+    recorded = [[d.severity.value, d.format()] for d in result.diagnostics]
+    cache.save_state(options, inputs, result.files, recorded, tools)
     if not quiet:
         removed = f", {len(report.removed)} removed" if report.removed else ""
         warnings = sum(not d.is_error for d in result.diagnostics)

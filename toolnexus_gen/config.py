@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from .diagnostics import Diagnostic, DiagnosticsError
-from .load import display_path
-from .targets import TARGETS
+from .paths import display_path
+from .targetinfo import NAMES, OPTIONS
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -68,10 +68,10 @@ def load_config(start: Path) -> Config:
     values: dict[str, Any] = {}
     options: dict[str, dict[str, Any]] = {}
     for key, value in section.items():
-        if key in TARGETS and isinstance(value, dict):
+        if key in NAMES and isinstance(value, dict):
             options[key] = _target_options(key, value, bad)
         elif key not in KEYS:
-            known = ", ".join([*KEYS, *TARGETS])
+            known = ", ".join([*KEYS, *NAMES])
             bad(key, f"unknown key {key!r} in [tool.{SECTION}] (known: {known})")
         elif not isinstance(value, KEYS[key]) or (
             isinstance(value, list) and not all(isinstance(v, str) for v in value)
@@ -81,8 +81,8 @@ def load_config(start: Path) -> Config:
         else:
             values[key] = value
     for name in values.get("targets", []):
-        if name not in TARGETS:
-            bad("targets", f"unknown target {name!r} (known: {', '.join(TARGETS)})")
+        if name not in NAMES:
+            bad("targets", f"unknown target {name!r} (known: {', '.join(NAMES)})")
     if problems:
         raise DiagnosticsError(problems)
     root = path.parent
@@ -98,7 +98,7 @@ def load_config(start: Path) -> Config:
 
 
 def _target_options(target: str, value: dict[str, Any], bad: Any) -> dict[str, Any]:
-    allowed: dict[str, tuple[str, ...]] = TARGETS[target].OPTIONS
+    allowed: dict[str, tuple[str, ...]] = OPTIONS[target]
     for key, option in value.items():
         if key not in allowed:
             bad(

@@ -17,6 +17,7 @@ from typing import Any
 import yaml
 
 from .diagnostics import Diagnostic
+from .paths import display_path
 
 SPEC_SUFFIXES = (".json", ".yaml", ".yml")
 MAX_FILE_BYTES = 2 * 1024 * 1024
@@ -71,13 +72,6 @@ class LoadError(Exception):
     def __init__(self, diagnostic: Diagnostic) -> None:
         super().__init__(diagnostic.format())
         self.diagnostic = diagnostic
-
-
-def display_path(path: Path) -> str:
-    try:
-        return path.resolve().relative_to(Path.cwd().resolve()).as_posix()
-    except ValueError:
-        return path.as_posix()
 
 
 def is_hidden(relative: Path) -> bool:

@@ -11,9 +11,12 @@ import keyword
 import re
 import unicodedata
 import warnings
+from collections.abc import Sequence
 from typing import Any
 
+from .cache import Memo
 from .ir import Tool
+from .parallel import parallel_map
 
 LINE_LENGTH = 100
 
@@ -41,12 +44,31 @@ def _options(header: str, class_name: str) -> dict[str, Any]:
     }
 
 
+def model_sources(tools: Sequence[Tool], header: str, memo: Memo) -> list[str]:
+    """Each tool's model module source, from the memo or from datamodel-code-generator (run on
+    every core when many are missing)."""
+    jobs = [(_model_schema(tool), tool.python.model, header) for tool in tools]
+    keys = [memo.key("model", *job) for job in jobs]
+    missing = [i for i, key in enumerate(keys) if memo.model(key) is None]
+    for i, source in zip(missing, parallel_map(_generate, [jobs[i] for i in missing]), strict=True):
+        memo.store_model(keys[i], source)
+    return [memo.models[key] for key in keys]
+
+
+def _generate(job: tuple[dict[str, Any], str, str]) -> str:
+    schema, class_name, header = job
+    return _source(schema, class_name, header)
+
+
 def model_source(tool: Tool, header: str) -> str:
     """The Python source of one tool's argument model (a class named tool.python.model)."""
+    return _source(_model_schema(tool), tool.python.model, header)
+
+
+def _source(schema: dict[str, Any], class_name: str, header: str) -> str:
     from datamodel_code_generator import generate
 
-    schema = _model_schema(tool)
-    options = _options(header, tool.python.model)
+    options = _options(header, class_name)
     aliases = _normalising_names(schema)
     if aliases:
         options["aliases"] = aliases

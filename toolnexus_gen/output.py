@@ -18,7 +18,7 @@ from pathlib import Path
 MANIFEST = ".toolnexus-gen.json"
 LOCK = ".toolnexus-gen.lock"  # held while a build writes, so two builds never interleave
 _TMP_SUFFIX = ".tnx-tmp"
-_IGNORED_DIRS = {"__pycache__"}
+_IGNORED_DIRS = {"__pycache__", ".toolnexus-gen.cache"}  # Python's, and the build cache
 
 
 class OwnershipError(Exception):
@@ -125,7 +125,7 @@ def _read(path: Path) -> bytes | None:
         return None
 
 
-def _atomic_write(path: Path, data: bytes) -> None:
+def atomic_write(path: Path, data: bytes) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}{_TMP_SUFFIX}")
     with open(tmp, "wb") as handle:
@@ -159,14 +159,14 @@ def _write_locked(out_dir: Path, files: dict[str, str]) -> Report:
     manifest_path = out_dir / MANIFEST
     union = sorted(set(old) | set(files))
     if _read(manifest_path) != _manifest_text(union).encode():
-        _atomic_write(manifest_path, _manifest_text(union).encode())
+        atomic_write(manifest_path, _manifest_text(union).encode())
     for name, text in files.items():
         data = text.encode("utf-8")
         path = out_dir / name
         if _read(path) == data:
             report.unchanged.append(name)
             continue
-        _atomic_write(path, data)
+        atomic_write(path, data)
         report.written.append(name)
     for name in stale:
         path = out_dir / name
@@ -176,7 +176,7 @@ def _write_locked(out_dir: Path, files: dict[str, str]) -> Report:
             _remove_empty_parents(path.parent, out_dir)
     final = _manifest_text(list(files)).encode()
     if _read(manifest_path) != final:
-        _atomic_write(manifest_path, final)
+        atomic_write(manifest_path, final)
     return report
 
 
@@ -233,7 +233,7 @@ def create_user_files(files: dict[Path, str], *, replace: bool = False) -> None:
     for path, text in files.items():
         path.parent.mkdir(parents=True, exist_ok=True)
         if replace:
-            _atomic_write(path, text.encode("utf-8"))
+            atomic_write(path, text.encode("utf-8"))
         else:
             with path.open("x", encoding="utf-8", newline="") as handle:
                 handle.write(text)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -11,7 +10,9 @@ from typing import Any
 import jinja2
 
 from . import models
+from .cache import Memo
 from .ir import ToolSet
+from .options import Header
 from .pysource import docstring, py_str
 
 TARGET_TYPES = {
@@ -49,12 +50,6 @@ PACKAGE_TEMPLATES = (
 )
 
 
-@dataclass(frozen=True)
-class Header:
-    specs_rel: str  # the spec folder, relative to the output package
-    command: str  # the command that regenerates the package
-
-
 def templates_dir() -> Path:
     here = Path(__file__).parent
     installed = here / "templates"  # inside a wheel
@@ -76,7 +71,7 @@ def environment() -> jinja2.Environment:
     return env
 
 
-def render_package(toolset: ToolSet, header: Header) -> dict[str, str]:
+def render_package(toolset: ToolSet, header: Header, memo: Memo | None = None) -> dict[str, str]:
     env = environment()
     context: dict[str, Any] = {
         "tools": toolset.tools,
@@ -118,15 +113,12 @@ def render_package(toolset: ToolSet, header: Header) -> dict[str, str]:
         compile(source, name, "exec")  # a template bug must never reach disk
         files[name] = source
     model_header = env.get_template("_header.jinja").render(context).rstrip("\n")
-    for tool in toolset.tools:
-        files[f"models/{tool.python.module}.py"] = _model(tool, model_header)
+    sources = models.model_sources(toolset.tools, model_header, memo or Memo(None))
+    for tool, source in zip(toolset.tools, sources, strict=True):
+        source = source.rstrip("\n") + "\n"
+        compile(source, f"models/{tool.python.module}.py", "exec")
+        files[f"models/{tool.python.module}.py"] = source
     return files
-
-
-def _model(tool: Any, header: str) -> str:
-    source = models.model_source(tool, header).rstrip("\n") + "\n"
-    compile(source, f"models/{tool.python.module}.py", "exec")
-    return source
 
 
 def _exports(toolset: ToolSet) -> list[str]:

@@ -64,3 +64,29 @@ class SpecRegistry:
         return self.registry.with_resource(
             document_uri(document.path), DRAFT202012.create_resource(schema)
         )
+
+
+def ref_closure(schema: Any, doc_path: Path, specs_dir: Path) -> list[tuple[str, str]]:
+    """(path relative to the spec folder, SHA-256) of every file the schema's $refs reach,
+    transitively: what a cached result about this schema depends on besides the schema itself."""
+    from .cache import sha
+
+    root = specs_dir.resolve()
+    seen: dict[Path, str] = {}
+    stack: list[tuple[Any, Path]] = [(schema, doc_path)]
+    while stack:
+        node, base = stack.pop()
+        for _, ref in iter_refs(node, ""):
+            parts = urlsplit(ref)
+            if parts.scheme or parts.netloc or not parts.path:
+                continue
+            target = (base.parent / unquote(parts.path)).resolve()
+            if target in seen or not target.is_relative_to(root) or not target.is_file():
+                continue
+            raw = target.read_bytes()
+            seen[target] = sha(raw)
+            try:
+                stack.append((load_document(target).data, target))
+            except LoadError:
+                continue
+    return sorted((path.relative_to(root).as_posix(), digest) for path, digest in seen.items())

@@ -12,9 +12,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .bundle import Cycle
+from .cache import Memo
 from .diagnostics import Diagnostic
 from .ir import Tool, ToolSet
-from .package import Header, render_package
+from .options import Header
+from .package import render_package
 from .targets import TARGETS
 from .targets.base import dump_json, effective
 from .targets.rules import cycle_finding
@@ -58,6 +60,7 @@ def render(
     prepared: Prepared,
     header: Header,
     options: Mapping[str, Mapping[str, Any]],
+    memo: Memo | None = None,
 ) -> FileMap:
     files: FileMap = {}
     for name in toolset.targets:
@@ -68,8 +71,10 @@ def render(
         files[target.FILE] = dump_json(rendered)
     files["schemas/tools.json"] = dump_json([_definition(tool) for tool in toolset.tools])
     # The build's lock file stays in the folder; keep it out of version control.
-    files[".gitignore"] = "# Written by toolnexus-gen.\n.toolnexus-gen.lock\n"
-    files.update(render_package(toolset, header))
+    files[".gitignore"] = (
+        "# Written by toolnexus-gen.\n.toolnexus-gen.lock\n.toolnexus-gen.cache/\n"
+    )
+    files.update(render_package(toolset, header, memo))
     return dict(sorted(files.items()))
 
 

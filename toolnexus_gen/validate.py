@@ -18,11 +18,13 @@ from typing import Any
 import jsonschema
 from jsonschema import Draft202012Validator
 
+from .cache import Memo
 from .diagnostics import Diagnostic, Severity
 from .ir import Tool, ToolSet
 from .load import Document, join_pointer
 from .naming import python_names
-from .refs import SpecRegistry, document_uri, iter_refs, ref_problem
+from .parallel import PARALLEL_MIN, parallel_map
+from .refs import SpecRegistry, document_uri, iter_refs, ref_closure, ref_problem
 
 ENVELOPE_KEYS_NOTE = "keys starting with x- are ignored"
 _META = Draft202012Validator(Draft202012Validator.META_SCHEMA)
@@ -76,14 +78,24 @@ class _Collector:
 
 
 def validate(
-    documents: Sequence[Document], specs_dir: Path, targets: Sequence[str]
+    documents: Sequence[Document],
+    specs_dir: Path,
+    targets: Sequence[str],
+    memo: Memo | None = None,
 ) -> tuple[ToolSet, list[Diagnostic]]:
-    """All diagnostics for all documents; the ToolSet holds every tool that had no error."""
+    """All diagnostics for all documents; the ToolSet holds every tool that had no error.
+
+    With a memo, schemas already found valid (same schema, examples and referenced files) are
+    not validated again, and the first validation of many schemas is spread over the cores.
+    """
     registry = SpecRegistry(specs_dir)
+    memo = memo or Memo(None)
+    checks = _Checks(memo, specs_dir)
+    checks.prevalidate(documents)
     tools: list[Tool] = []
     diagnostics: list[Diagnostic] = []
     for document in documents:
-        tool, found = _validate_document(document, specs_dir, registry, targets)
+        tool, found = _validate_document(document, specs_dir, registry, targets, checks)
         diagnostics.extend(found)
         if tool is not None:
             tools.append(tool)
@@ -93,7 +105,11 @@ def validate(
 
 
 def _validate_document(
-    document: Document, specs_dir: Path, registry: SpecRegistry, targets: Sequence[str]
+    document: Document,
+    specs_dir: Path,
+    registry: SpecRegistry,
+    targets: Sequence[str],
+    checks: _Checks,
 ) -> tuple[Tool | None, list[Diagnostic]]:
     out = _Collector(document)
     data = document.data
@@ -149,15 +165,15 @@ def _validate_document(
     input_schema = envelope.get("input_schema")
     output_schema = envelope.get("output_schema")
     if input_schema is not None:
-        _check_schema(input_schema, schema_pointer, out, root_object=True)
+        checks.schema(input_schema, schema_pointer, out, root_object=True)
         _check_refs(input_schema, schema_pointer, document, specs_dir, out)
     if output_schema is not None:
-        _check_schema(output_schema, "/output_schema", out, root_object=False)
+        checks.schema(output_schema, "/output_schema", out, root_object=False)
         _check_refs(output_schema, "/output_schema", document, specs_dir, out)
 
     examples = envelope.get("examples", [])
     if isinstance(examples, list) and not out.diagnostics:
-        _check_examples(examples, "/examples", input_schema, document, registry, out)
+        checks.examples(examples, "/examples", input_schema, document, registry, out)
 
     selected = _target_selection(envelope.get("targets"), targets, out)
     if out.diagnostics:
@@ -209,6 +225,81 @@ def _check_envelope(envelope: dict[str, Any], out: _Collector) -> None:
             out.add("TN110", "description must be a non-empty string", pointer, show_pointer=False)
             continue
         out.add("TN109", f"{_field(pointer)}: {error.message}", pointer)
+
+
+class _Checks:
+    """The expensive checks (meta-schema, examples), skipped when the memo knows them valid."""
+
+    def __init__(self, memo: Memo, specs_dir: Path) -> None:
+        self.memo = memo
+        self.specs_dir = specs_dir
+
+    def schema_key(self, schema: Any, root_object: bool) -> str:
+        return self.memo.key("schema", schema, root_object)
+
+    def examples_key(self, examples: Any, schema: Any, document: Document) -> str:
+        closure = ref_closure(schema, document.path, self.specs_dir)
+        return self.memo.key("examples", examples, schema, document.path.name, closure)
+
+    def schema(self, schema: Any, pointer: str, out: _Collector, *, root_object: bool) -> None:
+        key = self.schema_key(schema, root_object)
+        if self.memo.is_valid(key):
+            return
+        before = len(out.diagnostics)
+        _check_schema(schema, pointer, out, root_object=root_object)
+        if len(out.diagnostics) == before:
+            self.memo.mark_valid(key)
+
+    def examples(
+        self,
+        examples: list[Any],
+        pointer: str,
+        schema: Any,
+        document: Document,
+        registry: SpecRegistry,
+        out: _Collector,
+    ) -> None:
+        if not examples:
+            return
+        key = self.examples_key(examples, schema, document)
+        if self.memo.is_valid(key):
+            return
+        before = len(out.diagnostics)
+        _check_examples(examples, pointer, schema, document, registry, out)
+        if len(out.diagnostics) == before:
+            self.memo.mark_valid(key)
+
+    def prevalidate(self, documents: Sequence[Document]) -> None:
+        """Meta-schema checks of schemas the memo does not know, on every core at once."""
+        pending: dict[str, tuple[Any, bool]] = {}
+        for document in documents:
+            data = document.data
+            if not isinstance(data, dict):
+                continue
+            bare = is_bare_schema(data)
+            for schema, root in (
+                (data if bare else data.get("input_schema"), True),
+                (None if bare else data.get("output_schema"), False),
+            ):
+                if isinstance(schema, dict):
+                    key = self.schema_key(schema, root)
+                    if key not in self.memo.valid:
+                        pending[key] = (schema, root)
+        if len(pending) < PARALLEL_MIN:
+            return  # checked one by one in validate(), with their diagnostics
+        keys = list(pending)
+        for key, valid in zip(
+            keys, parallel_map(_schema_is_valid, [pending[k] for k in keys]), strict=True
+        ):
+            if valid:
+                self.memo.mark_valid(key)
+
+
+def _schema_is_valid(item: tuple[Any, bool]) -> bool:
+    schema, root_object = item
+    if next(_META.iter_errors(schema), None) is not None:
+        return False
+    return not root_object or schema.get("type") == "object"
 
 
 def _check_schema(schema: Any, pointer: str, out: _Collector, *, root_object: bool) -> None:

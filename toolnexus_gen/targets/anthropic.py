@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from .. import targetinfo
 from ..bundle import Located
 from ..diagnostics import Diagnostic
 from ..ir import Tool
 from . import rules
 from .base import NameRule, input_schema
-from .transforms import JSON_SCHEMA_TRANSFORMS
 
 NAME = "anthropic"
 FILE = "schemas/anthropic.json"
@@ -17,7 +17,7 @@ NAME_RULE = NameRule(
     r"[a-zA-Z0-9_-]{1,128}", "String should match pattern '^[a-zA-Z0-9_-]{1,128}$'"
 )
 MAX_STRICT_TOOLS, MAX_OPTIONAL, MAX_UNIONS = 20, 24, 16
-OPTIONS: dict[str, tuple[str, ...]] = {"transforms": JSON_SCHEMA_TRANSFORMS}
+OPTIONS = targetinfo.OPTIONS[NAME]
 
 
 def render(tools: list[Tool], schemas: dict[str, Any], options: dict[str, Any]) -> Any:

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from .. import targetinfo
 from ..bundle import Located
 from ..diagnostics import Diagnostic
 from ..ir import Tool
 from .base import NameRule, input_schema
-from .transforms import JSON_SCHEMA_TRANSFORMS
 
 NAME = "bedrock"
 FILE = "schemas/bedrock.json"
@@ -16,7 +16,7 @@ NAME_RULE = NameRule(
     r"[a-zA-Z0-9_-]{1,64}",
     "Member must satisfy regular expression pattern: [a-zA-Z0-9_-]+ (1-64 characters)",
 )
-OPTIONS: dict[str, tuple[str, ...]] = {"transforms": JSON_SCHEMA_TRANSFORMS}
+OPTIONS = targetinfo.OPTIONS[NAME]
 
 
 def render(tools: list[Tool], schemas: dict[str, Any], options: dict[str, Any]) -> Any:

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from .. import targetinfo
 from ..bundle import Cycle, Located
 from ..diagnostics import Diagnostic
 from ..ir import Tool
 from . import rules
 from .base import NameRule, effective
-from .transforms import GEMINI_TRANSFORMS
 
 NAME = "gemini"
 FILE = "schemas/gemini.json"
@@ -23,10 +23,7 @@ NAME_RULE = NameRule(
     "must start with a letter or an underscore and contain only a-z, A-Z, 0-9, underscores, dots, colons "
     "and dashes, with a maximum length of 64",
 )
-OPTIONS: dict[str, tuple[str, ...]] = {
-    "schema_field": ("parameters", "parametersJsonSchema"),
-    "transforms": GEMINI_TRANSFORMS,
-}
+OPTIONS = targetinfo.OPTIONS[NAME]
 MAX_DECLARATIONS = 512  # Gemini API; Vertex allows 128
 
 

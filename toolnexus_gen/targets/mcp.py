@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from .. import targetinfo
 from ..bundle import Located
 from ..diagnostics import Diagnostic, Severity
 from ..ir import Tool
 from .base import NameRule, input_schema
-from .transforms import JSON_SCHEMA_TRANSFORMS
 
 NAME = "mcp"
 FILE = "schemas/mcp.json"
@@ -18,7 +18,7 @@ NAME_RULE = NameRule(
     "SHOULD be 1-128 characters of A-Z, a-z, 0-9, underscore, hyphen and dot",
     Severity.WARNING,
 )
-OPTIONS: dict[str, tuple[str, ...]] = {"transforms": JSON_SCHEMA_TRANSFORMS}
+OPTIONS = targetinfo.OPTIONS[NAME]
 
 
 def render(tools: list[Tool], schemas: dict[str, Any], options: dict[str, Any]) -> Any:

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from .. import targetinfo
 from ..bundle import Located
 from ..diagnostics import Diagnostic
 from ..ir import Tool
 from . import rules
 from .base import NameRule, input_schema
-from .transforms import JSON_SCHEMA_TRANSFORMS
 
 NAME = "openai"
 FILE = "schemas/openai.json"
@@ -17,7 +17,7 @@ NAME_RULE = NameRule(
     r"[a-zA-Z0-9_-]{1,64}",
     "must be a-z, A-Z, 0-9, or contain underscores and dashes, with a maximum length of 64",
 )
-OPTIONS: dict[str, tuple[str, ...]] = {"transforms": JSON_SCHEMA_TRANSFORMS}
+OPTIONS = targetinfo.OPTIONS[NAME]
 MAX_TOOLS = 128
 MAX_DESCRIPTION = 1024
 

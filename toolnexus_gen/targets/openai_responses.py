@@ -8,16 +8,16 @@ from __future__ import annotations
 
 from typing import Any
 
+from .. import targetinfo
 from ..bundle import Located
 from ..diagnostics import Diagnostic
 from ..ir import Tool
 from .base import input_schema
 from .openai import NAME_RULE, check_count, check_schema
-from .transforms import JSON_SCHEMA_TRANSFORMS
 
 NAME = "openai_responses"
 FILE = "schemas/openai_responses.json"
-OPTIONS: dict[str, tuple[str, ...]] = {"transforms": JSON_SCHEMA_TRANSFORMS}
+OPTIONS = targetinfo.OPTIONS[NAME]
 
 
 def must_inline(options: dict[str, Any]) -> bool:

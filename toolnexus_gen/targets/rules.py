@@ -174,10 +174,11 @@ RULES: dict[str, Rule] = {
             "TN318",
             "too many Gemini function declarations",
             "gemini",
-            E,
+            W,
             "tools[0].function_declarations: [FIELD_INVALID] At most 512 function declarations "
             "can be specified. (Vertex: 128)",
-            "split the tools across requests, or exclude some from gemini",
+            "send a subset per request (run_gemini(tools=[...])), or exclude some tools from "
+            "gemini. A warning: the file may hold more tools than one request sends",
         ),
         Rule(
             "TN319",
@@ -221,9 +222,10 @@ RULES: dict[str, Rule] = {
             "TN330",
             "more than 128 tools for OpenAI",
             "openai, openai_responses",
-            E,
+            W,
             "Invalid 'tools': array too long. Expected an array with maximum length 128",
-            "exclude some tools from the openai targets, or send a subset (run_openai(tools=...))",
+            "send a subset per request (run_openai(tools=[...])), or exclude some tools from the "
+            "openai targets. A warning: the file may hold more tools than one request sends",
         ),
         Rule(
             "TN340",
@@ -336,10 +338,11 @@ RULES: dict[str, Rule] = {
             "TN355",
             "over Anthropic's per-request strict limits",
             "anthropic (strict)",
-            E,
+            W,
             "Schema is too complex for compilation. (limits: 20 strict tools, 24 optional "
             "parameters, 16 parameters using anyOf or type arrays, across all strict tools)",
-            "drop strict from some tools, or send fewer tools per request",
+            "drop strict from some tools, or send fewer strict tools per request "
+            "(run_anthropic(tools=[...])). A warning: the file may hold more than one request sends",
         ),
         Rule(
             "TN356",

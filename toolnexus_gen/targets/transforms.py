@@ -120,9 +120,7 @@ NODE_TRANSFORMS: dict[str, NodeFn] = {
     "const_to_enum": const_to_enum,
     "nullable": nullable,
 }
-# Which transforms each target offers (inline_refs is not a node transform: see apply()).
-GEMINI_TRANSFORMS = ("const_to_enum", "nullable", "strip_meta", "inline_refs")
-JSON_SCHEMA_TRANSFORMS = ("strip_meta", "inline_refs")
+# Which transforms each target offers: see targetinfo (inline_refs is done by apply()).
 
 
 def apply(
@@ -142,4 +140,4 @@ def apply(
     return located
 
 
-__all__ = ["Cycle", "apply", "GEMINI_TRANSFORMS", "JSON_SCHEMA_TRANSFORMS"]
+__all__ = ["Cycle", "apply"]

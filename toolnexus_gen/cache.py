@@ -1,0 +1,310 @@
+"""The build cache, kept inside the output folder (`.toolnexus-gen.cache/`), never trusted blindly.
+
+Two files, each carrying a checksum of its own content; a missing, unreadable, stale or corrupted
+file is simply ignored, so the cache can make a build faster but never make it wrong.
+
+- `state.json`: what the last successful build read (every spec file's size, mtime and SHA-256)
+  and wrote (every output file's SHA-256), under a key made of the configuration and the
+  generator's own fingerprint. When nothing changed, `build` and `build --check` answer from it
+  without importing the pipeline (the no-op fast path); `--check` still hashes every output file,
+  so it stays exact.
+- `memo.json`: per-tool work that is expensive and depends only on its inputs: schemas already
+  found valid (keyed by the schema, its examples and every file its $refs reach) and model
+  sources (keyed by the model schema, class name and header).
+
+Everything that can change an output is in a key: spec bytes, referenced files, configuration,
+toolnexus-gen's version and source files, datamodel-code-generator's version, the Python version.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from . import __version__
+
+CACHE_DIR = ".toolnexus-gen.cache"
+STATE = "state.json"
+MEMO = "memo.json"
+SPEC_SUFFIXES = (".json", ".yaml", ".yml")
+
+
+def sha(data: bytes | str) -> str:
+    return hashlib.sha256(data.encode("utf-8") if isinstance(data, str) else data).hexdigest()
+
+
+def canonical(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
+@cache
+def generator_fingerprint() -> str:
+    """toolnexus-gen's version and source files, datamodel-code-generator's version, Python's.
+
+    Read from the file system without importing anything (this runs on the no-op fast path).
+    """
+    here = os.path.dirname(os.path.abspath(__file__))
+    parts = [__version__, sys.version.split()[0], _dist_version("datamodel_code_generator")]
+    for root in (
+        here,
+        os.path.join(here, "templates"),
+        os.path.join(os.path.dirname(here), "templates"),
+    ):
+        stack = [root]
+        while stack:
+            folder = stack.pop()
+            try:
+                entries = sorted(os.scandir(folder), key=lambda e: e.name)
+            except OSError:
+                continue
+            for entry in entries:
+                if entry.is_dir():
+                    if entry.name != "__pycache__":
+                        stack.append(entry.path)
+                elif entry.name.endswith((".py", ".jinja", ".json")):
+                    stat = entry.stat()
+                    parts.append(f"{entry.path}:{stat.st_size}:{stat.st_mtime_ns}")
+    return sha("\n".join(parts))
+
+
+def _dist_version(module: str) -> str:
+    """An installed distribution's version, from its .dist-info folder name (no import)."""
+    for folder in sys.path:
+        try:
+            names = os.listdir(folder or ".")
+        except OSError:
+            continue
+        prefix = module + "-"
+        for name in names:
+            if name.startswith(prefix) and name.endswith((".dist-info", ".egg-info")):
+                return name[len(prefix) :].rsplit(".", 1)[0]
+        if module in names:
+            return "?"
+    return "-"
+
+
+def _load(path: Path) -> dict[str, Any] | None:
+    """A cache file's body, or None when missing, unreadable or not matching its checksum."""
+    try:
+        raw = path.read_bytes()
+        checksum, _, text = raw.partition(b"\n")
+        if checksum.decode("ascii") != sha(text):
+            return None
+        body = json.loads(text)
+        return body if isinstance(body, dict) else None
+    except (OSError, ValueError, UnicodeDecodeError):
+        return None
+
+
+def _save(path: Path, body: dict[str, Any]) -> None:
+    from .output import atomic_write  # the one module that writes into the output folder
+
+    text = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    atomic_write(path, sha(text).encode("ascii") + b"\n" + text)
+
+
+# -- inputs and outputs -------------------------------------------------------------------------
+
+
+def spec_files(specs: Path) -> dict[str, os.stat_result]:
+    """Every JSON/YAML file under the spec folder (shared fragments included), by relative path."""
+    found: dict[str, os.stat_result] = {}
+    stack = [""]
+    base = str(specs)
+    while stack:
+        rel = stack.pop()
+        try:
+            entries = list(os.scandir(os.path.join(base, rel) if rel else base))
+        except OSError:
+            continue
+        for entry in entries:
+            name = f"{rel}/{entry.name}" if rel else entry.name
+            if entry.is_dir(follow_symlinks=False):
+                if not entry.name.startswith("."):
+                    stack.append(name)
+            elif entry.name.endswith(SPEC_SUFFIXES):
+                found[name] = entry.stat()
+    return found
+
+
+def _same(stat: os.stat_result, recorded: list[Any], path: str) -> bool:
+    """True when the file still has the recorded content (stat first, SHA-256 when stat differs)."""
+    if stat.st_size == recorded[0] and stat.st_mtime_ns == recorded[1]:
+        return True
+    try:
+        with open(path, "rb") as handle:
+            return sha(handle.read()) == recorded[2]
+    except OSError:
+        return False
+
+
+@dataclass
+class Snapshot:
+    inputs: dict[str, list[Any]] = field(default_factory=dict)  # rel: [size, mtime_ns, sha]
+
+
+def snapshot_inputs(specs: Path) -> Snapshot:
+    snap = Snapshot()
+    for rel, stat in sorted(spec_files(specs).items()):
+        snap.inputs[rel] = [stat.st_size, stat.st_mtime_ns, sha((specs / rel).read_bytes())]
+    return snap
+
+
+# -- the no-op fast path ------------------------------------------------------------------------
+
+
+@dataclass
+class NoOp:
+    diagnostics: list[list[Any]]  # [severity, formatted line]
+    tools: int
+    targets: int
+    files: int  # generated files (the manifest not counted)
+
+
+def build_key(options: Any) -> str:
+    from .options import header_for
+
+    return sha(
+        canonical(
+            {
+                "generator": generator_fingerprint(),
+                "specs": os.path.relpath(options.specs.resolve(), options.root),
+                "out": os.path.relpath(options.out.resolve(), options.root),
+                "targets": list(options.targets),
+                "options": options.target_options,
+                "ignore": sorted(options.ignore),
+                "command": header_for(options).command,
+            }
+        )
+    )
+
+
+def fast_noop(options: Any, *, check: bool) -> NoOp | None:
+    """The recorded result when nothing changed since the last build; None means: run the build."""
+    state = _load(options.out / CACHE_DIR / STATE)
+    if state is None or state.get("key") != build_key(options):
+        return None
+    recorded: dict[str, list[Any]] = state["inputs"]
+    current = spec_files(options.specs)
+    if current.keys() != recorded.keys():
+        return None
+    specs = str(options.specs)
+    for rel, stat in current.items():
+        if not _same(stat, recorded[rel], os.path.join(specs, rel)):
+            return None
+    outputs: dict[str, list[Any]] = state["outputs"]
+    out = str(options.out)
+    for rel, entry in outputs.items():
+        path = os.path.join(out, rel)
+        try:
+            if check:  # exact: the bytes on disk are hashed, whatever their stat says
+                with open(path, "rb") as handle:
+                    if sha(handle.read()) != entry[2]:
+                        return None
+            elif not _same(os.stat(path), entry, path):
+                return None
+        except OSError:
+            return None
+    if not check and _extra_files(out, outputs):
+        return None  # let the full build explain (a file it did not write, a symlink)
+    return NoOp(state["diagnostics"], state["tools"], state["targets"], len(outputs) - 1)
+
+
+def _extra_files(out: str, outputs: dict[str, list[Any]]) -> bool:
+    from .output import LOCK, MANIFEST
+
+    allowed = {*outputs, MANIFEST, LOCK}
+    for root, dirs, names in os.walk(out):
+        rel = os.path.relpath(root, out)
+        prefix = "" if rel == "." else rel.replace(os.sep, "/") + "/"
+        if any(os.path.islink(os.path.join(root, d)) for d in dirs):
+            return True
+        dirs[:] = [d for d in dirs if d not in ("__pycache__", CACHE_DIR)]
+        for name in names:
+            if prefix + name not in allowed:
+                return True
+    return False
+
+
+def save_state(
+    options: Any,
+    inputs: Snapshot,
+    files: dict[str, str],
+    diagnostics: list[list[Any]],
+    tools: int,
+) -> None:
+    """Record a successful build (called after its files are written)."""
+    from .output import MANIFEST
+
+    outputs: dict[str, list[Any]] = {}
+    for rel in [*files, MANIFEST]:
+        path = options.out / rel
+        try:
+            data = path.read_bytes()
+            stat = path.stat()
+        except OSError:
+            return
+        outputs[rel] = [stat.st_size, stat.st_mtime_ns, sha(data)]
+    body = {
+        "key": build_key(options),
+        "inputs": inputs.inputs,
+        "outputs": outputs,
+        "diagnostics": diagnostics,
+        "tools": tools,
+        "targets": len(options.targets),
+    }
+    _save(options.out / CACHE_DIR / STATE, body)
+
+
+# -- per-tool memo ------------------------------------------------------------------------------
+
+
+class Memo:
+    """Results of expensive per-tool work, by content key. Reads once, writes once."""
+
+    def __init__(self, out: Path | None) -> None:
+        self.path = out / CACHE_DIR / MEMO if out is not None else None
+        body = _load(self.path) if self.path is not None else None
+        self.valid: dict[str, bool] = dict((body or {}).get("valid", {}))
+        self.models: dict[str, str] = dict((body or {}).get("models", {}))
+        self.used_valid: set[str] = set()
+        self.used_models: set[str] = set()
+
+    def key(self, *parts: Any) -> str:
+        return sha(canonical([generator_fingerprint(), *parts]))
+
+    def is_valid(self, key: str) -> bool:
+        if self.valid.get(key):
+            self.used_valid.add(key)
+            return True
+        return False
+
+    def mark_valid(self, key: str) -> None:
+        self.valid[key] = True
+        self.used_valid.add(key)
+
+    def model(self, key: str) -> str | None:
+        source = self.models.get(key)
+        if source is not None:
+            self.used_models.add(key)
+        return source
+
+    def store_model(self, key: str, source: str) -> None:
+        self.models[key] = source
+        self.used_models.add(key)
+
+    def save(self) -> None:
+        """Keep what this build used (so the memo does not grow without end)."""
+        if self.path is None:
+            return
+        body = {
+            "valid": {k: True for k in sorted(self.used_valid)},
+            "models": {k: self.models[k] for k in sorted(self.used_models)},
+        }
+        _save(self.path, body)

@@ -1,0 +1,77 @@
+"""Where a build reads and writes, from pyproject.toml and the flags. Light on purpose: the
+no-op fast path and every command start here before anything heavy is imported."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .config import Config, find_pyproject
+from .targetinfo import NAMES
+
+
+@dataclass(frozen=True)
+class Header:
+    specs_rel: str  # the spec folder, relative to the output package
+    command: str  # the command that regenerates the package
+
+
+DEFAULT_SPECS = "specs"
+DEFAULT_OUT = "tools"  # beside the spec folder
+
+
+class UsageError(Exception):
+    """Bad paths or options: exit code 2, no traceback."""
+
+
+@dataclass(frozen=True)
+class BuildOptions:
+    specs: Path
+    out: Path
+    root: Path  # paths in generated headers are relative to this folder
+    targets: tuple[str, ...] = NAMES
+    target_options: dict[str, dict[str, Any]] = field(default_factory=dict)
+    ignore: frozenset[str] = frozenset()
+
+
+def resolve_options(
+    config: Config, specs: Path | None, out: Path | None, targets: tuple[str, ...] | None
+) -> BuildOptions:
+    specs = specs or config.specs or Path(DEFAULT_SPECS)
+    out = out or config.out or specs.parent / DEFAULT_OUT
+    chosen = targets or config.targets or NAMES
+    unknown = [t for t in chosen if t not in NAMES]
+    if unknown:
+        raise UsageError(f"unknown target(s) {', '.join(unknown)} (known: {', '.join(NAMES)})")
+    if not specs.is_dir():
+        raise UsageError(
+            f"spec folder {specs.as_posix()!r} does not exist (pass SPECS_DIR or set specs in "
+            "[tool.toolnexus-gen])"
+        )
+    if out.resolve() == specs.resolve() or specs.resolve().is_relative_to(out.resolve()):
+        raise UsageError(f"--out {out.as_posix()!r} must not contain the spec folder")
+    ordered = tuple(t for t in NAMES if t in chosen)
+    # Header paths are relative to the project that holds the output, whatever the working folder.
+    project = find_pyproject(out.resolve().parent)
+    root = project.parent if project is not None else out.resolve().parent
+    return BuildOptions(
+        specs=specs,
+        out=out,
+        root=root,
+        targets=ordered,
+        target_options=config.target_options,
+        ignore=config.ignore,
+    )
+
+
+def _rel(path: Path, start: Path) -> str:
+    return Path(os.path.relpath(path.resolve(), start.resolve())).as_posix()
+
+
+def header_for(options: BuildOptions) -> Header:
+    command = f"toolnexus-gen build {_rel(options.specs, options.root)} --out {_rel(options.out, options.root)}"
+    if options.targets != NAMES:
+        command += "".join(f" --target {t}" for t in options.targets)
+    return Header(specs_rel=_rel(options.specs, options.out), command=command)
