@@ -1,0 +1,169 @@
+"""The build cache makes builds faster and never wrong: every input is in its key, and a missing,
+stale or corrupted cache is ignored."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import WEATHER, cli, write_specs
+
+from toolnexus_gen import cache
+
+SHARED = {
+    **WEATHER,
+    "_types.yaml": {"$defs": {"Units": {"type": "string", "enum": ["c", "f"]}}},
+    "forecast.yaml": {
+        "description": "Forecast",
+        "input_schema": {
+            "type": "object",
+            "properties": {"city": {"type": "string"}, "units": {"$ref": "_types.yaml#/$defs/Units"}},
+            "required": ["city"],
+        },
+        "examples": [{"city": "Oslo", "units": "c"}],
+    },
+}
+
+
+def generated(out: Path) -> dict[str, bytes]:
+    return {
+        p.relative_to(out).as_posix(): p.read_bytes()
+        for p in sorted(out.rglob("*"))
+        if p.is_file()
+        and ".toolnexus-gen.cache" not in p.parts
+        and "__pycache__" not in p.parts
+        and p.name != ".toolnexus-gen.lock"
+    }
+
+
+def reference(project: Path) -> dict[str, bytes]:
+    """What a build without any cache writes: the same project copied, built from scratch."""
+    copy = project.parent / f"{project.name}_reference"
+    shutil.rmtree(copy, ignore_errors=True)
+    shutil.copytree(project / "specs", copy / "specs")
+    if (project / "pyproject.toml").exists():
+        shutil.copy(project / "pyproject.toml", copy / "pyproject.toml")
+    assert cli("build", "specs", "--out", "out", cwd=copy).exit_code == 0
+    return generated(copy / "out")
+
+
+def uses_pipeline(project: Path, *args: str) -> bool:
+    """Whether a build in a fresh process had to import the pipeline (no fast path)."""
+    code = (
+        "import sys\nfrom toolnexus_gen.cli import main\n"
+        f"sys.argv = ['toolnexus-gen', 'build', 'specs', '--out', 'out', '-q', *{list(args)!r}]\n"
+        "try:\n    main()\nexcept SystemExit as e:\n    code = e.code\nelse:\n    code = 0\n"
+        "print('PIPELINE' if 'toolnexus_gen.validate' in sys.modules else 'FAST', code)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], cwd=project, capture_output=True, text=True, check=True)
+    return done.stdout.split()[0] == "PIPELINE"
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    root = tmp_path / "project"
+    write_specs(root / "specs", SHARED)
+    assert cli("build", "specs", "--out", "out", cwd=root).exit_code == 0
+    return root
+
+
+def test_noop_builds_and_checks_skip_the_pipeline(project: Path) -> None:
+    assert not uses_pipeline(project)
+    assert not uses_pipeline(project, "--check")
+    os.utime(project / "specs/now.yaml")  # touched, same bytes: still a no-op (hash compared)
+    assert not uses_pipeline(project)
+
+
+@pytest.mark.parametrize(
+    "change",
+    ["edit_spec", "edit_shared_ref", "add_spec", "remove_spec", "change_config", "edit_output"],
+)
+def test_every_input_invalidates(project: Path, change: str) -> None:
+    specs = project / "specs"
+    if change == "edit_spec":
+        (specs / "now.yaml").write_text("description: Current time, edited\n")
+    elif change == "edit_shared_ref":
+        (specs / "_types.yaml").write_text(json.dumps({"$defs": {"Units": {"type": "string", "enum": ["c", "f", "k"]}}}))
+    elif change == "add_spec":
+        (specs / "later.yaml").write_text("description: Added later\n")
+    elif change == "remove_spec":
+        (specs / "now.yaml").unlink()
+    elif change == "change_config":
+        (project / "pyproject.toml").write_text('[tool.toolnexus-gen.gemini]\nschema_field = "parametersJsonSchema"\n')
+    elif change == "edit_output":
+        path = project / "out/schemas/openai.json"
+        path.write_text(path.read_text().replace("Current time", "Tampered"))
+    check = cli("build", "specs", "--out", "out", "--check", cwd=project)
+    assert check.exit_code == 1, check.output + check.stderr
+    assert cli("build", "specs", "--out", "out", cwd=project).exit_code == 0
+    assert generated(project / "out") == reference(project)
+    assert cli("build", "specs", "--out", "out", "--check", cwd=project).exit_code == 0
+
+
+def test_check_is_exact_even_when_stat_is_unchanged(project: Path) -> None:
+    path = project / "out/schemas/mcp.json"
+    stat = path.stat()
+    data = path.read_bytes()
+    path.write_bytes(data.replace(b"Current", b"Cxrrent"))  # same size
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))  # same mtime
+    result = cli("build", "specs", "--out", "out", "--check", cwd=project)
+    assert result.exit_code == 1 and "Cxrrent" in result.stderr
+
+
+@pytest.mark.parametrize(
+    "damage",
+    ["garbage", "truncated", "wrong_checksum", "deleted", "empty_body", "stale_state"],
+)
+def test_a_corrupted_cache_never_yields_wrong_output(project: Path, damage: str) -> None:
+    specs = project / "specs"
+    folder = project / "out" / cache.CACHE_DIR
+    for name in (cache.STATE, cache.MEMO):
+        path = folder / name
+        raw = path.read_bytes()
+        if damage == "garbage":
+            path.write_bytes(b"\x00\xffnot json at all")
+        elif damage == "truncated":
+            path.write_bytes(raw[: len(raw) // 2])
+        elif damage == "wrong_checksum":
+            checksum, _, body = raw.partition(b"\n")
+            path.write_bytes(b"0" * len(checksum) + b"\n" + body)
+        elif damage == "deleted":
+            path.unlink()
+        elif damage == "empty_body":
+            path.write_bytes(cache.sha(b"{}").encode() + b"\n{}")
+        elif damage == "stale_state" and name == cache.STATE:
+            # A well-formed state that says every output is up to date, written for other
+            # inputs: its recorded input hashes no longer match, so it must not be believed.
+            body = json.loads(raw.partition(b"\n")[2])
+            for entry in body["inputs"].values():
+                entry[:2] = [0, 0]  # force the hash comparison
+            text = json.dumps(body).encode()
+            path.write_bytes(cache.sha(text).encode() + b"\n" + text)
+    (specs / "now.yaml").write_text("description: Current time, after the damage\n")
+    assert cli("build", "specs", "--out", "out", cwd=project).exit_code == 0
+    assert generated(project / "out") == reference(project)
+    assert b"after the damage" in (project / "out/schemas/mcp.json").read_bytes()
+    assert cli("build", "specs", "--out", "out", "--check", cwd=project).exit_code == 0
+
+
+def test_memo_reuses_models_and_keys_cover_the_schema(project: Path) -> None:
+    memo = cache.Memo(project / "out")
+    assert memo.models, "a build keeps its model sources"
+    before = dict(memo.models)
+    (project / "specs/get_weather.yaml").write_text(
+        json.dumps(
+            {
+                "description": "Current weather for a city",
+                "input_schema": {"type": "object", "properties": {"city": {"type": "string"}, "days": {"type": "integer"}}, "required": ["city"]},
+            }
+        )
+    )
+    assert cli("build", "specs", "--out", "out", cwd=project).exit_code == 0
+    after = cache.Memo(project / "out").models
+    assert len(set(after) - set(before)) == 1  # only the edited tool's model was generated again
+    assert "days" in (project / "out/models/get_weather.py").read_text()
