@@ -43,8 +43,8 @@ def _plural(count: int, word: str) -> str:
 
 def _options(specs_dir: Path | None, out_dir: Path | None, targets: tuple[str, ...]) -> Any:
     """BuildOptions from pyproject.toml and the flags (flags win); exits 2 on a bad setting."""
-    from .options import UsageError, resolve_options
     from .config import load_config
+    from .options import UsageError, resolve_options
 
     try:
         config = load_config(Path.cwd())

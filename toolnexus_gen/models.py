@@ -51,6 +51,8 @@ def model_sources(tools: Sequence[Tool], header: str, memo: Memo) -> list[str]:
     keys = [memo.key("model", *job) for job in jobs]
     missing = [i for i, key in enumerate(keys) if memo.model(key) is None]
     for i, source in zip(missing, parallel_map(_generate, [jobs[i] for i in missing]), strict=True):
+        source = source.rstrip("\n") + "\n"
+        compile(source, f"models/{tools[i].python.module}.py", "exec")  # never store a bad one
         memo.store_model(keys[i], source)
     return [memo.models[key] for key in keys]
 

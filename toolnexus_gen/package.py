@@ -115,9 +115,7 @@ def render_package(toolset: ToolSet, header: Header, memo: Memo | None = None) -
     model_header = env.get_template("_header.jinja").render(context).rstrip("\n")
     sources = models.model_sources(toolset.tools, model_header, memo or Memo(None))
     for tool, source in zip(toolset.tools, sources, strict=True):
-        source = source.rstrip("\n") + "\n"
-        compile(source, f"models/{tool.python.module}.py", "exec")
-        files[f"models/{tool.python.module}.py"] = source
+        files[f"models/{tool.python.module}.py"] = source  # compiled when generated
     return files
 
 
