@@ -168,28 +168,3 @@ def test_memo_reuses_models_and_keys_cover_the_schema(project: Path) -> None:
     assert len(set(after) - set(before)) == 1  # only the edited tool's model was generated again
     assert "days" in (project / "out/models/get_weather.py").read_text()
 
-
-def test_entry_by_entry_json_equals_json_dumps() -> None:
-    """The provider files are encoded entry by entry (for reuse); the bytes are json.dumps'."""
-    from hypothesis import given, settings
-    from hypothesis import strategies as st
-
-    from toolnexus_gen.targets.base import dump_json
-
-    leaves = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text()
-    values = st.recursive(
-        leaves,
-        lambda c: st.lists(c, max_size=4) | st.dictionaries(st.text(max_size=5), c, max_size=4),
-        max_leaves=30,
-    )
-
-    @settings(max_examples=300, deadline=None)
-    @given(values)
-    def check(value: object) -> None:
-        expected = json.dumps(value, indent=2, ensure_ascii=False) + "\n"
-        assert dump_json(value, {}) == expected
-        reused: dict[str, str] = {}
-        dump_json(value, reused)
-        assert dump_json(value, reused) == expected  # and again from the reused entries
-
-    check()

@@ -18,6 +18,7 @@ from .options import (
     header_for,
     resolve_options,
 )
+from .parallel import pool_for
 from .render import FileMap, Prepared, prepare, render
 from .validate import validate
 
@@ -77,6 +78,11 @@ def analyse(options: BuildOptions, memo: Memo | None = None) -> Analysis:
 
 def generate(options: BuildOptions, *, use_cache: bool = True) -> Generated:
     memo = Memo(options.out if use_cache else None)
+    with pool_for(len(discover(options.specs))):  # workers start while this process is small
+        return _generate(options, memo)
+
+
+def _generate(options: BuildOptions, memo: Memo) -> Generated:
     analysis = analyse(options, memo)
     toolset, prepared, diagnostics = analysis.toolset, analysis.prepared, analysis.diagnostics
     if has_errors(diagnostics) or prepared is None or toolset is None:

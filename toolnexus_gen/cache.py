@@ -273,11 +273,8 @@ class Memo:
         body = _load(self.path) if self.path is not None else None
         self.valid: dict[str, bool] = dict((body or {}).get("valid", {}))
         self.models: dict[str, str] = dict((body or {}).get("models", {}))
-        # indented JSON of provider-file entries, by SHA-256 of their compact form
-        self.texts: dict[str, str] = dict((body or {}).get("texts", {}))
         self.used_valid: set[str] = set()
         self.used_models: set[str] = set()
-        self.used_texts: dict[str, str] | None = None
 
     def key(self, *parts: Any) -> str:
         return sha(canonical([generator_fingerprint(), *parts]))
@@ -309,6 +306,5 @@ class Memo:
         body = {
             "valid": {k: True for k in sorted(self.used_valid)},
             "models": {k: self.models[k] for k in sorted(self.used_models)},
-            "texts": self.used_texts if self.used_texts is not None else {},
         }
         _save(self.path, body)

@@ -1,21 +1,25 @@
 """Spreading independent per-tool work (meta-schema checks, model generation) over the cores.
 
-Worker processes are forked, so they start with everything the parent already imported; below
-PARALLEL_MIN items, or on one core, or where fork is unavailable, the work runs in-process.
-Results come back in input order, so output never depends on scheduling.
+A build opens the worker pool at its start, while the process is still small, so forked workers
+do not each carry a copy of every parsed spec (`pool_for`); work is then handed out with
+`parallel_map`. Below PARALLEL_MIN items, on one core, or where fork is unavailable, the work
+runs in-process. Results come back in input order, so output never depends on scheduling.
 """
 
 from __future__ import annotations
 
 import multiprocessing
+import multiprocessing.pool
 import os
-from collections.abc import Callable, Sequence
-from typing import Any, TypeVar
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import TypeVar
 
 T = TypeVar("T")
 R = TypeVar("R")
 
 PARALLEL_MIN = 32  # below this, starting workers costs more than it saves
+_pool: multiprocessing.pool.Pool | None = None
 
 
 def workers() -> int:
@@ -23,21 +27,31 @@ def workers() -> int:
         count = len(os.sched_getaffinity(0))
     except AttributeError:  # pragma: no cover (not Linux)
         count = os.cpu_count() or 1
-    return max(1, min(count, int(os.environ.get("TOOLNEXUS_GEN_JOBS", count) or count)))
+    limit = os.environ.get("TOOLNEXUS_GEN_JOBS", "")
+    return max(1, min(count, int(limit))) if limit.isdigit() else count
+
+
+@contextmanager
+def pool_for(items: int) -> Iterator[None]:
+    """Workers for a build of `items` specs, opened now and closed when the build ends."""
+    global _pool
+    if _pool is not None or items < PARALLEL_MIN or workers() < 2:
+        yield
+        return
+    if "fork" not in multiprocessing.get_all_start_methods():  # pragma: no cover
+        yield
+        return
+    _pool = multiprocessing.get_context("fork").Pool(workers())
+    try:
+        yield
+    finally:
+        _pool.close()
+        _pool.join()
+        _pool = None
 
 
 def parallel_map(fn: Callable[[T], R], items: Sequence[T]) -> list[R]:
-    count = workers()
-    if (
-        count < 2
-        or len(items) < PARALLEL_MIN
-        or "fork" not in multiprocessing.get_all_start_methods()
-    ):
+    if _pool is None or len(items) < PARALLEL_MIN:
         return [fn(item) for item in items]
-    context = multiprocessing.get_context("fork")
-    chunk = max(1, -(-len(items) // (count * 4)))
-    with context.Pool(count) as pool:
-        return pool.map(fn, items, chunksize=chunk)
-
-
-__all__ = ["PARALLEL_MIN", "parallel_map", "workers", "Any"]
+    chunk = max(1, -(-len(items) // (workers() * 4)))
+    return _pool.map(fn, items, chunksize=chunk)

@@ -63,40 +63,19 @@ def render(
     memo: Memo | None = None,
 ) -> FileMap:
     files: FileMap = {}
-    # Entries already encoded by an earlier build; the ones this build used are kept.
-    known = memo.texts if memo is not None else {}
-    texts: dict[str, str] = _Reuse(known)
     for name in toolset.targets:
         target = TARGETS[name]
         rendered = target.render(
             prepared.tools[name], prepared.schemas[name], dict(options.get(name, {}))
         )
-        files[target.FILE] = dump_json(rendered, texts)
-    files["schemas/tools.json"] = dump_json([_definition(tool) for tool in toolset.tools], texts)
-    if memo is not None:
-        memo.used_texts = texts
+        files[target.FILE] = dump_json(rendered)
+    files["schemas/tools.json"] = dump_json([_definition(tool) for tool in toolset.tools])
     # The build's lock file stays in the folder; keep it out of version control.
     files[".gitignore"] = (
         "# Written by toolnexus-gen.\n.toolnexus-gen.lock\n.toolnexus-gen.cache/\n"
     )
     files.update(render_package(toolset, header, memo))
     return dict(sorted(files.items()))
-
-
-class _Reuse(dict[str, str]):
-    """A dict that falls back to an earlier build's entries and keeps only what is used."""
-
-    def __init__(self, earlier: dict[str, str]) -> None:
-        super().__init__()
-        self.earlier = earlier
-
-    def get(self, key: str, default: Any = None) -> Any:
-        if key in self:
-            return self[key]
-        if key in self.earlier:
-            self[key] = self.earlier[key]
-            return self[key]
-        return default
 
 
 def _definition(tool: Any) -> dict[str, Any]:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 from dataclasses import dataclass
@@ -36,35 +35,8 @@ def effective(
     return apply(located, tuple(options.get("transforms", ())), must_inline=must_inline)
 
 
-def dump_json(value: Any, texts: dict[str, str] | None = None) -> str:
-    """`json.dumps(value, indent=2, ensure_ascii=False)` plus a newline, byte for byte.
-
-    Python's indenting encoder is pure Python and slow; each tool's entry is therefore encoded
-    on its own and reused from `texts` (keyed by its compact, C-encoded form) when unchanged.
-    """
-    return _indented(value, texts if texts is not None else {}, 0) + "\n"
-
-
-def _indented(value: Any, texts: dict[str, str], depth: int) -> str:
-    if depth < 3 and isinstance(value, list) and value and isinstance(value[0], dict):
-        items = [_indented(item, texts, depth + 1) for item in value]
-        return "[\n  " + ",\n  ".join(item.replace("\n", "\n  ") for item in items) + "\n]"
-    if (
-        depth < 3
-        and isinstance(value, dict)
-        and any(isinstance(v, list) and len(v) > 1 for v in value.values())
-    ):
-        items = [
-            json.dumps(key, ensure_ascii=False) + ": " + _indented(item, texts, depth + 1)
-            for key, item in value.items()
-        ]
-        return "{\n  " + ",\n  ".join(item.replace("\n", "\n  ") for item in items) + "\n}"
-    compact = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-    key = hashlib.sha256(compact.encode("utf-8")).hexdigest()
-    text = texts.get(key)
-    if text is None:
-        text = texts[key] = json.dumps(value, indent=2, ensure_ascii=False)
-    return text
+def dump_json(value: Any) -> str:
+    return json.dumps(value, indent=2, ensure_ascii=False) + "\n"
 
 
 @dataclass(frozen=True)
