@@ -3,6 +3,7 @@ list, and the CLI's manners (summary, --quiet, colour)."""
 
 from __future__ import annotations
 
+import importlib
 import json
 import subprocess
 import sys
@@ -239,3 +240,31 @@ def test_import_bad_files_are_located_errors(fmt: str, text: str, message: str, 
     assert result.exit_code == 2
     assert message in result.stderr and "in.json" in result.stderr
     assert not (tmp_path / "specs").exists()
+
+
+def test_mcp_structured_content_is_checked_against_the_output_schema(build_package: Any) -> None:
+    pkg = build_package(
+        {
+            "stats.yaml": {
+                "description": "Stats",
+                "output_schema": {
+                    "type": "object",
+                    "properties": {"count": {"type": "integer"}},
+                    "required": ["count"],
+                },
+            },
+            "free.yaml": {"description": "No output schema"},
+        }
+    )
+    mcp = importlib.import_module(pkg.__name__ + "._mcp")
+    schema = {t["name"]: t.get("outputSchema") for t in pkg.to_mcp()}
+    ok, data = mcp._structured("stats", pkg.ToolResult('{"count": 3}', False, {"count": 3}), schema["stats"])
+    assert not ok.is_error and data == {"count": 3}
+    bad, data = mcp._structured("stats", pkg.ToolResult('{"count": "x"}', False, {"count": "x"}), schema["stats"])
+    assert bad.is_error and data is None and "count" in bad.output and "outputSchema" in bad.output
+    text, data = mcp._structured("stats", pkg.ToolResult("just text"), schema["stats"])
+    assert text.is_error and "no object" in text.output
+    parsed, data = mcp._structured("stats", pkg.ToolResult('{"count": 5}'), schema["stats"])
+    assert not parsed.is_error and data == {"count": 5}  # JSON text is parsed and checked
+    free, data = mcp._structured("free", pkg.ToolResult("hello"), schema["free"])
+    assert not free.is_error and data is None
