@@ -35,6 +35,7 @@ def folders(group: str) -> list[str]:
 def run_case(group: str, case: str, tmp_path: Path) -> tuple[object, Path, dict]:
     work = tmp_path / case
     shutil.copytree(CASES / group / case, work)
+    (work / "specs").mkdir(exist_ok=True)  # git keeps no empty folders
     setup = work / "setup_case.py"
     if setup.exists():  # builds inputs too big or too odd to check in (huge, deep, symlinks)
         subprocess.run([sys.executable, setup.name], cwd=work, check=True)

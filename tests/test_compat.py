@@ -11,6 +11,8 @@ import pytest
 from conftest import build_in, cli, write_specs
 from sdk_check import assert_accepted
 
+from toolnexus_gen.bundle import has_refs
+
 FIXTURES = Path(__file__).parent / "fixtures" / "mcp"
 SHARED = {
     "_types.yaml": {
@@ -51,14 +53,6 @@ def schemas_of(out: Path) -> dict[str, Any]:
     return {p.stem: json.loads(p.read_text()) for p in (out / "schemas").glob("*.json")}
 
 
-def has_ref(value: Any) -> bool:
-    if isinstance(value, dict):
-        return "$ref" in value or any(has_ref(v) for v in value.values())
-    if isinstance(value, list):
-        return any(has_ref(v) for v in value)
-    return False
-
-
 def test_cross_file_refs_are_bundled_into_defs_and_inlined_for_gemini(tmp_path: Path) -> None:
     pkg = build_in(tmp_path, SHARED)
     out = Path(pkg.__file__).parent
@@ -73,7 +67,7 @@ def test_cross_file_refs_are_bundled_into_defs_and_inlined_for_gemini(tmp_path: 
     assert "_types.yaml" not in json.dumps(schemas)  # no file refs left anywhere
 
     gemini = schemas["gemini"][0]["functionDeclarations"][0]["parameters"]
-    assert not has_ref(gemini) and "$defs" not in gemini
+    assert not has_refs(gemini) and "$defs" not in gemini
     assert gemini["properties"]["total"]["properties"]["currency"]["enum"] == ["EUR", "USD"]
 
     # The models come from the bundled schema and validate like it.

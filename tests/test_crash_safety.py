@@ -43,11 +43,25 @@ def specs(version: str, count: int = 24) -> dict[str, Any]:
 
 
 def tree(out: Path) -> dict[str, bytes]:
+    """The generated files (the build cache is checked on its own: see cache_is_whole)."""
     return {
         p.relative_to(out).as_posix(): p.read_bytes()
         for p in sorted(out.rglob("*"))
-        if p.is_file() and "__pycache__" not in p.parts and p.name not in SKIP
+        if p.is_file()
+        and "__pycache__" not in p.parts
+        and ".toolnexus-gen.cache" not in p.parts
+        and p.name not in SKIP
     }
+
+
+def cache_is_whole(out: Path) -> None:
+    """Cache files are replaced atomically too: each is absent or matches its own checksum."""
+    from toolnexus_gen import cache
+
+    for name in (cache.STATE, cache.MEMO):
+        path = out / cache.CACHE_DIR / name
+        if path.exists():
+            assert cache._load(path) is not None, f"{name} is torn"
 
 
 @pytest.fixture(scope="module")
@@ -128,6 +142,7 @@ def kill_loop(
         process.send_signal(signal.SIGKILL)
         process.wait()
         outcomes[assert_every_file_complete(out, a, b)] += 1
+        cache_is_whole(out)
     return outcomes, b
 
 
