@@ -1,6 +1,8 @@
 # Two commands do all the set-up on a fresh machine (python3, git, make):
-#   make demo   - venv, install, generate examples/weather/tools, run the seed's round trips
+#   make demo   - venv, install, generate both examples, run the seed's round trips and one tool
+#                 loop per provider (official SDK clients, scripted model turns, no network)
 #   make test   - the same set-up, then the whole test suite
+#   make bench  - the benchmarks (bench/run.py; see README, Performance)
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
