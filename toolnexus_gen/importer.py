@@ -160,7 +160,7 @@ def _lower_types(schema: Any) -> Any:
         return [_lower_types(item) for item in schema]
     if not isinstance(schema, dict):
         return schema
-    out = {}
+    out: dict[str, Any] = {}
     for key, value in schema.items():
         if key == "type" and isinstance(value, str):
             out[key] = value.lower()

@@ -418,14 +418,14 @@ def _cross_tool(tools: Iterable[Tool]) -> list[Diagnostic]:
             other = owners.setdefault(key, tool)
             if other is not tool:
                 clashes[(other.name, tool.name)].append(f"{what} {value!r}")
-    for (first, second), what in clashes.items():
+    for (first, second), names in clashes.items():
         tool, other = by_name[second][0], by_name[first][0]
         diagnostics.append(
             _at_name(
                 tool,
                 "TN116",
                 f"tools {first!r} ({other.source.display}) and {second!r} both become the Python "
-                f"{', '.join(what)}; rename one of them",
+                f"{', '.join(names)}; rename one of them",
             )
         )
     return diagnostics
