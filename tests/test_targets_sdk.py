@@ -149,25 +149,31 @@ def test_target_subset(tmp_path: Path) -> None:
 
 
 def test_bare_json_schema_spec(tmp_path: Path) -> None:
-    specs = write_specs(
-        tmp_path / "specs",
-        {
-            "lookup.json": {
-                "$schema": "https://json-schema.org/draft/2020-12/schema",
-                "description": "Look a word up",
-                "type": "object",
-                "properties": {"word": {"type": "string"}},
-                "required": ["word"],
-                "examples": [{"word": "tool"}],
-            }
-        },
-    )
-    # Gemini parameters would reject "$schema" and "examples" (TN310), so build for anthropic.
-    out = tmp_path / "out"
-    assert cli("build", str(specs), "--out", str(out), "--target", "anthropic").exit_code == 0
-    anthropic = json.loads((tmp_path / "out/schemas/anthropic.json").read_text())
-    assert anthropic[0]["name"] == "lookup" and anthropic[0]["description"] == "Look a word up"
-    assert anthropic[0]["input_examples"] == [{"word": "tool"}]
+    """An existing JSON Schema file is a spec: its description and examples describe the tool;
+    `$schema`, `$id` and `examples` are not part of the emitted argument schema."""
+    bare = {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": "https://example.com/schemas/lookup.json",
+        "description": "Look a word up",
+        "type": "object",
+        "properties": {"word": {"type": "string"}, "lang": {"$ref": "#/$defs/Lang"}},
+        "required": ["word"],
+        "$defs": {"Lang": {"type": "string", "enum": ["en", "fr"]}},
+        "examples": [{"word": "tool", "lang": "en"}],
+    }
+    specs = write_specs(tmp_path / "specs", {"lookup.json": bare})
+    result = cli("build", str(specs), "--out", str(tmp_path / "out"))  # every target
+    assert result.exit_code == 0, result.stderr
+    out = tmp_path / "out/schemas"
+    schemas = {p.stem: json.loads(p.read_text()) for p in out.glob("*.json")}
+    assert_accepted(schemas)
+    anthropic = schemas["anthropic"][0]
+    assert anthropic["name"] == "lookup" and anthropic["description"] == "Look a word up"
+    assert anthropic["input_examples"] == [{"word": "tool", "lang": "en"}]
+    emitted = anthropic["input_schema"]
+    assert not {"$schema", "$id", "examples"} & set(emitted)
+    assert emitted == {k: v for k, v in bare.items() if k not in ("$schema", "$id", "examples")}
+
 
 
 def test_every_file_accepted_by_its_sdk(schemas: dict[str, Any]) -> None:

@@ -43,6 +43,16 @@ def _envelope_validator() -> Draft202012Validator:
     return Draft202012Validator(envelope_schema())
 
 
+# Keys of a bare JSON Schema spec that describe the file or the tool, not the arguments: the
+# examples become the tool's examples, and `$schema`/`$id` name the file's dialect and address.
+BARE_TOOL_KEYS = ("$schema", "$id", "examples")
+
+
+def bare_input_schema(data: dict[str, Any]) -> dict[str, Any]:
+    """A bare JSON Schema spec's input schema as emitted: without its file and tool keys."""
+    return {key: value for key, value in data.items() if key not in BARE_TOOL_KEYS}
+
+
 def is_bare_schema(data: dict[str, Any]) -> bool:
     return "input_schema" not in data and ("type" in data or "properties" in data)
 
@@ -124,7 +134,7 @@ def _validate_document(
 
     stem = document.path.stem
     if is_bare_schema(data):
-        envelope: dict[str, Any] = {"name": stem, "input_schema": data}
+        envelope: dict[str, Any] = {"name": stem, "input_schema": bare_input_schema(data)}
         if "description" in data:
             envelope["description"] = data["description"]
         if "examples" in data:
@@ -278,7 +288,7 @@ class _Checks:
                 continue
             bare = is_bare_schema(data)
             for schema, root in (
-                (data if bare else data.get("input_schema"), True),
+                (bare_input_schema(data) if bare else data.get("input_schema"), True),
                 (None if bare else data.get("output_schema"), False),
             ):
                 if isinstance(schema, dict):
