@@ -180,6 +180,8 @@ def build_key(options: Any) -> str:
                 "options": options.target_options,
                 "ignore": sorted(options.ignore),
                 "command": header_for(options).command,
+                # diagnostics are recorded with paths relative to the working folder
+                "cwd": os.getcwd(),
             }
         )
     )
