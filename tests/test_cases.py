@@ -3,7 +3,8 @@
 - `errors/<case>`: bad input (an optional `setup_case.py` makes inputs too big or odd to check
   in: a 3 MB file, 10,000 levels of nesting, a symlink out of the folder). `expected.txt` holds the exit code and every diagnostic; the build
   runs against an output folder that already holds a good build and must leave it unchanged.
-- `compat/<case>`: one provider-compatibility rule each, with the schema fragment users hit.
+- `compat/<case>`: one provider-compatibility rule each, with the schema fragment users hit
+  (and an optional `setup_case.py`, as above).
   `expected.txt` as above; when the result is an error nothing may change on disk.
 - `clean/<case>`: schemas that every selected target must take without a single diagnostic, and
   whose output files each provider's SDK accepts.

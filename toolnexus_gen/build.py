@@ -7,7 +7,7 @@ from pathlib import Path
 
 from .bundle import bundle_tools
 from .cache import Memo
-from .diagnostics import Diagnostic, DiagnosticsError, has_errors
+from .diagnostics import Diagnostic, DiagnosticsError, Severity, has_errors
 from .ir import ToolSet
 from .load import Document, LoadError, discover, load_document
 from .options import (
@@ -19,6 +19,7 @@ from .options import (
     resolve_options,
 )
 from .parallel import pool_for
+from .paths import display_path
 from .render import FileMap, Prepared, prepare, render
 from .validate import validate
 
@@ -65,6 +66,19 @@ def analyse(options: BuildOptions, memo: Memo | None = None) -> Analysis:
     documents, diagnostics = load_all(options.specs)
     toolset, found = validate(documents, options.specs, options.targets, memo)
     diagnostics += found
+    if not documents and not diagnostics:
+        diagnostics.append(
+            Diagnostic(
+                display_path(options.specs),
+                1,
+                1,
+                "TN118",
+                "no tool specs found (files starting with _ or . are shared fragments, not "
+                "tools); the package will offer no tools, and Bedrock and Gemini reject an "
+                "empty tool list",
+                Severity.WARNING,
+            )
+        )
     prepared = None
     if not has_errors(diagnostics):
         toolset, found = bundle_tools(toolset, options.specs)

@@ -90,6 +90,18 @@ CODES: dict[str, tuple[str, str]] = {
         "`targets.only` / `targets.exclude` name a target that does not exist.\n"
         "Fix: use gemini, openai, openai_responses, anthropic, mcp or bedrock.",
     ),
+    "TN118": (
+        "no tool specs",
+        "The spec folder holds no tool spec: it is empty, or every file in it starts with _ or .\n"
+        "(those are shared fragments). The build still writes an empty package.\n"
+        "Fix: add a spec (toolnexus-gen init writes an example), or point SPECS_DIR elsewhere.",
+    ),
+    "TN119": (
+        "argument model cannot be generated",
+        "datamodel-code-generator refused the input schema while making the typed argument model;\n"
+        "its message is quoted.\nFix: simplify the schema at the reported place, or report the\n"
+        "schema to toolnexus-gen so the generator can be worked around.",
+    ),
     "TN120": (
         "$ref not allowed or unresolvable",
         "A $ref points outside the spec folder, to a URL (http:, https:, file:), or to nothing.\n"

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .cache import Memo
+from .diagnostics import Diagnostic, DiagnosticsError
 from .ir import Tool
 from .parallel import parallel_map
 
@@ -46,20 +47,43 @@ def _options(header: str, class_name: str) -> dict[str, Any]:
 
 def model_sources(tools: Sequence[Tool], header: str, memo: Memo) -> list[str]:
     """Each tool's model module source, from the memo or from datamodel-code-generator (run on
-    every core when many are missing)."""
+    every core when many are missing). A schema the generator cannot handle is a located error
+    (DiagnosticsError), never a traceback."""
     jobs = [(_model_schema(tool), tool.python.model, header) for tool in tools]
     keys = [memo.key("model", *job) for job in jobs]
     missing = [i for i, key in enumerate(keys) if memo.model(key) is None]
-    for i, source in zip(missing, parallel_map(_generate, [jobs[i] for i in missing]), strict=True):
+    results = parallel_map(_generate, [jobs[i] for i in missing])
+    failed = [
+        (tools[i], result[1]) for i, result in zip(missing, results, strict=True) if not result[0]
+    ]
+    if failed:
+        raise DiagnosticsError([_failure(tool, message) for tool, message in failed])
+    for i, (_ok, source) in zip(missing, results, strict=True):
         source = source.rstrip("\n") + "\n"
         compile(source, f"models/{tools[i].python.module}.py", "exec")  # never store a bad one
         memo.store_model(keys[i], source)
     return [memo.models[key] for key in keys]
 
 
-def _generate(job: tuple[dict[str, Any], str, str]) -> str:
+def _generate(job: tuple[dict[str, Any], str, str]) -> tuple[bool, str]:
+    """(True, source), or (False, why) when datamodel-code-generator refuses the schema."""
     schema, class_name, header = job
-    return _source(schema, class_name, header)
+    try:
+        return True, _source(schema, class_name, header)
+    except Exception as exc:  # noqa: BLE001 (its errors become located diagnostics)
+        return False, f"{type(exc).__name__}: {exc}"
+
+
+def _failure(tool: Tool, message: str) -> Diagnostic:
+    line, col = tool.source.positions.value(tool.schema_pointer)
+    return Diagnostic(
+        tool.source.display,
+        line,
+        col,
+        "TN119",
+        f"datamodel-code-generator cannot make the argument model from this schema: {message}",
+        pointer=tool.schema_pointer,
+    )
 
 
 def model_source(tool: Tool, header: str) -> str:
@@ -95,24 +119,32 @@ def _property_names(node: Any) -> set[str]:
     return names
 
 
+def _dmcg_name(name: str) -> str:
+    """The field name datamodel-code-generator derives from a property name (before numbering)."""
+    field = re.sub(r"\W", "_", name)
+    if not field or field[0] == "_" or field[0].isdigit():
+        field = f"field{field}" if field.startswith("_") else f"field_{field}"
+    return f"{field}_" if keyword.iskeyword(field) else field
+
+
 def _normalising_names(schema: Any) -> dict[str, str]:
     """Field names for properties that Python would silently change.
 
     Python reads identifiers in NFKC form, so a field written `ﬀ` is the field `ff`, and the
     property `ﬀ` would never reach it. Such properties get an explicit field name (and so an
-    alias to their real name).
+    alias to their real name), chosen not to clash with the names the generator gives the others.
     """
     names = _property_names(schema)
+    changing = [name for name in sorted(names) if unicodedata.normalize("NFKC", name) != name]
+    if not changing:
+        return {}
+    taken = {_dmcg_name(name) for name in names if name not in changing} | names
     aliases: dict[str, str] = {}
-    for name in sorted(names):
-        normal = unicodedata.normalize("NFKC", name)
-        if normal == name:
-            continue
-        field = re.sub(r"\W", "_", normal) or "field"
-        if not field.isidentifier() or keyword.iskeyword(field):
-            field = f"field_{field}"
-        while field in names or field in aliases.values():
+    for name in changing:
+        field = _dmcg_name(unicodedata.normalize("NFKC", name))
+        while field in taken:
             field += "_"
+        taken.add(field)
         aliases[name] = field
     return aliases
 
