@@ -265,3 +265,27 @@ def test_wheel_install_builds_from_another_directory(tmp_path: Path) -> None:
     shutil.copytree(tmp_path / "elsewhere/specs", reference / "specs")
     assert cli("build", str(reference / "specs")).exit_code == 0
     assert _tree_hash(tmp_path / "elsewhere/tools") == _tree_hash(reference / "tools")
+
+
+def test_parallel_build_gives_the_same_bytes_as_a_serial_one(tmp_path: Path) -> None:
+    """Enough specs for the worker processes to start (a fresh process, as the CLI runs)."""
+    many = {
+        f"tool_{i:02}.yaml": {
+            "description": f"Tool {i}",
+            "input_schema": {
+                "type": "object",
+                "properties": {"q": {"type": "string"}, f"n{i}": {"type": "integer"}},
+                "required": ["q"],
+            },
+            "examples": [{"q": "x"}],
+        }
+        for i in range(40)
+    }
+    trees = []
+    for jobs in ("2", "1"):
+        project = tmp_path / f"jobs{jobs}"
+        write_specs(project / "specs", many)
+        result = cli_process("build", "specs", "--out", "tools", cwd=project, env={"TOOLNEXUS_GEN_JOBS": jobs})
+        assert result.returncode == 0, result.stderr
+        trees.append(_tree_hash(project / "tools"))
+    assert trees[0] == trees[1]

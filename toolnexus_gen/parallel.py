@@ -11,6 +11,7 @@ from __future__ import annotations
 import multiprocessing
 import multiprocessing.pool
 import os
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import TypeVar
@@ -38,7 +39,9 @@ def pool_for(items: int) -> Iterator[None]:
     if _pool is not None or items < PARALLEL_MIN or workers() < 2:
         yield
         return
-    if "fork" not in multiprocessing.get_all_start_methods():  # pragma: no cover
+    if "fork" not in multiprocessing.get_all_start_methods() or threading.active_count() > 1:
+        # Forking a process that runs other threads can deadlock a child on a lock one of them
+        # held; in that case (toolnexus-gen used as a library, under a test runner) stay serial.
         yield
         return
     _pool = multiprocessing.get_context("fork").Pool(workers())
