@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import WEATHER, cli, write_specs
 import sdk_check
+from conftest import WEATHER, cli, write_specs
 from sdk_check import assert_accepted, assert_typed_dict
 
 RICH = {

@@ -165,8 +165,8 @@ def test_quiet_colour_and_no_color(tmp_path: Path) -> None:
 
 
 def test_every_config_key_and_target_option_is_documented() -> None:
-    from toolnexus_gen.cli import TARGET_NAMES
     from toolnexus_gen.config import KEYS
+    from toolnexus_gen.targetinfo import NAMES as TARGET_NAMES
     from toolnexus_gen.targets import TARGETS
 
     readme = (ROOT / "README.md").read_text()

@@ -24,7 +24,7 @@ from urllib.parse import unquote, urlsplit
 
 from .diagnostics import Diagnostic
 from .ir import ToolSet
-from .load import Document, LoadError, join_pointer, load_document
+from .load import Document, Loader, LoadError, join_pointer
 
 # Keywords whose value is a schema, a list of schemas, or a mapping of names to schemas.
 ONE_SCHEMA = (
@@ -116,7 +116,10 @@ def walk(located: Located) -> Iterator[tuple[str, dict[str, Any], tuple[str, ...
 
 
 class _Bundler:
-    def __init__(self, specs_dir: Path, document: Document, base: str, schema: Any) -> None:
+    def __init__(
+        self, specs_dir: Path, document: Document, base: str, schema: Any, load: Loader
+    ) -> None:
+        self.load = load
         self.specs_dir = specs_dir.resolve()
         self.document = document
         self.base = base
@@ -157,7 +160,7 @@ class _Bundler:
         if path == own and (fragment == self.base or fragment.startswith(self.base + "/")):
             return "#" + fragment[len(self.base) :]  # back into the tool's own schema
         try:
-            target = self.document if path == own else load_document(path)
+            target = self.document if path == own else self.load(path)
         except LoadError:
             return ref  # stays unresolved: reported later
         return self.adopt(target, fragment, path.stem)
@@ -221,11 +224,15 @@ def _schema_base(document: Document) -> str:
 
 
 def bundle(
-    schema: dict[str, Any], document: Document, pointer: str, specs_dir: Path
+    schema: dict[str, Any],
+    document: Document,
+    pointer: str,
+    specs_dir: Path,
+    load: Loader | None = None,
 ) -> tuple[Located, list[tuple[str, str]]]:
     """The schema with cross-file refs pulled into its own $defs, and its broken refs as
     (message, bundled pointer of the $ref)."""
-    bundler = _Bundler(specs_dir, document, pointer, schema)
+    bundler = _Bundler(specs_dir, document, pointer, schema, load or Loader())
     rewritten = bundler.rewrite(schema, document, pointer)
     if bundler.new_defs:
         rewritten = dict(rewritten)
@@ -289,15 +296,16 @@ def _pure_loop(schema: dict[str, Any], start: str) -> list[str]:
 def bundle_tools(toolset: ToolSet, specs_dir: Path) -> tuple[ToolSet, list[Diagnostic]]:
     """Every tool with its input and output schemas bundled (the IR's schemas are replaced)."""
     tools, problems = [], []
+    load = Loader()  # each shared file is read once, however many tools reach it
     for tool in toolset.tools:
         located = output_located = None
         schema, output = tool.input_schema, tool.output_schema
         if schema is not None:
-            located, broken = bundle(schema, tool.source, tool.schema_pointer, specs_dir)
+            located, broken = bundle(schema, tool.source, tool.schema_pointer, specs_dir, load)
             schema = located.schema
             problems += [_broken(located, *item) for item in broken]
         if output is not None:
-            output_located, broken = bundle(output, tool.source, "/output_schema", specs_dir)
+            output_located, broken = bundle(output, tool.source, "/output_schema", specs_dir, load)
             output = output_located.schema
             problems += [_broken(output_located, *item) for item in broken]
         tools.append(

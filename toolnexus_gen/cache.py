@@ -28,11 +28,11 @@ from pathlib import Path
 from typing import Any
 
 from . import __version__
+from .paths import SPEC_SUFFIXES
 
 CACHE_DIR = ".toolnexus-gen.cache"
 STATE = "state.json"
 MEMO = "memo.json"
-SPEC_SUFFIXES = (".json", ".yaml", ".yml")
 
 
 def sha(data: bytes | str) -> str:

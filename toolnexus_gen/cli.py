@@ -14,9 +14,7 @@ import click
 
 from . import __version__
 from .diagnostics import Diagnostic, DiagnosticsError, ExitCode
-
-# The provider targets, by name (kept here so --help needs no heavy import).
-TARGET_NAMES = ("gemini", "openai", "openai_responses", "anthropic", "mcp", "bedrock")
+from .targetinfo import NAMES
 
 
 def _color() -> bool | None:
@@ -29,7 +27,11 @@ def _echo(message: str, *, err: bool = False, fg: str | None = None, bold: bool 
 
 def _report(diagnostics: list[Diagnostic]) -> None:
     for diagnostic in diagnostics:
-        _echo(diagnostic.format(), err=True, fg="red" if diagnostic.is_error else "yellow")
+        _report_line(diagnostic.format(), diagnostic.is_error)
+
+
+def _report_line(line: str, is_error: bool) -> None:
+    _echo(line, err=True, fg="red" if is_error else "yellow")
 
 
 def _fail(message: str) -> NoReturn:
@@ -101,7 +103,7 @@ def build(
     noop = cache.fast_noop(options, check=check)
     if noop is not None:  # nothing changed since the last build: answered without the pipeline
         for severity, line in noop.diagnostics:
-            _echo(line, err=True, fg="red" if severity == "error" else "yellow")
+            _report_line(line, severity == "error")
         if not quiet:
             counts = f"{_plural(noop.tools, 'tool')}, {_plural(noop.targets, 'target')}"
             if check:
@@ -245,7 +247,7 @@ def init(directory: Path, specs: str, out: str) -> None:
 
 
 @main.command("import")
-@click.argument("fmt", metavar="FORMAT", type=click.Choice(list(TARGET_NAMES)))
+@click.argument("fmt", metavar="FORMAT", type=click.Choice(list(NAMES)))
 @click.argument("file", type=click.Path(path_type=Path, dir_okay=False, exists=True))
 @click.option(
     "--specs",

@@ -22,7 +22,8 @@ from typing import Any
 
 import yaml
 
-FORMATS = ("gemini", "openai", "openai_responses", "anthropic", "mcp", "bedrock")
+from .paths import SPEC_SUFFIXES
+
 SAFE_STEM = re.compile(r"[A-Za-z0-9_.:-]+")
 
 
@@ -308,7 +309,7 @@ def spec_text(spec: dict[str, Any], suffix: str) -> str:
 def plan(imported: Imported, specs_dir: Path, suffix: str, force: bool) -> dict[Path, str]:
     """The files to write; raises ImportError_ when one exists (unless force) or clashes."""
     files: dict[Path, str] = {}
-    existing = {p.stem: p for p in specs_dir.glob("*") if p.suffix in (".json", ".yaml", ".yml")}
+    existing = {p.stem: p for p in specs_dir.glob("*") if p.suffix in SPEC_SUFFIXES}
     clashes = []
     for name, spec in sorted(imported.specs.items()):
         path = specs_dir / f"{name}{suffix}"

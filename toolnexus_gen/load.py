@@ -17,9 +17,8 @@ from typing import Any
 import yaml
 
 from .diagnostics import Diagnostic
-from .paths import display_path
+from .paths import SPEC_SUFFIXES, display_path
 
-SPEC_SUFFIXES = (".json", ".yaml", ".yml")
 MAX_FILE_BYTES = 2 * 1024 * 1024
 MAX_DEPTH = 64
 MAX_NODES = 200_000
@@ -86,6 +85,26 @@ def discover(specs_dir: Path) -> list[Path]:
         if path.suffix in SPEC_SUFFIXES and not is_hidden(rel) and path.is_file():
             found.append(path)
     return sorted(found, key=lambda p: p.relative_to(specs_dir).as_posix())
+
+
+class Loader:
+    """load_document with one read and parse per file for the life of one build: a shared
+    fragment is reached from every tool that refers to it."""
+
+    def __init__(self) -> None:
+        self._found: dict[Path, Document | LoadError] = {}
+
+    def __call__(self, path: Path) -> Document:
+        key = path.resolve()
+        if key not in self._found:
+            try:
+                self._found[key] = load_document(key)
+            except LoadError as exc:
+                self._found[key] = exc
+        found = self._found[key]
+        if isinstance(found, LoadError):
+            raise found
+        return found
 
 
 def load_document(path: Path, display: str | None = None) -> Document:

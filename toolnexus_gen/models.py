@@ -86,11 +86,6 @@ def _failure(tool: Tool, message: str) -> Diagnostic:
     )
 
 
-def model_source(tool: Tool, header: str) -> str:
-    """The Python source of one tool's argument model (a class named tool.python.model)."""
-    return _source(_model_schema(tool), tool.python.model, header)
-
-
 def _source(schema: dict[str, Any], class_name: str, header: str) -> str:
     from datamodel_code_generator import generate
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+SPEC_SUFFIXES = (".json", ".yaml", ".yml")  # what counts as a spec file
+
 
 def display_path(path: Path) -> str:
     try:

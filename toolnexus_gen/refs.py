@@ -11,7 +11,7 @@ import referencing
 import referencing.exceptions
 from referencing.jsonschema import DRAFT202012
 
-from .load import Document, LoadError, iter_pointers, load_document
+from .load import Document, Loader, LoadError, iter_pointers, load_document
 
 
 def document_uri(path: Path) -> str:
@@ -66,11 +66,14 @@ class SpecRegistry:
         )
 
 
-def ref_closure(schema: Any, doc_path: Path, specs_dir: Path) -> list[tuple[str, str]]:
+def ref_closure(
+    schema: Any, doc_path: Path, specs_dir: Path, load: Loader | None = None
+) -> list[tuple[str, str]]:
     """(path relative to the spec folder, SHA-256) of every file the schema's $refs reach,
     transitively: what a cached result about this schema depends on besides the schema itself."""
     from .cache import sha
 
+    load = load or Loader()
     root = specs_dir.resolve()
     seen: dict[Path, str] = {}
     stack: list[tuple[Any, Path]] = [(schema, doc_path)]
@@ -83,10 +86,11 @@ def ref_closure(schema: Any, doc_path: Path, specs_dir: Path) -> list[tuple[str,
             target = (base.parent / unquote(parts.path)).resolve()
             if target in seen or not target.is_relative_to(root) or not target.is_file():
                 continue
-            raw = target.read_bytes()
-            seen[target] = sha(raw)
             try:
-                stack.append((load_document(target).data, target))
+                document = load(target)
             except LoadError:
+                seen[target] = sha(target.read_bytes())  # unreadable: its bytes still count
                 continue
+            seen[target] = sha(document.raw)
+            stack.append((document.data, target))
     return sorted((path.relative_to(root).as_posix(), digest) for path, digest in seen.items())

@@ -21,7 +21,7 @@ from jsonschema import Draft202012Validator
 from .cache import Memo
 from .diagnostics import Diagnostic, Severity
 from .ir import Tool, ToolSet
-from .load import Document, join_pointer
+from .load import Document, Loader, join_pointer
 from .naming import python_names
 from .parallel import PARALLEL_MIN, parallel_map
 from .refs import SpecRegistry, document_uri, iter_refs, ref_closure, ref_problem
@@ -243,12 +243,13 @@ class _Checks:
     def __init__(self, memo: Memo, specs_dir: Path) -> None:
         self.memo = memo
         self.specs_dir = specs_dir
+        self.load = Loader()  # referenced files, read once for every tool that reaches them
 
     def schema_key(self, schema: Any, root_object: bool) -> str:
         return self.memo.key("schema", schema, root_object)
 
     def examples_key(self, examples: Any, schema: Any, document: Document) -> str:
-        closure = ref_closure(schema, document.path, self.specs_dir)
+        closure = ref_closure(schema, document.path, self.specs_dir, self.load)
         return self.memo.key("examples", examples, schema, document.path.name, closure)
 
     def schema(self, schema: Any, pointer: str, out: _Collector, *, root_object: bool) -> None:

@@ -588,7 +588,7 @@ def gemini_parameters(
                 "an object needs at least one property (should be non-empty for OBJECT type)",
             )
         for name in node.get("properties") or {}:
-            if not GEMINI_PROPERTY.fullmatch(name) and "properties" in path[-1:] + ("properties",):
+            if not GEMINI_PROPERTY.fullmatch(name):
                 yield finding(
                     located,
                     join_pointer(pointer + "/properties", name),

@@ -15,7 +15,6 @@ from ..bundle import (
     ONE_SCHEMA,
     SCHEMA_LISTS,
     SCHEMA_MAPS,
-    Cycle,
     Located,
     has_refs,
     inline,
@@ -138,6 +137,3 @@ def apply(
         if name in transforms:
             located = rewrite(located, NODE_TRANSFORMS[name])
     return located
-
-
-__all__ = ["Cycle", "apply"]
