@@ -168,3 +168,23 @@ def test_memo_reuses_models_and_keys_cover_the_schema(project: Path) -> None:
     assert len(set(after) - set(before)) == 1  # only the edited tool's model was generated again
     assert "days" in (project / "out/models/get_weather.py").read_text()
 
+
+
+@pytest.mark.parametrize("spec_changed", [False, True])
+def test_a_killed_builds_cache_temporary_files_are_removed_by_the_next_build(
+    project: Path, spec_changed: bool
+) -> None:
+    # A build killed while saving its cache leaves `.<name>.<pid>.tnx-tmp` beside the cache
+    # files; the next build (a no-op or a real one) must clean it up, and `--check` must not.
+    folder = project / "out" / cache.CACHE_DIR
+    leftovers = [folder / f".{name}.99999.tnx-tmp" for name in (cache.STATE, cache.MEMO)]
+    for path in leftovers:
+        path.write_bytes(b"half a cache file")
+    assert cli("build", "specs", "--out", "out", "--check", cwd=project).exit_code == 0
+    assert all(path.exists() for path in leftovers), "--check writes and deletes nothing"
+    if spec_changed:
+        (project / "specs/now.yaml").write_text("description: Current time, changed\n")
+    assert cli("build", "specs", "--out", "out", cwd=project).exit_code == 0
+    assert not [path for path in leftovers if path.exists()]
+    assert not uses_pipeline(project), "the build after the clean-up is a no-op again"
+    assert generated(project / "out") == reference(project)

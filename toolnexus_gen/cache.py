@@ -28,9 +28,8 @@ from pathlib import Path
 from typing import Any
 
 from . import __version__
-from .paths import SPEC_SUFFIXES
+from .paths import CACHE_DIR, SPEC_SUFFIXES, TMP_SUFFIX
 
-CACHE_DIR = ".toolnexus-gen.cache"
 STATE = "state.json"
 MEMO = "memo.json"
 
@@ -214,7 +213,7 @@ def fast_noop(options: Any, *, check: bool) -> NoOp | None:
         except OSError:
             return None
     if not check and _extra_files(out, outputs):
-        return None  # let the full build explain (a file it did not write, a symlink)
+        return None  # let the full build explain (a file it did not write, a symlink) or clean up
     return NoOp(state["diagnostics"], state["tools"], state["targets"], len(outputs) - 1)
 
 
@@ -227,9 +226,12 @@ def _extra_files(out: str, outputs: dict[str, list[Any]]) -> bool:
         prefix = "" if rel == "." else rel.replace(os.sep, "/") + "/"
         if any(os.path.islink(os.path.join(root, d)) for d in dirs):
             return True
-        dirs[:] = [d for d in dirs if d not in ("__pycache__", CACHE_DIR)]
+        dirs[:] = [d for d in dirs if d != "__pycache__"]
         for name in names:
-            if prefix + name not in allowed:
+            if prefix.startswith(CACHE_DIR + "/"):
+                if name.endswith(TMP_SUFFIX):  # a killed build's leftover: the full build removes it
+                    return True
+            elif prefix + name not in allowed:
                 return True
     return False
 

@@ -146,14 +146,18 @@ def build(
         command = header_for(options).command
         _echo(f"{out} is out of date: run `{command}`.", err=True, fg="red", bold=True)
         sys.exit(ExitCode.STALE)
+    files, memo = result.files, result.memo
+    recorded = [[d.severity.value, d.format()] for d in result.diagnostics]
+
+    def save_cache() -> None:  # under the output lock, like every write into the folder
+        if memo is not None:
+            memo.save()
+        cache.save_state(options, inputs, files, recorded, tools)
+
     try:
-        report = output.write(options.out, result.files)
+        report = output.write(options.out, files, then=save_cache)
     except output.OwnershipError as exc:
         _fail(str(exc))
-    if result.memo is not None:
-        result.memo.save()
-    recorded = [[d.severity.value, d.format()] for d in result.diagnostics]
-    cache.save_state(options, inputs, result.files, recorded, tools)
     if not quiet:
         removed = f", {len(report.removed)} removed" if report.removed else ""
         warnings = sum(not d.is_error for d in result.diagnostics)

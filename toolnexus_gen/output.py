@@ -10,15 +10,16 @@ from __future__ import annotations
 import difflib
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .paths import CACHE_DIR, TMP_SUFFIX
+
 MANIFEST = ".toolnexus-gen.json"
 LOCK = ".toolnexus-gen.lock"  # held while a build writes, so two builds never interleave
-_TMP_SUFFIX = ".tnx-tmp"
-_IGNORED_DIRS = {"__pycache__", ".toolnexus-gen.cache"}  # Python's, and the build cache
+_IGNORED_DIRS = {"__pycache__", CACHE_DIR}  # Python's, and the build cache
 
 
 class OwnershipError(Exception):
@@ -73,7 +74,7 @@ def _existing_files(out_dir: Path) -> list[str]:
             )
         dirs[:] = sorted(d for d in dirs if d not in _IGNORED_DIRS)
         for name in names:
-            if name.endswith(_TMP_SUFFIX) or name in (MANIFEST, LOCK):
+            if name.endswith(TMP_SUFFIX) or name in (MANIFEST, LOCK):
                 continue
             found.append((Path(root) / name).relative_to(out_dir).as_posix())
     return sorted(found)
@@ -97,11 +98,12 @@ def _locked(out_dir: Path) -> Iterator[None]:
 
 
 def _remove_leftovers(out_dir: Path) -> None:
-    """Temporary files of a build that was killed before it could rename them."""
+    """Temporary files of a build that was killed before it could rename them (the cache's too:
+    every temporary file in out_dir is made under the lock, so none of these is still in use)."""
     for root, dirs, names in os.walk(out_dir):
-        dirs[:] = [d for d in dirs if d not in _IGNORED_DIRS]
+        dirs[:] = [d for d in dirs if d != "__pycache__"]
         for name in names:
-            if name.endswith(_TMP_SUFFIX):
+            if name.endswith(TMP_SUFFIX):
                 (Path(root) / name).unlink(missing_ok=True)
 
 
@@ -127,14 +129,17 @@ def _read(path: Path) -> bytes | None:
 
 def atomic_write(path: Path, data: bytes) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}{_TMP_SUFFIX}")
+    tmp = path.with_name(f".{path.name}.{os.getpid()}{TMP_SUFFIX}")
     with open(tmp, "wb") as handle:
         handle.write(data)
     os.replace(tmp, path)
 
 
-def write(out_dir: Path, files: dict[str, str]) -> Report:
-    """Make out_dir hold exactly `files` (plus the manifest), changing only what differs.
+def write(
+    out_dir: Path, files: dict[str, str], then: Callable[[], None] | None = None
+) -> Report:
+    """Make out_dir hold exactly `files` (plus the manifest), changing only what differs, then
+    run `then` (the build cache's update) while still holding the lock.
 
     Checked before anything is created, and again under the lock: a file toolnexus-gen did not
     generate, or a symbolic link, stops the build with nothing written.
@@ -147,7 +152,10 @@ def write(out_dir: Path, files: dict[str, str]) -> Report:
         if foreign:
             raise OwnershipError(_foreign_message(out_dir, foreign))
         _remove_leftovers(out_dir)
-        return _write_locked(out_dir, files)
+        report = _write_locked(out_dir, files)
+        if then is not None:
+            then()
+        return report
 
 
 def _write_locked(out_dir: Path, files: dict[str, str]) -> Report:
