@@ -4,6 +4,7 @@ import importlib
 import itertools
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -65,6 +66,31 @@ def snapshot(folder: Path) -> dict[str, tuple[bytes, int]]:
         for p in sorted(folder.rglob("*"))
         if p.is_file() and "__pycache__" not in p.parts
     }
+
+
+def generated(out: Path) -> dict[str, bytes]:
+    """The generated files of an output folder (not its cache, lock or bytecode)."""
+    return {
+        p.relative_to(out).as_posix(): p.read_bytes()
+        for p in sorted(out.rglob("*"))
+        if p.is_file()
+        and ".toolnexus-gen.cache" not in p.parts
+        and "__pycache__" not in p.parts
+        and p.name != ".toolnexus-gen.lock"
+    }
+
+
+def reference(project: Path) -> dict[str, bytes]:
+    """What a build without any cache writes: the project's specs (and pyproject.toml) copied,
+    built from scratch into `out`."""
+    copy = project.parent / f"{project.name}_reference"
+    shutil.rmtree(copy, ignore_errors=True)
+    shutil.copytree(project / "specs", copy / "specs")
+    if (project / "pyproject.toml").exists():
+        shutil.copy(project / "pyproject.toml", copy / "pyproject.toml")
+    result = cli("build", "specs", "--out", "out", cwd=copy)
+    assert result.exit_code == 0, result.output + result.stderr
+    return generated(copy / "out")
 
 
 def build_in(folder: Path, specs: dict[str, Any], *extra: str) -> Any:

@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from conftest import WEATHER, cli, write_specs
+from conftest import WEATHER, cli, generated, reference, write_specs
 
 from toolnexus_gen import cache
 
@@ -28,28 +27,6 @@ SHARED = {
         "examples": [{"city": "Oslo", "units": "c"}],
     },
 }
-
-
-def generated(out: Path) -> dict[str, bytes]:
-    return {
-        p.relative_to(out).as_posix(): p.read_bytes()
-        for p in sorted(out.rglob("*"))
-        if p.is_file()
-        and ".toolnexus-gen.cache" not in p.parts
-        and "__pycache__" not in p.parts
-        and p.name != ".toolnexus-gen.lock"
-    }
-
-
-def reference(project: Path) -> dict[str, bytes]:
-    """What a build without any cache writes: the same project copied, built from scratch."""
-    copy = project.parent / f"{project.name}_reference"
-    shutil.rmtree(copy, ignore_errors=True)
-    shutil.copytree(project / "specs", copy / "specs")
-    if (project / "pyproject.toml").exists():
-        shutil.copy(project / "pyproject.toml", copy / "pyproject.toml")
-    assert cli("build", "specs", "--out", "out", cwd=copy).exit_code == 0
-    return generated(copy / "out")
 
 
 def uses_pipeline(project: Path, *args: str) -> bool:
@@ -122,7 +99,7 @@ def test_check_is_exact_even_when_stat_is_unchanged(project: Path) -> None:
 def test_a_corrupted_cache_never_yields_wrong_output(project: Path, damage: str) -> None:
     specs = project / "specs"
     folder = project / "out" / cache.CACHE_DIR
-    for name in (cache.STATE, cache.MEMO):
+    for name in (cache.STATE, cache.UNITS, cache.MEMO):
         path = folder / name
         raw = path.read_bytes()
         if damage == "garbage":
@@ -177,7 +154,7 @@ def test_a_killed_builds_cache_temporary_files_are_removed_by_the_next_build(
     # A build killed while saving its cache leaves `.<name>.<pid>.tnx-tmp` beside the cache
     # files; the next build (a no-op or a real one) must clean it up, and `--check` must not.
     folder = project / "out" / cache.CACHE_DIR
-    leftovers = [folder / f".{name}.99999.tnx-tmp" for name in (cache.STATE, cache.MEMO)]
+    leftovers = [folder / f".{name}.99999.tnx-tmp" for name in (cache.STATE, cache.UNITS, cache.MEMO)]
     for path in leftovers:
         path.write_bytes(b"half a cache file")
     assert cli("build", "specs", "--out", "out", "--check", cwd=project).exit_code == 0

@@ -58,7 +58,7 @@ def cache_is_whole(out: Path) -> None:
     """Cache files are replaced atomically too: each is absent or matches its own checksum."""
     from toolnexus_gen import cache
 
-    for name in (cache.STATE, cache.MEMO):
+    for name in (cache.STATE, cache.UNITS, cache.MEMO):
         path = out / cache.CACHE_DIR / name
         if path.exists():
             assert cache._load(path) is not None, f"{name} is torn"

@@ -1,15 +1,20 @@
-"""The pipeline, start to end: load -> validate -> check targets -> render. No disk writes here."""
+"""The pipeline, start to end. No disk writes here.
+
+discover -> units (stage 2, units.py: each spec on its own; reused from the last build where it
+still holds, reuse.py) -> the whole set's checks (names across specs, per-request limits)
+-> render (stage 3) -> a FileMap.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from .bundle import bundle_tools
-from .cache import Memo
+from .cache import Memo, Snapshot, changed_specs, snapshot_inputs
 from .diagnostics import Diagnostic, DiagnosticsError, Severity, has_errors
-from .ir import ToolSet
-from .load import Document, LoadError, discover, load_document
+from .ir import ToolSet, Unit
 from .options import (
     DEFAULT_OUT,
     DEFAULT_SPECS,
@@ -19,9 +24,14 @@ from .options import (
     resolve_options,
 )
 from .parallel import pool_for
-from .paths import display_path
-from .render import FileMap, Prepared, prepare, render
-from .validate import validate
+from .paths import discover, display_path
+
+if TYPE_CHECKING:
+    from .render import FileMap
+
+# The stages themselves (units, render, the targets: jsonschema, PyYAML, the rules) are imported
+# inside the functions below, once the workers have started: they fork from a small process and
+# warm up on the other cores while this one imports.
 
 __all__ = [
     "DEFAULT_OUT",
@@ -42,31 +52,44 @@ class Generated:
     toolset: ToolSet | None
     diagnostics: list[Diagnostic]
     memo: Memo | None = None  # per-tool results to keep once the files are written
-
-
-def load_all(specs: Path) -> tuple[list[Document], list[Diagnostic]]:
-    documents, diagnostics = [], []
-    for path in discover(specs):
-        try:
-            documents.append(load_document(path))
-        except LoadError as exc:
-            diagnostics.append(exc.diagnostic)
-    return documents, diagnostics
+    reuse: dict[str, object] = field(default_factory=dict)  # what the next build may reuse
+    reused: int = 0  # specs whose unit came from the last build
+    inputs: Snapshot | None = None  # the spec folder as the build read it
+    known: dict[str, list[Any]] = field(default_factory=dict)  # the last build's output files
 
 
 @dataclass
 class Analysis:
-    toolset: ToolSet | None
-    prepared: Prepared | None  # None when any error stopped the pipeline early
+    toolset: ToolSet
+    units: list[Unit]  # in name order, one per tool of toolset (when there is no error)
     diagnostics: list[Diagnostic]
 
 
-def analyse(options: BuildOptions, memo: Memo | None = None) -> Analysis:
-    """Load, validate, bundle and check every spec for every target; nothing is rendered."""
-    documents, diagnostics = load_all(options.specs)
-    toolset, found = validate(documents, options.specs, options.targets, memo)
-    diagnostics += found
-    if not documents and not diagnostics:
+def analyse(
+    options: BuildOptions,
+    memo: Memo | None = None,
+    paths: Sequence[Path] | None = None,
+    reused: Sequence[Unit] = (),
+) -> Analysis:
+    """Every spec's unit (the reused ones given, the others made now) and the whole set's
+    diagnostics; nothing is rendered."""
+    paths = discover(options.specs) if paths is None else paths
+    from .targets import TARGETS
+    from .units import make_units
+    from .validate import cross_tool
+
+    known = {unit.rel for unit in reused}
+    fresh = [path for path in paths if path.relative_to(options.specs).as_posix() not in known]
+    units = [*reused, *make_units(fresh, options, header_for(options), memo or Memo(None))]
+    diagnostics = [d for unit in units for d in unit.diagnostics]
+    named = sorted(
+        ((unit.info, unit) for unit in units if unit.info is not None),
+        key=lambda pair: (pair[0].name, pair[1].rel),
+    )
+    toolset = ToolSet(tuple(info for info, _ in named), options.targets)
+    units = [unit for _, unit in named]
+    diagnostics += cross_tool(toolset.tools)
+    if not paths and not diagnostics:
         diagnostics.append(
             Diagnostic(
                 display_path(options.specs),
@@ -79,33 +102,51 @@ def analyse(options: BuildOptions, memo: Memo | None = None) -> Analysis:
                 Severity.WARNING,
             )
         )
-    prepared = None
-    if not has_errors(diagnostics):
-        toolset, found = bundle_tools(toolset, options.specs)
-        diagnostics += found
-    if not has_errors(diagnostics):
-        prepared = prepare(toolset, options.target_options)
-        diagnostics += prepared.diagnostics
+    if not has_errors(diagnostics):  # per-request limits, over every tool a target carries
+        for name in options.targets:
+            carried = [tool for tool in toolset.tools if tool.for_target(name)]
+            diagnostics += TARGETS[name].check_all(carried, options.target_options.get(name, {}))
     diagnostics = sorted(set(d for d in diagnostics if not _ignored(d, options.ignore)))
-    return Analysis(toolset, prepared, diagnostics)
+    return Analysis(toolset, units, diagnostics)
 
 
-def generate(options: BuildOptions, *, use_cache: bool = True) -> Generated:
-    memo = Memo(options.out if use_cache else None)
-    with pool_for(len(discover(options.specs))):  # workers start while this process is small
-        return _generate(options, memo)
+def generate(
+    options: BuildOptions, state: dict[str, Any] | None = None, *, use_cache: bool = True
+) -> Generated:
+    """The files of a build. With the cache, `state` (the last build's record,
+    cache.load_state) lets the units of unchanged specs be reused."""
+    from .models import warm_up
 
+    # Workers start first, while this process is small, for the specs to be made afresh; they
+    # import datamodel-code-generator while this process reads and checks the specs.
+    with pool_for(changed_specs(options, state if use_cache else None), warm_up):
+        from .render import render, render_models
+        from .reuse import Previous, records
 
-def _generate(options: BuildOptions, memo: Memo) -> Generated:
-    analysis = analyse(options, memo)
-    toolset, prepared, diagnostics = analysis.toolset, analysis.prepared, analysis.diagnostics
-    if has_errors(diagnostics) or prepared is None or toolset is None:
-        return Generated(None, toolset, diagnostics)
-    try:
-        files = render(toolset, prepared, header_for(options), options.target_options, memo)
-    except DiagnosticsError as exc:
-        return Generated(None, toolset, sorted(diagnostics + exc.diagnostics))
-    return Generated(files, toolset, diagnostics, memo)
+        inputs = snapshot_inputs(options.specs)  # before anything is read
+        memo = Memo(options.out if use_cache else None)
+        paths = discover(options.specs)
+        previous = Previous(options, inputs, state, memo) if use_cache else None
+        reused = previous.units(paths) if previous else []
+        analysis = analyse(options, memo, paths, reused)
+        toolset, diagnostics = analysis.toolset, analysis.diagnostics
+        if has_errors(diagnostics):
+            return Generated(None, toolset, diagnostics)
+        header = header_for(options)
+        rendered = render(
+            toolset,
+            analysis.units,
+            header,
+            lambda: previous.package(toolset, header) if previous else None,
+        )
+        reuse = records(analysis.units, rendered.layout, toolset, header)  # while the workers warm up
+        try:
+            rendered.files.update(render_models(toolset, analysis.units, header, memo))
+        except DiagnosticsError as exc:
+            return Generated(None, toolset, sorted(diagnostics + exc.diagnostics))
+    files = dict(sorted(rendered.files.items()))
+    known = previous.state.get("outputs", {}) if previous else {}
+    return Generated(files, toolset, diagnostics, memo, reuse, len(reused), inputs, known)
 
 
 def _ignored(diagnostic: Diagnostic, ignore: frozenset[str]) -> bool:

@@ -23,7 +23,7 @@ from typing import Any
 from urllib.parse import unquote, urlsplit
 
 from .diagnostics import Diagnostic
-from .ir import ToolSet
+from .ir import Tool
 from .load import Document, Loader, LoadError, join_pointer
 
 # Keywords whose value is a schema, a list of schemas, or a mapping of names to schemas.
@@ -293,31 +293,29 @@ def _pure_loop(schema: dict[str, Any], start: str) -> list[str]:
     return []
 
 
-def bundle_tools(toolset: ToolSet, specs_dir: Path) -> tuple[ToolSet, list[Diagnostic]]:
-    """Every tool with its input and output schemas bundled (the IR's schemas are replaced)."""
-    tools, problems = [], []
-    load = Loader()  # each shared file is read once, however many tools reach it
-    for tool in toolset.tools:
-        located = output_located = None
-        schema, output = tool.input_schema, tool.output_schema
-        if schema is not None:
-            located, broken = bundle(schema, tool.source, tool.schema_pointer, specs_dir, load)
-            schema = located.schema
-            problems += [_broken(located, *item) for item in broken]
-        if output is not None:
-            output_located, broken = bundle(output, tool.source, "/output_schema", specs_dir, load)
-            output = output_located.schema
-            problems += [_broken(output_located, *item) for item in broken]
-        tools.append(
-            replace(
-                tool,
-                input_schema=schema,
-                output_schema=output,
-                located=located,
-                output_located=output_located,
-            )
-        )
-    return ToolSet(tuple(tools), toolset.targets), problems
+def bundle_tool(tool: Tool, specs_dir: Path, load: Loader) -> tuple[Tool, list[Diagnostic]]:
+    """The tool with its input and output schemas bundled (the IR's schemas are replaced).
+
+    `load` reads each shared file once, however many tools reach it."""
+    problems = []
+    located = output_located = None
+    schema, output = tool.input_schema, tool.output_schema
+    if schema is not None:
+        located, broken = bundle(schema, tool.source, tool.schema_pointer, specs_dir, load)
+        schema = located.schema
+        problems += [_broken(located, *item) for item in broken]
+    if output is not None:
+        output_located, broken = bundle(output, tool.source, "/output_schema", specs_dir, load)
+        output = output_located.schema
+        problems += [_broken(output_located, *item) for item in broken]
+    bundled = replace(
+        tool,
+        input_schema=schema,
+        output_schema=output,
+        located=located,
+        output_located=output_located,
+    )
+    return bundled, problems
 
 
 def _broken(located: Located, message: str, pointer: str) -> Diagnostic:

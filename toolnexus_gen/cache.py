@@ -8,6 +8,8 @@ file is simply ignored, so the cache can make a build faster but never make it w
   generator's own fingerprint. When nothing changed, `build` and `build --check` answer from it
   without importing the pipeline (the no-op fast path); `--check` still hashes every output file,
   so it stays exact.
+- `units.json`: what the last build made of each spec (reuse.py), so the next build reuses the
+  unchanged ones; it names the state it belongs to by a digest of the outputs recorded there.
 - `memo.json`: per-tool work that is expensive and depends only on its inputs: schemas already
   found valid (keyed by the schema, its examples and every file its $refs reach) and model
   sources (keyed by the model schema, class name and header).
@@ -31,6 +33,7 @@ from . import __version__
 from .paths import CACHE_DIR, SPEC_SUFFIXES, TMP_SUFFIX
 
 STATE = "state.json"
+UNITS = "units.json"
 MEMO = "memo.json"
 
 
@@ -148,11 +151,38 @@ class Snapshot:
     inputs: dict[str, list[Any]] = field(default_factory=dict)  # rel: [size, mtime_ns, sha]
 
 
+def changed_specs(options: Any, state: dict[str, Any] | None) -> int:
+    """About how many spec files changed since the last build (by stat alone; every one
+    without a state): how many workers to start."""
+    current = spec_files(options.specs)
+    if state is None:
+        return len(current)
+    recorded: dict[str, list[Any]] = state["inputs"]
+    return sum(
+        rel not in recorded or [stat.st_size, stat.st_mtime_ns] != recorded[rel][:2]
+        for rel, stat in current.items()
+    )
+
+
 def snapshot_inputs(specs: Path) -> Snapshot:
     snap = Snapshot()
     for rel, stat in sorted(spec_files(specs).items()):
         snap.inputs[rel] = [stat.st_size, stat.st_mtime_ns, sha((specs / rel).read_bytes())]
     return snap
+
+
+def unit_key(rel: str, spec_sha: str, reached: list[tuple[str, str]]) -> str:
+    """What a spec's unit was made from, besides the build key: the spec file (its place and
+    bytes) and every file its $refs reach (relative path, SHA-256)."""
+    return sha(canonical(["unit", rel, spec_sha, reached]))
+
+
+def load_state(options: Any) -> dict[str, Any] | None:
+    """The last successful build's record, if it was made under this build key."""
+    state = _load(options.out / CACHE_DIR / STATE)
+    if state is None or state.get("key") != build_key(options):
+        return None
+    return state
 
 
 # -- the no-op fast path ------------------------------------------------------------------------
@@ -186,10 +216,10 @@ def build_key(options: Any) -> str:
     )
 
 
-def fast_noop(options: Any, *, check: bool) -> NoOp | None:
-    """The recorded result when nothing changed since the last build; None means: run the build."""
-    state = _load(options.out / CACHE_DIR / STATE)
-    if state is None or state.get("key") != build_key(options):
+def fast_noop(options: Any, state: dict[str, Any] | None, *, check: bool) -> NoOp | None:
+    """The recorded result (state: load_state) when nothing changed since the last build; None
+    means: run the build."""
+    if state is None:
         return None
     recorded: dict[str, list[Any]] = state["inputs"]
     current = spec_files(options.specs)
@@ -229,7 +259,9 @@ def _extra_files(out: str, outputs: dict[str, list[Any]]) -> bool:
         dirs[:] = [d for d in dirs if d != "__pycache__"]
         for name in names:
             if prefix.startswith(CACHE_DIR + "/"):
-                if name.endswith(TMP_SUFFIX):  # a killed build's leftover: the full build removes it
+                if name.endswith(
+                    TMP_SUFFIX
+                ):  # a killed build's leftover: the full build removes it
                     return True
             elif prefix + name not in allowed:
                 return True
@@ -239,22 +271,14 @@ def _extra_files(out: str, outputs: dict[str, list[Any]]) -> bool:
 def save_state(
     options: Any,
     inputs: Snapshot,
-    files: dict[str, str],
+    outputs: dict[str, list[Any]],
     diagnostics: list[list[Any]],
     tools: int,
+    reuse: dict[str, Any],
 ) -> None:
-    """Record a successful build (called after its files are written)."""
-    from .output import MANIFEST
-
-    outputs: dict[str, list[Any]] = {}
-    for rel in [*files, MANIFEST]:
-        path = options.out / rel
-        try:
-            data = path.read_bytes()
-            stat = path.stat()
-        except OSError:
-            return
-        outputs[rel] = [stat.st_size, stat.st_mtime_ns, sha(data)]
+    """Record a successful build, under the output lock once its files are written: `outputs`
+    is [size, mtime_ns, SHA-256] of each file as written (output.Report.recorded), `reuse`
+    what lets the next build reuse parts of this one (reuse.records)."""
     body = {
         "key": build_key(options),
         "inputs": inputs.inputs,
@@ -263,7 +287,18 @@ def save_state(
         "tools": tools,
         "targets": len(options.targets),
     }
+    # Apart, so the no-op path reads only the small state; tied to it by the outputs' digest.
+    _save(options.out / CACHE_DIR / UNITS, {"outputs": sha(canonical(outputs)), **reuse})
     _save(options.out / CACHE_DIR / STATE, body)
+
+
+def load_reuse(options: Any, state: dict[str, Any]) -> dict[str, Any]:
+    """What the build that wrote `state` left for the next one to reuse (empty when the file
+    is missing, damaged, or from another build)."""
+    body = _load(options.out / CACHE_DIR / UNITS)
+    if body is None or body.get("outputs") != sha(canonical(state["outputs"])):
+        return {}
+    return body
 
 
 # -- per-tool memo ------------------------------------------------------------------------------

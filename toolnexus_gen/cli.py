@@ -100,7 +100,8 @@ def build(
 
     options = _options(specs_dir, out_dir, targets)
     out = display_path(options.out)
-    noop = cache.fast_noop(options, check=check)
+    state = cache.load_state(options)
+    noop = cache.fast_noop(options, state, check=check)
     if noop is not None:  # nothing changed since the last build: answered without the pipeline
         for severity, line in noop.diagnostics:
             _report_line(line, severity == "error")
@@ -113,9 +114,8 @@ def build(
         return
     from .build import generate
 
-    inputs = cache.snapshot_inputs(options.specs)
     try:
-        result = generate(options)
+        result = generate(options, state)
     except RecursionError:  # a last line of defence: every known cause is a located error
         _fail("a schema is nested or self-referencing beyond what can be processed")
     _report(result.diagnostics)
@@ -149,13 +149,14 @@ def build(
     files, memo = result.files, result.memo
     recorded = [[d.severity.value, d.format()] for d in result.diagnostics]
 
-    def save_cache() -> None:  # under the output lock, like every write into the folder
+    def save_cache(report: output.Report) -> None:  # under the output lock, as every write
         if memo is not None:
             memo.save()
-        cache.save_state(options, inputs, files, recorded, tools)
+        assert result.inputs is not None
+        cache.save_state(options, result.inputs, report.recorded, recorded, tools, result.reuse)
 
     try:
-        report = output.write(options.out, files, then=save_cache)
+        report = output.write(options.out, files, save_cache, result.known)
     except output.OwnershipError as exc:
         _fail(str(exc))
     if not quiet:
@@ -199,11 +200,11 @@ def list_(specs_dir: Path | None, targets: tuple[str, ...]) -> None:
     for diagnostic in analysis.diagnostics:
         by_file.setdefault(diagnostic.path, []).append(diagnostic)
     shown: set[str] = set()
-    tools = analysis.toolset.tools if analysis.toolset else ()
+    tools = analysis.toolset.tools
     for tool in tools:
         chosen = [t for t in options.targets if tool.for_target(t)]
-        found = by_file.get(tool.source.display, [])
-        shown.add(tool.source.display)
+        found = by_file.get(tool.display, [])
+        shown.add(tool.display)
         notes = sum(not d.is_error for d in found)
         errors = sum(d.is_error for d in found)
         status = ", ".join(
@@ -325,7 +326,7 @@ def scaffold(file: Path, specs_dir: Path | None, out_dir: Path | None, class_nam
     options = _options(specs_dir, out_dir, ())
     analysis = analyse(options)
     _report(analysis.diagnostics)
-    if analysis.toolset is None or any(d.is_error for d in analysis.diagnostics):
+    if any(d.is_error for d in analysis.diagnostics):
         _fail("fix the specs first; nothing written")
     tools = analysis.toolset.tools
     if file.exists():

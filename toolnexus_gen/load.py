@@ -17,7 +17,7 @@ from typing import Any
 import yaml
 
 from .diagnostics import Diagnostic
-from .paths import SPEC_SUFFIXES, display_path
+from .paths import display_path
 
 MAX_FILE_BYTES = 2 * 1024 * 1024
 MAX_DEPTH = 64
@@ -71,20 +71,6 @@ class LoadError(Exception):
     def __init__(self, diagnostic: Diagnostic) -> None:
         super().__init__(diagnostic.format())
         self.diagnostic = diagnostic
-
-
-def is_hidden(relative: Path) -> bool:
-    return any(part.startswith(("_", ".")) for part in relative.parts)
-
-
-def discover(specs_dir: Path) -> list[Path]:
-    """Spec files under specs_dir, sorted; `_`/`.` files and folders hold shared fragments."""
-    found = []
-    for path in specs_dir.rglob("*"):
-        rel = path.relative_to(specs_dir)
-        if path.suffix in SPEC_SUFFIXES and not is_hidden(rel) and path.is_file():
-            found.append(path)
-    return sorted(found, key=lambda p: p.relative_to(specs_dir).as_posix())
 
 
 class Loader:

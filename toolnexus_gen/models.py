@@ -11,12 +11,13 @@ import keyword
 import re
 import unicodedata
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from .cache import Memo
 from .diagnostics import Diagnostic, DiagnosticsError
-from .ir import Tool
+from .ir import ModelJob, Tool
+from .options import Header
 from .parallel import parallel_map
 
 LINE_LENGTH = 100
@@ -45,24 +46,57 @@ def _options(header: str, class_name: str) -> dict[str, Any]:
     }
 
 
-def model_sources(tools: Sequence[Tool], header: str, memo: Memo) -> list[str]:
-    """Each tool's model module source, from the memo or from datamodel-code-generator (run on
-    every core when many are missing). A schema the generator cannot handle is a located error
+def model_job(tool: Tool) -> ModelJob:
+    return ModelJob(
+        _model_schema(tool),
+        tool.python.model,
+        tool.python.module,
+        tool.source.display,
+        tool.source.positions.value(tool.schema_pointer),
+        tool.schema_pointer,
+    )
+
+
+def model_key(memo: Memo, job: ModelJob, header: Header) -> str:
+    """The memo key of a model's source: its schema, class name and the header it carries."""
+    return memo.key("model", job.schema, job.class_name, header.specs_rel, header.command)
+
+
+def model_sources(
+    keys: Sequence[str],
+    jobs: Sequence[ModelJob | None],
+    header: Callable[[], str],
+    memo: Memo,
+) -> list[str]:
+    """Each model module's source, from the memo or from datamodel-code-generator (run on
+    every core when many are missing), with `header()` on top. A job is needed for each key the
+    memo does not hold. A schema the generator cannot handle is a located error
     (DiagnosticsError), never a traceback."""
-    jobs = [(_model_schema(tool), tool.python.model, header) for tool in tools]
-    keys = [memo.key("model", *job) for job in jobs]
-    missing = [i for i, key in enumerate(keys) if memo.model(key) is None]
-    results = parallel_map(_generate, [jobs[i] for i in missing])
+    missing: list[tuple[str, ModelJob]] = []
+    for key, job in zip(keys, jobs, strict=True):
+        if memo.model(key) is None:
+            if job is None:  # the build cache reuses a unit only while the memo holds its model
+                raise AssertionError(f"model {key} is neither in the memo nor to be made")
+            missing.append((key, job))
+    if not missing:
+        return [memo.models[key] for key in keys]
+    text = header()
+    results = parallel_map(_generate, [(job.schema, job.class_name, text) for _, job in missing])
     failed = [
-        (tools[i], result[1]) for i, result in zip(missing, results, strict=True) if not result[0]
+        _failure(job, why) for (_, job), (ok, why) in zip(missing, results, strict=True) if not ok
     ]
     if failed:
-        raise DiagnosticsError([_failure(tool, message) for tool, message in failed])
-    for i, (_ok, source) in zip(missing, results, strict=True):
+        raise DiagnosticsError(failed)
+    for (key, job), (_ok, source) in zip(missing, results, strict=True):
         source = source.rstrip("\n") + "\n"
-        compile(source, f"models/{tools[i].python.module}.py", "exec")  # never store a bad one
-        memo.store_model(keys[i], source)
+        compile(source, f"models/{job.module}.py", "exec")  # never store a bad one
+        memo.store_model(key, source)
     return [memo.models[key] for key in keys]
+
+
+def warm_up() -> None:
+    """Import datamodel-code-generator and make one model: a worker's first job is then fast."""
+    _source({"type": "object", "properties": {"a": {"type": "string"}}}, "Warm", "# warm")
 
 
 def _generate(job: tuple[dict[str, Any], str, str]) -> tuple[bool, str]:
@@ -74,15 +108,13 @@ def _generate(job: tuple[dict[str, Any], str, str]) -> tuple[bool, str]:
         return False, f"{type(exc).__name__}: {exc}"
 
 
-def _failure(tool: Tool, message: str) -> Diagnostic:
-    line, col = tool.source.positions.value(tool.schema_pointer)
+def _failure(job: ModelJob, message: str) -> Diagnostic:
     return Diagnostic(
-        tool.source.display,
-        line,
-        col,
+        job.display,
+        *job.place,
         "TN119",
         f"datamodel-code-generator cannot make the argument model from this schema: {message}",
-        pointer=tool.schema_pointer,
+        pointer=job.pointer,
     )
 
 

@@ -8,12 +8,14 @@ not generate are never overwritten or deleted.
 from __future__ import annotations
 
 import difflib
+import hashlib
 import json
 import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from .paths import CACHE_DIR, TMP_SUFFIX
 
@@ -35,6 +37,8 @@ class Report:
     changed: list[str] = field(default_factory=list)  # --check: would change
     stale: list[str] = field(default_factory=list)  # --check: would be removed
     diff: str = ""
+    # write: [size, mtime_ns, SHA-256] of each file as left on disk, the manifest included
+    recorded: dict[str, list[Any]] = field(default_factory=dict)
 
     @property
     def up_to_date(self) -> bool:
@@ -53,8 +57,7 @@ def read_manifest(out_dir: Path) -> list[str] | None:
 
 
 def _safe_relative(name: str) -> bool:
-    path = Path(name)
-    return not path.is_absolute() and ".." not in path.parts
+    return not name.startswith("/") and ".." not in name.split("/")
 
 
 def _manifest_text(files: list[str]) -> str:
@@ -63,20 +66,22 @@ def _manifest_text(files: list[str]) -> str:
 
 def _existing_files(out_dir: Path) -> list[str]:
     found = []
-    for root, dirs, names in os.walk(out_dir):
-        links = [d for d in dirs if (Path(root) / d).is_symlink()]
-        links += [n for n in names if (Path(root) / n).is_symlink()]
-        if links:
-            where = (Path(root) / links[0]).relative_to(out_dir).as_posix()
-            raise OwnershipError(
-                f"refusing to write to {out_dir.as_posix()}: {where} is a symbolic link, and "
-                "writing through it could reach outside the output folder; remove it"
-            )
-        dirs[:] = sorted(d for d in dirs if d not in _IGNORED_DIRS)
-        for name in names:
-            if name.endswith(TMP_SUFFIX) or name in (MANIFEST, LOCK):
-                continue
-            found.append((Path(root) / name).relative_to(out_dir).as_posix())
+    stack = [""]
+    while stack:
+        rel = stack.pop()
+        with os.scandir(out_dir / rel if rel else out_dir) as entries:
+            for entry in entries:  # the entry's type comes from the directory: no stat per file
+                name = f"{rel}/{entry.name}" if rel else entry.name
+                if entry.is_symlink():
+                    raise OwnershipError(
+                        f"refusing to write to {out_dir.as_posix()}: {name} is a symbolic link, "
+                        "and writing through it could reach outside the output folder; remove it"
+                    )
+                if entry.is_dir():
+                    if entry.name not in _IGNORED_DIRS:
+                        stack.append(name)
+                elif not entry.name.endswith(TMP_SUFFIX) and name not in (MANIFEST, LOCK):
+                    found.append(name)
     return sorted(found)
 
 
@@ -117,7 +122,8 @@ def foreign_files(out_dir: Path, files: dict[str, str]) -> list[str]:
     existing = _existing_files(out_dir)
     if owned is None:
         return existing
-    return [name for name in existing if name not in set(owned)]
+    known = set(owned)
+    return [name for name in existing if name not in known]
 
 
 def _read(path: Path) -> bytes | None:
@@ -136,10 +142,17 @@ def atomic_write(path: Path, data: bytes) -> None:
 
 
 def write(
-    out_dir: Path, files: dict[str, str], then: Callable[[], None] | None = None
+    out_dir: Path,
+    files: dict[str, str],
+    then: Callable[[Report], None] | None = None,
+    known: dict[str, list[Any]] | None = None,
 ) -> Report:
     """Make out_dir hold exactly `files` (plus the manifest), changing only what differs, then
-    run `then` (the build cache's update) while still holding the lock.
+    run `then(report)` (the build cache's update) while still holding the lock.
+
+    `known` is what the last build recorded of its files ([size, mtime_ns, SHA-256]): a file
+    whose size and mtime are still those holds those bytes, so it is not read again (the trust
+    the no-op build already places in stat; `--check` never relies on it).
 
     Checked before anything is created, and again under the lock: a file toolnexus-gen did not
     generate, or a symbolic link, stops the build with nothing written.
@@ -152,13 +165,30 @@ def write(
         if foreign:
             raise OwnershipError(_foreign_message(out_dir, foreign))
         _remove_leftovers(out_dir)
-        report = _write_locked(out_dir, files)
+        report = _write_locked(out_dir, files, known or {})
         if then is not None:
-            then()
+            then(report)
         return report
 
 
-def _write_locked(out_dir: Path, files: dict[str, str]) -> Report:
+def _holds(path: Path, data: bytes, digest: str, known: list[Any] | None) -> bool:
+    """Whether the file at path holds exactly `data` (whose SHA-256 is digest)."""
+    if known is not None:
+        try:
+            stat = path.stat()
+        except OSError:
+            return False
+        if [stat.st_size, stat.st_mtime_ns] == known[:2]:
+            return bool(known[2] == digest)
+    return _read(path) == data
+
+
+def _record(path: Path, digest: str) -> list[Any]:
+    stat = path.stat()
+    return [stat.st_size, stat.st_mtime_ns, digest]
+
+
+def _write_locked(out_dir: Path, files: dict[str, str], known: dict[str, list[Any]]) -> Report:
     report = Report()
     old = read_manifest(out_dir) or []
     stale = sorted(set(old) - set(files))
@@ -170,12 +200,14 @@ def _write_locked(out_dir: Path, files: dict[str, str]) -> Report:
         atomic_write(manifest_path, _manifest_text(union).encode())
     for name, text in files.items():
         data = text.encode("utf-8")
+        digest = hashlib.sha256(data).hexdigest()
         path = out_dir / name
-        if _read(path) == data:
+        if _holds(path, data, digest, known.get(name)):
             report.unchanged.append(name)
-            continue
-        atomic_write(path, data)
-        report.written.append(name)
+        else:
+            atomic_write(path, data)
+            report.written.append(name)
+        report.recorded[name] = _record(path, digest)
     for name in stale:
         path = out_dir / name
         if path.is_file():
@@ -185,6 +217,7 @@ def _write_locked(out_dir: Path, files: dict[str, str]) -> Report:
     final = _manifest_text(list(files)).encode()
     if _read(manifest_path) != final:
         atomic_write(manifest_path, final)
+    report.recorded[MANIFEST] = _record(manifest_path, hashlib.sha256(final).hexdigest())
     return report
 
 

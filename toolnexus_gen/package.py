@@ -5,15 +5,14 @@ from __future__ import annotations
 import re
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import jinja2
-
-from . import models
-from .cache import Memo
 from .ir import ToolSet
 from .options import Header
 from .pysource import docstring, py_str
+
+if TYPE_CHECKING:
+    import jinja2
 
 TARGET_TYPES = {
     "gemini": "list[dict[str, Any]]",
@@ -58,6 +57,8 @@ def templates_dir() -> Path:
 
 @cache
 def environment() -> jinja2.Environment:
+    import jinja2  # only when templates are rendered: a build that reuses them never needs it
+
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(templates_dir() / "python"),
         undefined=jinja2.StrictUndefined,
@@ -71,15 +72,30 @@ def environment() -> jinja2.Environment:
     return env
 
 
-def render_package(toolset: ToolSet, header: Header, memo: Memo | None = None) -> dict[str, str]:
+def model_header(header: Header) -> str:
+    """The header every model module starts with."""
+    return environment().get_template("_header.jinja").render(_header_context(header)).rstrip("\n")
+
+
+def _header_context(header: Header) -> dict[str, Any]:
+    return {"specs_rel": header.specs_rel, "command": header.command}
+
+
+def package_files(targets: tuple[str, ...]) -> list[str]:
+    """The files render_package writes (the models aside)."""
+    return ["py.typed", *PACKAGE_TEMPLATES, *(["_mcp.py"] if "mcp" in targets else [])]
+
+
+def render_package(toolset: ToolSet, header: Header) -> dict[str, str]:
+    """The package's Python files, models aside: they depend on the tools' names, Python names
+    and descriptions only (package_key), so a build reuses them while those stay the same."""
     env = environment()
     context: dict[str, Any] = {
+        **_header_context(header),
         "tools": toolset.tools,
         "targets": toolset.targets,
         "target_types": TARGET_TYPES,
         "target_docs": TARGET_DOCS,
-        "specs_rel": header.specs_rel,
-        "command": header.command,
         "exports": _exports(toolset),
         "loops": [LOOPS[t] for t in toolset.targets if t in LOOPS],
         "model_names": ruff_sorted([tool.python.model for tool in toolset.tools]),
@@ -107,16 +123,24 @@ def render_package(toolset: ToolSet, header: Header, memo: Memo | None = None) -
         ),
     }
     files = {"py.typed": ""}
-    templates = [*PACKAGE_TEMPLATES, *(["_mcp.py"] if "mcp" in toolset.targets else [])]
-    for name in templates:
+    for name in package_files(toolset.targets)[1:]:
         source = env.get_template(f"{name}.jinja").render(context)
         compile(source, name, "exec")  # a template bug must never reach disk
         files[name] = source
-    model_header = env.get_template("_header.jinja").render(context).rstrip("\n")
-    sources = models.model_sources(toolset.tools, model_header, memo or Memo(None))
-    for tool, source in zip(toolset.tools, sources, strict=True):
-        files[f"models/{tool.python.module}.py"] = source  # compiled when generated
     return files
+
+
+def package_key(toolset: ToolSet, header: Header) -> list[Any]:
+    """Everything render_package reads (its templates are in the generator's fingerprint)."""
+    return [
+        header.specs_rel,
+        header.command,
+        list(toolset.targets),
+        [
+            [t.name, t.description, t.python.method, t.python.model, t.python.module]
+            for t in toolset.tools
+        ],
+    ]
 
 
 def _exports(toolset: ToolSet) -> list[str]:

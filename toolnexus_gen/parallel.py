@@ -2,8 +2,8 @@
 
 A build opens the worker pool at its start, while the process is still small, so forked workers
 do not each carry a copy of every parsed spec (`pool_for`); work is then handed out with
-`parallel_map`. Below PARALLEL_MIN items, on one core, or where fork is unavailable, the work
-runs in-process. Results come back in input order, so output never depends on scheduling.
+`parallel_map`. On one core, or where fork is unavailable, the work runs in-process. Results
+come back in input order, so output never depends on scheduling.
 """
 
 from __future__ import annotations
@@ -33,10 +33,12 @@ def workers() -> int:
 
 
 @contextmanager
-def pool_for(items: int) -> Iterator[None]:
-    """Workers for a build of `items` specs, opened now and closed when the build ends."""
+def pool_for(items: int, initializer: Callable[[], None] | None = None) -> Iterator[None]:
+    """Workers for a build that makes `items` specs afresh, opened now and closed when the build
+    ends: one per core for many, a single one for a few (it runs `initializer`, the slow
+    imports, while this process reads the specs, so their work finds it ready)."""
     global _pool
-    if _pool is not None or items < PARALLEL_MIN or workers() < 2:
+    if _pool is not None or items < 1 or workers() < 2:
         yield
         return
     if "fork" not in multiprocessing.get_all_start_methods() or threading.active_count() > 1:
@@ -44,17 +46,20 @@ def pool_for(items: int) -> Iterator[None]:
         # held; in that case (toolnexus-gen used as a library, under a test runner) stay serial.
         yield
         return
-    _pool = multiprocessing.get_context("fork").Pool(workers())
+    count = workers() if items >= PARALLEL_MIN else 1
+    _pool = multiprocessing.get_context("fork").Pool(count, initializer)
     try:
         yield
     finally:
-        _pool.close()
+        # Every result is in by now; a worker still warming up for work that never came (an
+        # edit that changed no model) is stopped rather than waited for.
+        _pool.terminate()
         _pool.join()
         _pool = None
 
 
 def parallel_map(fn: Callable[[T], R], items: Sequence[T]) -> list[R]:
-    if _pool is None or len(items) < PARALLEL_MIN:
+    if _pool is None or not items:
         return [fn(item) for item in items]
     chunk = max(1, -(-len(items) // (workers() * 4)))
     return _pool.map(fn, items, chunksize=chunk)

@@ -1,4 +1,6 @@
-"""Paths as diagnostics show them: relative to the working folder when inside it."""
+"""Where things are: spec files, the names the build uses in its output folder, and paths as
+diagnostics show them (relative to the working folder when inside it). Light on purpose: the
+no-op fast path imports it."""
 
 from __future__ import annotations
 
@@ -7,6 +9,20 @@ from pathlib import Path
 SPEC_SUFFIXES = (".json", ".yaml", ".yml")  # what counts as a spec file
 CACHE_DIR = ".toolnexus-gen.cache"  # the build cache, inside the output folder
 TMP_SUFFIX = ".tnx-tmp"  # a file being written; renamed into place when complete
+
+
+def is_hidden(relative: Path) -> bool:
+    return any(part.startswith(("_", ".")) for part in relative.parts)
+
+
+def discover(specs_dir: Path) -> list[Path]:
+    """Spec files under specs_dir, sorted; `_`/`.` files and folders hold shared fragments."""
+    found = []
+    for path in specs_dir.rglob("*"):
+        rel = path.relative_to(specs_dir)
+        if path.suffix in SPEC_SUFFIXES and not is_hidden(rel) and path.is_file():
+            found.append(path)
+    return sorted(found, key=lambda p: p.relative_to(specs_dir).as_posix())
 
 
 def display_path(path: Path) -> str:

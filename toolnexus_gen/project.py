@@ -11,7 +11,7 @@ import ast
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .ir import Tool
+from .ir import ToolInfo
 from .package import ruff_sorted
 from .pysource import docstring, py_str
 
@@ -125,7 +125,7 @@ def package_import(out: Path) -> str:
     return ".".join(parts)
 
 
-def scaffold_source(tools: tuple[Tool, ...], package: str, class_name: str) -> str:
+def scaffold_source(tools: tuple[ToolInfo, ...], package: str, class_name: str) -> str:
     names = ruff_sorted(
         ["ToolContext", "ToolHandlers", "ToolOutput", *(t.python.model for t in tools)]
     )
@@ -155,7 +155,7 @@ def _import_lines(package: str, names: list[str]) -> list[str]:
     return [f"from {package} import (", *(f"    {name}," for name in names), ")"]
 
 
-def _stub(tool: Tool) -> list[str]:
+def _stub(tool: ToolInfo) -> list[str]:
     first = tool.description.strip().splitlines()[0] if tool.description.strip() else tool.name
     signature = f"    async def {tool.python.method}(self, args: {tool.python.model}, ctx: ToolContext) -> ToolOutput:"
     if len(signature) > 88:  # as ruff format would wrap it
@@ -171,7 +171,7 @@ def _stub(tool: Tool) -> list[str]:
     ]
 
 
-def missing_methods(source: str, tools: tuple[Tool, ...]) -> list[Tool]:
+def missing_methods(source: str, tools: tuple[ToolInfo, ...]) -> list[ToolInfo]:
     """The tools whose method no class in source defines."""
     defined: set[str] = set()
     for node in ast.walk(ast.parse(source)):
@@ -184,7 +184,7 @@ def missing_methods(source: str, tools: tuple[Tool, ...]) -> list[Tool]:
     return [tool for tool in tools if tool.python.method not in defined]
 
 
-def stubs_for(tools: list[Tool]) -> str:
+def stubs_for(tools: list[ToolInfo]) -> str:
     lines: list[str] = []
     for tool in tools:
         lines += [*_stub(tool), ""]

@@ -1,89 +1,64 @@
-"""Stage 3: a validated ToolSet becomes a FileMap {relative path: text}. Pure: no disk access.
+"""Stage 3: units become a FileMap {relative path: text}, models apart. Pure: no disk access.
 
-`prepare` works out, per target, the schema each tool will carry (inlined and transformed as that
-target needs and the user configured) and runs the target's rules on exactly that schema;
-`render` writes the same schemas out.
+Each provider file is its target's wrapper around the entries the units carry, spliced in as
+they were encoded (so the entries of reused units are never encoded again); the package's Python
+comes from templates (or, unchanged, from the last build), and each model from the memo or
+datamodel-code-generator.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
-from .bundle import Cycle
 from .cache import Memo
-from .diagnostics import Diagnostic
-from .ir import Tool, ToolSet
+from .ir import ToolSet, Unit
+from .models import model_sources
 from .options import Header
-from .package import render_package
-from .targets import TARGETS
-from .targets.base import dump_json, effective
-from .targets.rules import cycle_finding
+from .package import model_header, render_package
+from .targets.base import assemble
+from .units import files_of
 
 FileMap = dict[str, str]
+GITIGNORE = "# Written by toolnexus-gen.\n.toolnexus-gen.lock\n.toolnexus-gen.cache/\n"
 
 
 @dataclass
-class Prepared:
-    """Per target: the tools it carries and each tool's effective input schema (by name)."""
-
-    tools: dict[str, list[Tool]] = field(default_factory=dict)
-    schemas: dict[str, dict[str, Any]] = field(default_factory=dict)
-    diagnostics: list[Diagnostic] = field(default_factory=list)
-
-
-def prepare(toolset: ToolSet, options: Mapping[str, Mapping[str, Any]]) -> Prepared:
-    prepared = Prepared()
-    for name in toolset.targets:
-        target, target_options = TARGETS[name], dict(options.get(name, {}))
-        tools = [tool for tool in toolset.tools if tool.for_target(name)]
-        schemas: dict[str, Any] = {}
-        for tool in tools:
-            try:
-                located = effective(
-                    tool, target_options, must_inline=target.must_inline(target_options)
-                )
-            except Cycle as cycle:
-                assert tool.located is not None
-                prepared.diagnostics.append(cycle_finding(tool.located, cycle, name))
-                continue
-            schemas[tool.name] = located.schema if located is not None else None
-            prepared.diagnostics += target.check(tool, located, target_options)
-        prepared.diagnostics += target.check_all(tools, target_options)
-        prepared.tools[name], prepared.schemas[name] = tools, schemas
-    return prepared
+class Rendered:
+    files: FileMap
+    # file -> unit rel -> (start, end) of its entry: what lets the next build reuse it
+    layout: dict[str, dict[str, tuple[int, int]]] = field(default_factory=dict)
 
 
 def render(
     toolset: ToolSet,
-    prepared: Prepared,
+    units: Sequence[Unit],
     header: Header,
-    options: Mapping[str, Mapping[str, Any]],
-    memo: Memo | None = None,
-) -> FileMap:
-    files: FileMap = {}
-    for name in toolset.targets:
-        target = TARGETS[name]
-        rendered = target.render(
-            prepared.tools[name], prepared.schemas[name], dict(options.get(name, {}))
-        )
-        files[target.FILE] = dump_json(rendered)
-    files["schemas/tools.json"] = dump_json([_definition(tool) for tool in toolset.tools])
-    # The build's lock file stays in the folder; keep it out of version control.
-    files[".gitignore"] = (
-        "# Written by toolnexus-gen.\n.toolnexus-gen.lock\n.toolnexus-gen.cache/\n"
-    )
-    files.update(render_package(toolset, header, memo))
-    return dict(sorted(files.items()))
+    package: Callable[[], dict[str, str] | None] = lambda: None,
+) -> Rendered:
+    """Every file but the models (render_models). `units` in name order, one per tool of
+    toolset; `package` gives the last build's package files when they are still what
+    render_package would write (None: render them)."""
+    rendered = Rendered({})
+    for file, document in files_of(toolset.targets).items():
+        carried = [unit for unit in units if file in unit.entries]
+        text, places = assemble(document, [unit.entries[file] for unit in carried])
+        rendered.files[file] = text
+        rendered.layout[file] = {
+            unit.rel: place for unit, place in zip(carried, places, strict=True)
+        }
+    # The build's lock file and cache stay in the folder; keep them out of version control.
+    rendered.files[".gitignore"] = GITIGNORE
+    rendered.files.update(package() or render_package(toolset, header))
+    return rendered
 
 
-def _definition(tool: Any) -> dict[str, Any]:
-    entry: dict[str, Any] = {
-        "name": tool.name,
-        "description": tool.description,
-        "input_schema": tool.input_schema,
+def render_models(toolset: ToolSet, units: Sequence[Unit], header: Header, memo: Memo) -> FileMap:
+    """Each tool's model module (the slow part: datamodel-code-generator, on the workers)."""
+    keys = [unit.model_key or "" for unit in units]
+    jobs = [unit.model_job for unit in units]
+    sources = model_sources(keys, jobs, lambda: model_header(header), memo)
+    return {  # each compiled when generated
+        f"models/{tool.python.module}.py": source
+        for tool, source in zip(toolset.tools, sources, strict=True)
     }
-    if tool.output_schema is not None:
-        entry["output_schema"] = tool.output_schema
-    return entry

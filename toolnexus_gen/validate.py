@@ -1,7 +1,8 @@
-"""Stage 2: turn parsed documents into a ToolSet, or into located diagnostics.
+"""Stage 2a: turn each parsed document into a Tool, or into located diagnostics.
 
 Checks the spec envelope (against the JSON Schema the package ships), each schema against the
-draft 2020-12 meta-schema, each example against its input schema, and names across all files.
+draft 2020-12 meta-schema and each example against its input schema; `cross_tool` checks names
+across all files.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from jsonschema import Draft202012Validator
 
 from .cache import Memo
 from .diagnostics import Diagnostic, Severity
-from .ir import Tool, ToolSet
+from .ir import Tool, ToolInfo
 from .load import Document, Loader, join_pointer
 from .naming import python_names
 from .parallel import PARALLEL_MIN, parallel_map
@@ -87,31 +88,27 @@ class _Collector:
         )
 
 
-def validate(
-    documents: Sequence[Document],
-    specs_dir: Path,
-    targets: Sequence[str],
-    memo: Memo | None = None,
-) -> tuple[ToolSet, list[Diagnostic]]:
-    """All diagnostics for all documents; the ToolSet holds every tool that had no error.
-
-    With a memo, schemas already found valid (same schema, examples and referenced files) are
-    not validated again, and the first validation of many schemas is spread over the cores.
+class Validator:
+    """Validates spec documents one at a time (each on its own; names across specs are checked
+    by cross_tool). With a memo, schemas already found valid (same schema, examples and
+    referenced files) are not validated again; prevalidate spreads the first validation of many
+    schemas over the cores.
     """
-    registry = SpecRegistry(specs_dir)
-    memo = memo or Memo(None)
-    checks = _Checks(memo, specs_dir)
-    checks.prevalidate(documents)
-    tools: list[Tool] = []
-    diagnostics: list[Diagnostic] = []
-    for document in documents:
-        tool, found = _validate_document(document, specs_dir, registry, targets, checks)
-        diagnostics.extend(found)
-        if tool is not None:
-            tools.append(tool)
-    diagnostics.extend(_cross_tool(tools))
-    tools.sort(key=lambda t: t.name)
-    return ToolSet(tuple(tools), tuple(targets)), diagnostics
+
+    def __init__(self, specs_dir: Path, targets: Sequence[str], memo: Memo, load: Loader) -> None:
+        self.specs_dir = specs_dir
+        self.targets = targets
+        self.registry = SpecRegistry(specs_dir)
+        self.checks = _Checks(memo, specs_dir, load)
+
+    def prevalidate(self, documents: Sequence[Document]) -> None:
+        self.checks.prevalidate(documents)
+
+    def document(self, document: Document) -> tuple[Tool | None, list[Diagnostic]]:
+        """The document's tool (None when it has an error) and its diagnostics."""
+        return _validate_document(
+            document, self.specs_dir, self.registry, self.targets, self.checks
+        )
 
 
 def _validate_document(
@@ -240,10 +237,10 @@ def _check_envelope(envelope: dict[str, Any], out: _Collector) -> None:
 class _Checks:
     """The expensive checks (meta-schema, examples), skipped when the memo knows them valid."""
 
-    def __init__(self, memo: Memo, specs_dir: Path) -> None:
+    def __init__(self, memo: Memo, specs_dir: Path, load: Loader) -> None:
         self.memo = memo
         self.specs_dir = specs_dir
-        self.load = Loader()  # referenced files, read once for every tool that reaches them
+        self.load = load  # referenced files, read once for every tool that reaches them
 
     def schema_key(self, schema: Any, root_object: bool) -> str:
         return self.memo.key("schema", schema, root_object)
@@ -404,19 +401,20 @@ def _target_selection(
     return frozenset(chosen)
 
 
-def _cross_tool(tools: Iterable[Tool]) -> list[Diagnostic]:
+def cross_tool(tools: Iterable[ToolInfo]) -> list[Diagnostic]:
+    """Names across specs: duplicates, and names that become the same Python name."""
     diagnostics: list[Diagnostic] = []
-    by_name: dict[str, list[Tool]] = defaultdict(list)
+    by_name: dict[str, list[ToolInfo]] = defaultdict(list)
     for tool in tools:
         by_name[tool.name].append(tool)
     for name, same in sorted(by_name.items()):
         for tool in same[1:]:
-            first = same[0].source.display
+            first = same[0].display
             diagnostics.append(
                 _at_name(tool, "TN115", f"tool name {name!r} is already defined by {first}")
             )
     unique = sorted((same[0] for same in by_name.values()), key=lambda t: t.name)
-    owners: dict[tuple[str, str], Tool] = {}
+    owners: dict[tuple[str, str], ToolInfo] = {}
     clashes: dict[tuple[str, str], list[str]] = defaultdict(list)
     for tool in unique:
         for attr, what in (
@@ -435,16 +433,16 @@ def _cross_tool(tools: Iterable[Tool]) -> list[Diagnostic]:
             _at_name(
                 tool,
                 "TN116",
-                f"tools {first!r} ({other.source.display}) and {second!r} both become the Python "
+                f"tools {first!r} ({other.display}) and {second!r} both become the Python "
                 f"{', '.join(names)}; rename one of them",
             )
         )
     return diagnostics
 
 
-def _at_name(tool: Tool, code: str, message: str) -> Diagnostic:
-    line, col = tool.source.positions.value("/name")
-    return Diagnostic(tool.source.display, line, col, code, message)
+def _at_name(tool: ToolInfo, code: str, message: str) -> Diagnostic:
+    line, col = tool.place("name")
+    return Diagnostic(tool.display, line, col, code, message)
 
 
 def _did_you_mean(key: str, known: Iterable[str]) -> str:

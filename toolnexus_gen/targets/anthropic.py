@@ -7,7 +7,7 @@ from typing import Any
 from .. import targetinfo
 from ..bundle import Located
 from ..diagnostics import Diagnostic
-from ..ir import Tool
+from ..ir import Tool, ToolInfo
 from . import rules
 from .base import NameRule, input_schema
 
@@ -20,19 +20,20 @@ MAX_STRICT_TOOLS, MAX_OPTIONAL, MAX_UNIONS = 20, 24, 16
 OPTIONS = targetinfo.OPTIONS[NAME]
 
 
-def render(tools: list[Tool], schemas: dict[str, Any], options: dict[str, Any]) -> Any:
-    result = []
-    for tool in tools:
-        entry: dict[str, Any] = {
-            "name": tool.name,
-            "description": tool.description,
-            "input_schema": input_schema(tool, schemas),
-        }
-        if tool.examples:
-            entry["input_examples"] = list(tool.examples)
-        if tool.strict is not None:
-            entry["strict"] = tool.strict
-        result.append(entry)
+def document(entries: list[Any]) -> Any:
+    return entries
+
+
+def entry(tool: Tool, schema: dict[str, Any] | None, options: dict[str, Any]) -> Any:
+    result: dict[str, Any] = {
+        "name": tool.name,
+        "description": tool.description,
+        "input_schema": input_schema(schema),
+    }
+    if tool.examples:
+        result["input_examples"] = list(tool.examples)
+    if tool.strict is not None:
+        result["strict"] = tool.strict
     return result
 
 
@@ -62,7 +63,7 @@ def check(tool: Tool, located: Located | None, options: dict[str, Any]) -> list[
     return found
 
 
-def check_all(tools: list[Tool], options: dict[str, Any]) -> list[Diagnostic]:
+def check_all(tools: list[ToolInfo], options: dict[str, Any]) -> list[Diagnostic]:
     strict = [tool for tool in tools if tool.strict]
     found = []
     if len(strict) > MAX_STRICT_TOOLS:
@@ -77,10 +78,7 @@ def check_all(tools: list[Tool], options: dict[str, Any]) -> list[Diagnostic]:
         )
     optional = unions = 0
     for tool in strict:
-        if tool.located is None:
-            continue
-        counts = rules.optional_and_union_counts(tool.located)
-        optional, unions = optional + counts[0], unions + counts[1]
+        optional, unions = optional + tool.strict_counts[0], unions + tool.strict_counts[1]
         if optional > MAX_OPTIONAL or unions > MAX_UNIONS:
             found.append(
                 rules.at_tool(

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from ..bundle import Located
 from ..diagnostics import Diagnostic, Severity
-from ..ir import Tool
+from ..ir import Tool, ToolInfo
 from .transforms import apply
 
 # A tool without arguments, for providers that want a schema anyway: accepted by OpenAI (which
@@ -17,9 +18,8 @@ from .transforms import apply
 EMPTY_OBJECT: dict[str, Any] = {"type": "object", "properties": {}, "additionalProperties": False}
 
 
-def input_schema(tool: Tool, schemas: dict[str, Any] | None = None) -> dict[str, Any]:
-    """The schema to emit: the target's effective schema when given, else the bundled one."""
-    schema = (schemas or {}).get(tool.name, tool.input_schema)
+def input_schema(schema: dict[str, Any] | None) -> dict[str, Any]:
+    """The schema to emit: the target's effective schema, or the no-arguments object."""
     return schema if schema is not None else dict(EMPTY_OBJECT)
 
 
@@ -39,19 +39,59 @@ def dump_json(value: Any) -> str:
     return json.dumps(value, indent=2, ensure_ascii=False) + "\n"
 
 
+# A provider file is its target's document(entries): a wrapper around one entry per tool. Entries
+# are encoded one by one (so a later build can reuse those of unchanged tools) and spliced into
+# the wrapper; the result is byte for byte dump_json(document(entries)).
+
+
+def _list_line(skeleton: str) -> tuple[int, str]:
+    """Where the (empty) tool list stands in a wrapper, and the indent of its line."""
+    at = skeleton.index("[]")  # the wrapper holds no other list: its only values are names
+    line = skeleton[skeleton.rfind("\n", 0, at) + 1 : at]
+    return at, " " * (len(line) - len(line.lstrip(" ")))
+
+
+def entry_depth(document: Callable[[list[Any]], Any]) -> int:
+    """How many levels deep a target's entries sit in its file."""
+    return len(_list_line(dump_json(document([])))[1]) // 2 + 1
+
+
+def encode_entry(entry: Any, depth: int) -> str:
+    """One entry as dump_json writes it inside the file (JSON strings never hold a newline)."""
+    pad = "  " * depth
+    return pad + json.dumps(entry, indent=2, ensure_ascii=False).replace("\n", "\n" + pad)
+
+
+def assemble(
+    document: Callable[[list[Any]], Any], entries: list[str]
+) -> tuple[str, list[tuple[int, int]]]:
+    """The file holding the encoded entries, and where (start, end) each one stands in it."""
+    skeleton = dump_json(document([]))
+    if not entries:
+        return skeleton, []
+    at, indent = _list_line(skeleton)
+    head = skeleton[:at] + "[\n"
+    places, offset = [], len(head)
+    for text in entries:
+        places.append((offset, offset + len(text)))
+        offset += len(text) + 2  # and the ",\n" after it
+    body = ",\n".join(entries)
+    return f"{head}{body}\n{indent}]{skeleton[at + 2 :]}", places
+
+
 @dataclass(frozen=True)
 class NameRule:
     pattern: str
     text: str  # the provider's own words
     severity: Severity = Severity.ERROR
 
-    def check(self, tool: Tool, target: str, code: str) -> list[Diagnostic]:
+    def check(self, tool: Tool | ToolInfo, target: str, code: str) -> list[Diagnostic]:
         if re.fullmatch(self.pattern, tool.name):
             return []
-        line, col = tool.source.positions.value("/name")
+        line, col = tool.place("name")
         return [
             Diagnostic(
-                tool.source.display,
+                tool.display,
                 line,
                 col,
                 code,

@@ -7,7 +7,7 @@ from typing import Any
 from .. import targetinfo
 from ..bundle import Located
 from ..diagnostics import Diagnostic
-from ..ir import Tool
+from ..ir import Tool, ToolInfo
 from .base import NameRule, input_schema
 
 NAME = "bedrock"
@@ -19,18 +19,19 @@ NAME_RULE = NameRule(
 OPTIONS = targetinfo.OPTIONS[NAME]
 
 
-def render(tools: list[Tool], schemas: dict[str, Any], options: dict[str, Any]) -> Any:
-    specs = []
-    for tool in tools:
-        spec: dict[str, Any] = {
-            "name": tool.name,
-            "description": tool.description,
-            "inputSchema": {"json": input_schema(tool, schemas)},
-        }
-        if tool.strict is not None:
-            spec["strict"] = tool.strict
-        specs.append({"toolSpec": spec})
-    return {"tools": specs}
+def document(entries: list[Any]) -> Any:
+    return {"tools": entries}
+
+
+def entry(tool: Tool, schema: dict[str, Any] | None, options: dict[str, Any]) -> Any:
+    spec: dict[str, Any] = {
+        "name": tool.name,
+        "description": tool.description,
+        "inputSchema": {"json": input_schema(schema)},
+    }
+    if tool.strict is not None:
+        spec["strict"] = tool.strict
+    return {"toolSpec": spec}
 
 
 def must_inline(options: dict[str, Any]) -> bool:
@@ -42,5 +43,5 @@ def check(tool: Tool, located: Located | None, options: dict[str, Any]) -> list[
     return found
 
 
-def check_all(tools: list[Tool], options: dict[str, Any]) -> list[Diagnostic]:
+def check_all(tools: list[ToolInfo], options: dict[str, Any]) -> list[Diagnostic]:
     return []

@@ -12,7 +12,7 @@ from typing import Any
 from .. import targetinfo
 from ..bundle import Cycle, Located
 from ..diagnostics import Diagnostic
-from ..ir import Tool
+from ..ir import Tool, ToolInfo
 from . import rules
 from .base import NameRule, effective
 
@@ -44,24 +44,24 @@ def takes_no_arguments(schema: dict[str, Any]) -> bool:
     )
 
 
-def render(tools: list[Tool], schemas: dict[str, Any], options: dict[str, Any]) -> Any:
+def document(entries: list[Any]) -> Any:
+    return [{"functionDeclarations": entries}]
+
+
+def entry(tool: Tool, schema: dict[str, Any] | None, options: dict[str, Any]) -> Any:
     as_json = json_schema(options)
-    declarations = []
-    for tool in tools:
-        declaration: dict[str, Any] = {"name": tool.name, "description": tool.description}
-        schema = schemas.get(tool.name)
-        # A tool without arguments has no parameters key at all.
-        if schema is not None and (as_json or not takes_no_arguments(schema)):
-            declaration["parametersJsonSchema" if as_json else "parameters"] = schema
-        if tool.output_schema is not None:
-            if as_json:
-                declaration["responseJsonSchema"] = tool.output_schema
-            else:
-                response = effective(tool, options, must_inline=True, output=True)
-                assert response is not None
-                declaration["response"] = response.schema
-        declarations.append(declaration)
-    return [{"functionDeclarations": declarations}]
+    declaration: dict[str, Any] = {"name": tool.name, "description": tool.description}
+    # A tool without arguments has no parameters key at all.
+    if schema is not None and (as_json or not takes_no_arguments(schema)):
+        declaration["parametersJsonSchema" if as_json else "parameters"] = schema
+    if tool.output_schema is not None:
+        if as_json:
+            declaration["responseJsonSchema"] = tool.output_schema
+        else:
+            response = effective(tool, options, must_inline=True, output=True)
+            assert response is not None
+            declaration["response"] = response.schema
+    return declaration
 
 
 def check(tool: Tool, located: Located | None, options: dict[str, Any]) -> list[Diagnostic]:
@@ -82,7 +82,7 @@ def check(tool: Tool, located: Located | None, options: dict[str, Any]) -> list[
     return found
 
 
-def check_all(tools: list[Tool], options: dict[str, Any]) -> list[Diagnostic]:
+def check_all(tools: list[ToolInfo], options: dict[str, Any]) -> list[Diagnostic]:
     if len(tools) <= MAX_DECLARATIONS:
         return []
     return [

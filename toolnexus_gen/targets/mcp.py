@@ -7,7 +7,7 @@ from typing import Any
 from .. import targetinfo
 from ..bundle import Located
 from ..diagnostics import Diagnostic, Severity
-from ..ir import Tool
+from ..ir import Tool, ToolInfo
 from .base import NameRule, input_schema
 
 NAME = "mcp"
@@ -21,19 +21,20 @@ NAME_RULE = NameRule(
 OPTIONS = targetinfo.OPTIONS[NAME]
 
 
-def render(tools: list[Tool], schemas: dict[str, Any], options: dict[str, Any]) -> Any:
-    result = []
-    for tool in tools:
-        entry: dict[str, Any] = {"name": tool.name}
-        if tool.title is not None:
-            entry["title"] = tool.title
-        entry["description"] = tool.description
-        entry["inputSchema"] = input_schema(tool, schemas)
-        if tool.output_schema is not None:
-            entry["outputSchema"] = tool.output_schema
-        if tool.annotations is not None:
-            entry["annotations"] = tool.annotations
-        result.append(entry)
+def document(entries: list[Any]) -> Any:
+    return entries
+
+
+def entry(tool: Tool, schema: dict[str, Any] | None, options: dict[str, Any]) -> Any:
+    result: dict[str, Any] = {"name": tool.name}
+    if tool.title is not None:
+        result["title"] = tool.title
+    result["description"] = tool.description
+    result["inputSchema"] = input_schema(schema)
+    if tool.output_schema is not None:
+        result["outputSchema"] = tool.output_schema
+    if tool.annotations is not None:
+        result["annotations"] = tool.annotations
     return result
 
 
@@ -61,5 +62,5 @@ def check(tool: Tool, located: Located | None, options: dict[str, Any]) -> list[
     return found
 
 
-def check_all(tools: list[Tool], options: dict[str, Any]) -> list[Diagnostic]:
+def check_all(tools: list[ToolInfo], options: dict[str, Any]) -> list[Diagnostic]:
     return []

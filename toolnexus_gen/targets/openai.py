@@ -7,7 +7,7 @@ from typing import Any
 from .. import targetinfo
 from ..bundle import Located
 from ..diagnostics import Diagnostic
-from ..ir import Tool
+from ..ir import Tool, ToolInfo
 from . import rules
 from .base import NameRule, input_schema
 
@@ -26,18 +26,19 @@ def must_inline(options: dict[str, Any]) -> bool:
     return False
 
 
-def render(tools: list[Tool], schemas: dict[str, Any], options: dict[str, Any]) -> Any:
-    result = []
-    for tool in tools:
-        function: dict[str, Any] = {
-            "name": tool.name,
-            "description": tool.description,
-            "parameters": input_schema(tool, schemas),
-        }
-        if tool.strict is not None:
-            function["strict"] = tool.strict
-        result.append({"type": "function", "function": function})
-    return result
+def document(entries: list[Any]) -> Any:
+    return entries
+
+
+def entry(tool: Tool, schema: dict[str, Any] | None, options: dict[str, Any]) -> Any:
+    function: dict[str, Any] = {
+        "name": tool.name,
+        "description": tool.description,
+        "parameters": input_schema(schema),
+    }
+    if tool.strict is not None:
+        function["strict"] = tool.strict
+    return {"type": "function", "function": function}
 
 
 def check_schema(
@@ -67,7 +68,7 @@ def check(tool: Tool, located: Located | None, options: dict[str, Any]) -> list[
     return check_schema(tool, located, NAME, "TN202", NAME_RULE)
 
 
-def check_count(tools: list[Tool], target: str) -> list[Diagnostic]:
+def check_count(tools: list[ToolInfo], target: str) -> list[Diagnostic]:
     if len(tools) <= MAX_TOOLS:
         return []
     return [
@@ -80,5 +81,5 @@ def check_count(tools: list[Tool], target: str) -> list[Diagnostic]:
     ]
 
 
-def check_all(tools: list[Tool], options: dict[str, Any]) -> list[Diagnostic]:
+def check_all(tools: list[ToolInfo], options: dict[str, Any]) -> list[Diagnostic]:
     return check_count(tools, NAME)

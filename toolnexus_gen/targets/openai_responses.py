@@ -11,7 +11,7 @@ from typing import Any
 from .. import targetinfo
 from ..bundle import Located
 from ..diagnostics import Diagnostic
-from ..ir import Tool
+from ..ir import Tool, ToolInfo
 from .base import input_schema
 from .openai import NAME_RULE, check_count, check_schema
 
@@ -24,22 +24,23 @@ def must_inline(options: dict[str, Any]) -> bool:
     return False
 
 
-def render(tools: list[Tool], schemas: dict[str, Any], options: dict[str, Any]) -> Any:
-    return [
-        {
-            "type": "function",
-            "name": tool.name,
-            "description": tool.description,
-            "parameters": input_schema(tool, schemas),
-            "strict": bool(tool.strict),
-        }
-        for tool in tools
-    ]
+def document(entries: list[Any]) -> Any:
+    return entries
+
+
+def entry(tool: Tool, schema: dict[str, Any] | None, options: dict[str, Any]) -> Any:
+    return {
+        "type": "function",
+        "name": tool.name,
+        "description": tool.description,
+        "parameters": input_schema(schema),
+        "strict": bool(tool.strict),
+    }
 
 
 def check(tool: Tool, located: Located | None, options: dict[str, Any]) -> list[Diagnostic]:
     return check_schema(tool, located, NAME, "TN202", NAME_RULE)
 
 
-def check_all(tools: list[Tool], options: dict[str, Any]) -> list[Diagnostic]:
+def check_all(tools: list[ToolInfo], options: dict[str, Any]) -> list[Diagnostic]:
     return check_count(tools, NAME)

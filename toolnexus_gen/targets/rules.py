@@ -16,7 +16,7 @@ from typing import Any
 
 from ..bundle import Cycle, Located, walk
 from ..diagnostics import Diagnostic, Severity
-from ..ir import Tool
+from ..ir import Tool, ToolInfo
 from ..load import join_pointer
 
 E, W = Severity.ERROR, Severity.WARNING
@@ -390,10 +390,12 @@ def finding(
     )
 
 
-def at_tool(tool: Tool, code: str, target: str, message: str, key: str = "name") -> Diagnostic:
-    line, col = tool.source.positions.value(f"/{key}")
+def at_tool(
+    tool: Tool | ToolInfo, code: str, target: str, message: str, key: str = "name"
+) -> Diagnostic:
+    line, col = tool.place(key)
     return Diagnostic(
-        tool.source.display,
+        tool.display,
         line,
         col,
         code,

@@ -1,0 +1,193 @@
+"""A build reuses what the last one made of each unchanged spec, and is never the worse for it:
+after any sequence of changes, the output is byte for byte what a build from scratch writes."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from conftest import cli, generated, reference, write_specs
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from toolnexus_gen import cache
+from toolnexus_gen.build import generate
+from toolnexus_gen.config import load_config
+from toolnexus_gen.options import resolve_options
+from toolnexus_gen.targets.base import assemble, dump_json, encode_entry, entry_depth
+from toolnexus_gen.units import files_of
+
+
+def spec(i: int, version: int = 0) -> dict[str, Any]:
+    return {
+        "description": f"Tool {i}, version {version}",
+        "input_schema": {
+            "type": "object",
+            "properties": {
+                "q": {"type": "string", "description": f"query v{version}"},
+                "units": {"$ref": "_shared/types.yaml#/$defs/Units"},
+                **({f"extra_{version}": {"type": "integer"}} if version % 2 else {}),
+            },
+            "required": ["q"],
+        },
+        "examples": [{"q": "x"}],
+    }
+
+
+SHARED = {"$defs": {"Units": {"type": "string", "enum": ["c", "f"]}}}
+
+
+def project_with(tmp_path: Path, count: int) -> Path:
+    root = tmp_path / "project"
+    files: dict[str, Any] = {f"tool_{i:02}.yaml": spec(i) for i in range(count)}
+    files["_shared/types.yaml"] = SHARED
+    write_specs(root / "specs", files)
+    assert cli("build", "specs", "--out", "out", cwd=root).exit_code == 0
+    return root
+
+
+def library_build(root: Path) -> Any:
+    """A build through the library, as the CLI runs it, to see how many units were reused."""
+    old = Path.cwd()
+    os.chdir(root)
+    try:
+        options = resolve_options(load_config(root), Path("specs"), Path("out"), None)
+        return generate(options, cache.load_state(options))
+    finally:
+        os.chdir(old)
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(), inner, max_size=3),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(json_values, max_size=4))
+def test_spliced_entries_are_exactly_the_whole_file_encoded(entries: list[Any]) -> None:
+    for document in files_of(["gemini", "openai", "bedrock"]).values():
+        depth = entry_depth(document)
+        encoded = [encode_entry(entry, depth) for entry in entries]
+        text, places = assemble(document, encoded)
+        assert text == dump_json(document(entries))
+        assert [text[start:end] for start, end in places] == encoded
+
+
+def test_one_edit_reuses_every_other_spec(tmp_path: Path) -> None:
+    root = project_with(tmp_path, 40)
+    (root / "specs/tool_07.yaml").write_text(json.dumps(spec(7, 1)))
+    result = library_build(root)
+    assert result.files is not None and result.reused == 39
+    expected = {k: v.decode() for k, v in reference(root).items() if k != ".toolnexus-gen.json"}
+    assert result.files == expected  # the manifest is output.write's, not generate's
+    # A shared file reaches every spec: none of them can be reused.
+    (root / "specs/_shared/types.yaml").write_text(
+        json.dumps({"$defs": {"Units": {"type": "string"}}})
+    )
+    assert library_build(root).reused == 0
+
+
+def test_a_reused_specs_warnings_are_still_reported(tmp_path: Path) -> None:
+    root = project_with(tmp_path, 3)
+    long = spec(1) | {"description": "x" * 1100}  # over OpenAI's 1024: a warning (TN304)
+    (root / "specs/tool_01.yaml").write_text(json.dumps(long))
+    first = cli("build", "specs", "--out", "out", cwd=root)
+    assert first.exit_code == 0 and "warning[TN304]" in first.stderr
+    (root / "specs/tool_02.yaml").write_text(json.dumps(spec(2, 1)))  # another spec changes
+    again = cli("build", "specs", "--out", "out", cwd=root)
+    assert again.exit_code == 0
+    assert again.stderr == first.stderr  # tool_01's warnings, from its reused unit, unchanged
+
+
+def test_a_clash_with_a_reused_spec_points_at_both(tmp_path: Path) -> None:
+    root = project_with(tmp_path, 3)
+    (root / "specs/tool-01.yaml").write_text(json.dumps(spec(9)))  # tool_01 in Python too
+    result = cli("build", "specs", "--out", "out", cwd=root)
+    assert result.exit_code == 2
+    # reported at the reused spec's name, naming the new one
+    assert (
+        "specs/tool_01.yaml:1:1: error[TN116]: tools 'tool-01' (specs/tool-01.yaml) and "
+        "'tool_01' both become the Python handler method 'tool_01'"
+    ) in result.stderr
+
+
+STEPS = [
+    "edit",
+    "describe",
+    "add",
+    "remove",
+    "shared",
+    "break_and_fix",
+    "tamper_output",
+    "damage_units",
+    "foreign_units",
+    "config",
+]
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_any_sequence_of_changes_builds_what_a_fresh_build_writes(
+    tmp_path: Path, seed: int
+) -> None:
+    rng = random.Random(seed)
+    root = project_with(tmp_path, 8)
+    specs, out = root / "specs", root / "out"
+    other = tmp_path / "other"
+    versions: dict[str, int] = {}
+    for step in range(14):
+        tools = sorted(p.name for p in specs.glob("tool_*.yaml"))
+        action = rng.choice(STEPS)
+        name = rng.choice(tools)
+        if action == "edit":
+            versions[name] = versions.get(name, 0) + 1
+            (specs / name).write_text(json.dumps(spec(step, versions[name])))
+        elif action == "describe":
+            data = yaml.safe_load((specs / name).read_text())
+            data["description"] = f"Described at step {step}"
+            (specs / name).write_text(json.dumps(data))
+        elif action == "add":
+            (specs / f"tool_{50 + step:02}.yaml").write_text(json.dumps(spec(50 + step)))
+        elif action == "remove" and len(tools) > 2:
+            (specs / name).unlink()
+        elif action == "shared":
+            enum = rng.sample(["c", "f", "k", "r"], rng.randint(1, 4))
+            (specs / "_shared/types.yaml").write_text(
+                json.dumps({"$defs": {"Units": {"type": "string", "enum": enum}}})
+            )
+        elif action == "break_and_fix":
+            before = generated(out)
+            good = (specs / name).read_text()
+            (specs / name).write_text("description: [unclosed\n")
+            assert cli("build", "specs", "--out", "out", cwd=root).exit_code == 2
+            assert generated(out) == before, "a failed build writes nothing"
+            (specs / name).write_text(good + "\n")
+        elif action == "tamper_output":
+            path = out / "schemas/anthropic.json"
+            path.write_text(path.read_text().replace("Tool", "Tampered", 1))
+        elif action == "damage_units":
+            (out / cache.CACHE_DIR / cache.UNITS).write_bytes(b"0" * 64 + b"\n{}")
+        elif action == "foreign_units":
+            # units.json of another build (a different tree), with its own valid checksum
+            if not (other / "out").exists():
+                write_specs(
+                    other / "specs", {"tool_00.yaml": spec(0, 3), "_shared/types.yaml": SHARED}
+                )
+                assert cli("build", "specs", "--out", "out", cwd=other).exit_code == 0
+            units = other / "out" / cache.CACHE_DIR / cache.UNITS
+            (out / cache.CACHE_DIR / cache.UNITS).write_bytes(units.read_bytes())
+        elif action == "config":
+            field = rng.choice(["parameters", "parametersJsonSchema"])
+            (root / "pyproject.toml").write_text(
+                f'[tool.toolnexus-gen.gemini]\nschema_field = "{field}"\n'
+            )
+        result = cli("build", "specs", "--out", "out", cwd=root)
+        assert result.exit_code == 0, f"step {step} ({action}): {result.stderr}"
+        assert generated(out) == reference(root), f"step {step} ({action}) left a different tree"
+        assert cli("build", "specs", "--out", "out", "--check", cwd=root).exit_code == 0

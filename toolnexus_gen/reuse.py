@@ -1,0 +1,176 @@
+"""What the last successful build made, reused by the next one while it still holds. Light on
+purpose (no stage is imported): it runs before the build's workers start.
+
+The build state (cache.py) records each spec's unit: its key (the spec's bytes and those of every
+file its $refs reach), its diagnostics and ToolInfo, its model's memo key, and where its entry
+stands in each provider file. A unit is reused when all of these still hold:
+- the state was written under the same build key (configuration, generator, working folder);
+- the spec and every file it reaches hash to what its key was made from;
+- the memo still holds its model;
+- each provider file it has an entry in still hashes to what the last build wrote there, so
+  the entry is taken back from that file, byte for byte.
+Anything else is made afresh, so a reused unit is always what a fresh one would be. The
+package's templated files are reused the same way, under a key of everything they show.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from .cache import Memo, Snapshot, canonical, load_reuse, sha, unit_key
+from .diagnostics import Diagnostic, Severity
+from .ir import PyNames, ToolInfo, ToolSet, Unit
+from .options import BuildOptions, Header
+from .package import package_files, package_key
+
+
+class Previous:
+    """The last build under this build key, or nothing (every spec is then made afresh)."""
+
+    def __init__(
+        self, options: BuildOptions, inputs: Snapshot, state: dict[str, Any] | None, memo: Memo
+    ) -> None:
+        self.options = options
+        self.inputs = inputs
+        self.memo = memo
+        self.state = state or {}
+        self.kept = load_reuse(options, state) if state else {}
+        self._texts: dict[str, str | None] = {}
+
+    def units(self, paths: Sequence[Path]) -> list[Unit]:
+        """The reusable units among these spec files."""
+        found = []
+        for path in paths:
+            unit = self._unit(path.relative_to(self.options.specs).as_posix())
+            if unit is not None:
+                found.append(unit)
+        return found
+
+    def package(self, toolset: ToolSet, header: Header) -> dict[str, str] | None:
+        """The last build's package files, if render_package would write them again."""
+        if self.kept.get("package") != package_digest(toolset, header):
+            return None
+        files = {}
+        for name in package_files(toolset.targets):
+            text = self._text(name)
+            if text is None:
+                return None
+            files[name] = text
+        return files
+
+    def _unit(self, rel: str) -> Unit | None:
+        record = self.kept.get("units", {}).get(rel)
+        if record is None:
+            return None
+        spec = self._sha(rel)
+        reached = []
+        for path in record["reached"]:
+            digest = self._sha(path)
+            if digest is None:
+                return None
+            reached.append((path, digest))
+        if spec is None or unit_key(rel, spec, reached) != record["key"]:
+            return None
+        if self.memo.model(record["model"]) is None:
+            return None
+        entries = {}
+        for file, (start, end) in record["entries"].items():
+            text = self._text(file)
+            if text is None:
+                return None
+            entries[file] = text[start:end]
+        return Unit(
+            rel,
+            record["key"],
+            tuple(record["reached"]),
+            tuple(_diagnostic(item) for item in record["diagnostics"]),
+            _info(record["info"]),
+            entries,
+            record["model"],
+        )
+
+    def _sha(self, rel: str) -> str | None:
+        """A spec-folder file's SHA-256 now (from the build's snapshot), None when it is gone."""
+        if rel in self.inputs.inputs:
+            digest: str = self.inputs.inputs[rel][2]
+            return digest
+        try:
+            return sha((self.options.specs / rel).read_bytes())
+        except OSError:
+            return None
+
+    def _text(self, name: str) -> str | None:
+        """An output file's text, if it is still exactly what the last build wrote."""
+        if name not in self._texts:
+            self._texts[name] = None
+            recorded = self.state.get("outputs", {}).get(name)
+            try:
+                data = (self.options.out / name).read_bytes()
+            except OSError:
+                return None
+            if recorded is not None and sha(data) == recorded[2]:
+                self._texts[name] = data.decode("utf-8")
+        return self._texts[name]
+
+
+def package_digest(toolset: ToolSet, header: Header) -> str:
+    return sha(canonical(package_key(toolset, header)))
+
+
+def records(
+    units: Sequence[Unit],
+    layout: dict[str, dict[str, tuple[int, int]]],
+    toolset: ToolSet,
+    header: Header,
+) -> dict[str, Any]:
+    """What the build state keeps so that the next build can reuse this one's work."""
+    kept = {}
+    for unit in units:
+        assert unit.info is not None and unit.model_key is not None  # a build with no error
+        kept[unit.rel] = {
+            "key": unit.key,
+            "reached": list(unit.reached),
+            "diagnostics": [_diagnostic_record(d) for d in unit.diagnostics],
+            "info": _info_record(unit.info),
+            "model": unit.model_key,
+            "entries": {file: layout[file][unit.rel] for file in unit.entries},
+        }
+    return {"units": kept, "package": package_digest(toolset, header)}
+
+
+def _diagnostic_record(d: Diagnostic) -> list[Any]:
+    return [d.path, d.line, d.col, d.code, d.message, d.severity.value, d.pointer, d.target]
+
+
+def _diagnostic(item: list[Any]) -> Diagnostic:
+    path, line, col, code, message, severity, pointer, target = item
+    return Diagnostic(path, line, col, code, message, Severity(severity), pointer, target)
+
+
+def _info_record(info: ToolInfo) -> list[Any]:
+    return [
+        info.name,
+        info.description,
+        [info.python.method, info.python.model, info.python.module],
+        info.display,
+        [list(place) for place in info.places],
+        None if info.targets is None else sorted(info.targets),
+        info.strict,
+        list(info.strict_counts),
+    ]
+
+
+def _info(item: list[Any]) -> ToolInfo:
+    name, description, python, display, places, targets, strict, counts = item
+    return ToolInfo(
+        name,
+        description,
+        PyNames(*python),
+        display,
+        tuple((line, col) for line, col in places),
+        None if targets is None else frozenset(targets),
+        strict,
+        (counts[0], counts[1]),
+    )

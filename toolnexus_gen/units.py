@@ -1,0 +1,147 @@
+"""Stage 2: each spec on its own, from its file to everything the build makes of it: a Unit.
+
+A unit depends only on its spec file, the files its `$ref`s reach and the build's configuration.
+So a later build with the same configuration reuses the units of unchanged specs (cache.py)
+instead of loading, checking and encoding them again, and the whole-set stage (build.py) works
+on units alone, wherever they came from.
+
+Per spec: load -> validate -> bundle -> for each target: the schema it emits, its rules, and its
+entry in the target's file, encoded -> the model's memo key.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from .bundle import Cycle, bundle_tool
+from .cache import Memo, sha, unit_key
+from .diagnostics import has_errors
+from .ir import PLACED_KEYS, Tool, ToolInfo, Unit
+from .load import Document, Loader, LoadError, load_document
+from .models import model_job, model_key
+from .options import BuildOptions, Header
+from .refs import ref_closure
+from .targets import TARGETS
+from .targets.base import effective, encode_entry, entry_depth
+from .targets.rules import cycle_finding, optional_and_union_counts
+from .validate import Validator
+
+TOOLS_FILE = "schemas/tools.json"  # the neutral form behind tool_definitions()
+
+
+def files_of(targets: Sequence[str]) -> dict[str, Any]:
+    """Each JSON file that carries one entry per tool, with its document function."""
+    files: dict[str, Any] = {TARGETS[name].FILE: TARGETS[name].document for name in targets}
+    files[TOOLS_FILE] = _definitions
+    return files
+
+
+def _definitions(entries: list[Any]) -> Any:
+    return entries
+
+
+def _definition(tool: Tool) -> dict[str, Any]:
+    entry: dict[str, Any] = {
+        "name": tool.name,
+        "description": tool.description,
+        "input_schema": tool.input_schema,
+    }
+    if tool.output_schema is not None:
+        entry["output_schema"] = tool.output_schema
+    return entry
+
+
+def make_units(
+    paths: Sequence[Path], options: BuildOptions, header: Header, memo: Memo
+) -> list[Unit]:
+    """The units of these spec files, made afresh."""
+    load = Loader()  # shared files are read once, however many specs reach them
+    validator = Validator(options.specs, options.targets, memo, load)
+    documents: list[Document] = []
+    units: list[Unit] = []
+    for path in paths:
+        try:
+            documents.append(load_document(path))
+        except LoadError as exc:
+            units.append(Unit(_rel(path, options.specs), "", (), (exc.diagnostic,), None))
+    validator.prevalidate(documents)
+    depths = {file: entry_depth(document) for file, document in files_of(options.targets).items()}
+    for document in documents:
+        units.append(_unit(document, validator, options, header, memo, load, depths))
+    return units
+
+
+def _rel(path: Path, specs: Path) -> str:
+    return path.relative_to(specs).as_posix()
+
+
+def _unit(
+    document: Document,
+    validator: Validator,
+    options: BuildOptions,
+    header: Header,
+    memo: Memo,
+    load: Loader,
+    depths: dict[str, int],
+) -> Unit:
+    rel = _rel(document.path, options.specs)
+    tool, diagnostics = validator.document(document)
+    if tool is None:
+        return Unit(rel, "", (), tuple(diagnostics), None)
+    reached = sorted(
+        {
+            *ref_closure(tool.input_schema, document.path, options.specs, load),
+            *ref_closure(tool.output_schema, document.path, options.specs, load),
+        }
+    )
+    key = unit_key(rel, sha(document.raw), reached)
+    files = tuple(path for path, _ in reached)
+    tool, broken = bundle_tool(tool, options.specs, load)
+    diagnostics += broken
+    if has_errors(diagnostics):
+        return Unit(rel, key, files, tuple(diagnostics), None)
+    entries = {}
+    for name in options.targets:
+        if not tool.for_target(name):
+            continue
+        target, target_options = TARGETS[name], options.target_options.get(name, {})
+        try:
+            located = effective(
+                tool, target_options, must_inline=target.must_inline(target_options)
+            )
+        except Cycle as cycle:
+            assert tool.located is not None
+            diagnostics.append(cycle_finding(tool.located, cycle, name))
+            continue
+        diagnostics += target.check(tool, located, target_options)
+        schema = located.schema if located is not None else None
+        entry = target.entry(tool, schema, target_options)
+        entries[target.FILE] = encode_entry(entry, depths[target.FILE])
+    entries[TOOLS_FILE] = encode_entry(_definition(tool), depths[TOOLS_FILE])
+    job = model_job(tool)
+    return Unit(
+        rel,
+        key,
+        files,
+        tuple(diagnostics),
+        info_of(tool),
+        dict(sorted(entries.items())),
+        model_key(memo, job, header),
+        job,
+    )
+
+
+def info_of(tool: Tool) -> ToolInfo:
+    counts = optional_and_union_counts(tool.located) if tool.strict and tool.located else (0, 0)
+    return ToolInfo(
+        name=tool.name,
+        description=tool.description,
+        python=tool.python,
+        display=tool.display,
+        places=tuple(tool.place(key) for key in PLACED_KEYS),
+        targets=tool.targets,
+        strict=tool.strict,
+        strict_counts=counts,
+    )
