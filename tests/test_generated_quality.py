@@ -1,4 +1,5 @@
-"""Generated code passes mypy --strict, ruff check and ruff format --check, and needs only pydantic."""
+"""Generated code passes mypy --strict, ruff check and ruff format --check, and needs only
+pydantic; the generator itself passes mypy --strict too."""
 
 from __future__ import annotations
 
@@ -68,6 +69,11 @@ def test_mypy_strict(packages: Path) -> None:
     result = run(
         sys.executable, "-m", "mypy", "--strict", "--no-incremental", *PYTHON_FILES_OF, cwd=packages
     )
+    assert result.returncode == 0, result.stdout
+
+
+def test_the_generator_itself_passes_mypy_strict() -> None:
+    result = run(sys.executable, "-m", "mypy", "--strict", "toolnexus_gen", cwd=ROOT)
     assert result.returncode == 0, result.stdout
 
 

@@ -139,7 +139,9 @@ def generate(
             header,
             lambda: previous.package(toolset, header) if previous else None,
         )
-        reuse = records(analysis.units, rendered.layout, toolset, header)  # while the workers warm up
+        reuse = records(
+            analysis.units, rendered.layout, toolset, header
+        )  # while the workers warm up
         try:
             rendered.files.update(render_models(toolset, analysis.units, header, memo))
         except DiagnosticsError as exc:

@@ -141,7 +141,7 @@ def _same(stat: os.stat_result, recorded: list[Any], path: str) -> bool:
         return True
     try:
         with open(path, "rb") as handle:
-            return sha(handle.read()) == recorded[2]
+            return bool(sha(handle.read()) == recorded[2])
     except OSError:
         return False
 

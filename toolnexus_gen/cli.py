@@ -274,7 +274,7 @@ def import_(fmt: str, file: Path, specs_dir: Path | None, suffix: str, force: bo
     from . import importer, output
     from .build import DEFAULT_SPECS
     from .config import load_config
-    from .load import display_path
+    from .paths import display_path
 
     try:
         config = load_config(Path.cwd())

@@ -303,7 +303,8 @@ def read(fmt: str, path: Path) -> Imported:
 def spec_text(spec: dict[str, Any], suffix: str) -> str:
     if suffix == ".json":
         return json.dumps(spec, indent=2, ensure_ascii=False) + "\n"
-    return yaml.safe_dump(spec, sort_keys=False, allow_unicode=True, width=10_000)
+    text: str = yaml.safe_dump(spec, sort_keys=False, allow_unicode=True, width=10_000)
+    return text
 
 
 def plan(imported: Imported, specs_dir: Path, suffix: str, force: bool) -> dict[Path, str]:

@@ -236,7 +236,8 @@ class _JsonPositions:
                     return i + 1
                 i = self.skip(i + 1)
         if ch == '"':
-            return json.decoder.scanstring(self.text, i + 1)[1]  # type: ignore[attr-defined]
+            end: int = json.decoder.scanstring(self.text, i + 1)[1]  # type: ignore[attr-defined]
+            return end
         return _SCALAR.match(self.text, i).end()  # type: ignore[union-attr]
 
 

@@ -21,6 +21,8 @@ R = TypeVar("R")
 
 PARALLEL_MIN = 32  # below this, starting workers costs more than it saves
 _pool: multiprocessing.pool.Pool | None = None
+_workers: set[int] = set()  # the pool's worker processes (pids)
+_others: set[int] = set()  # children this process had before (not the pool's)
 
 
 def workers() -> int:
@@ -47,19 +49,43 @@ def pool_for(items: int, initializer: Callable[[], None] | None = None) -> Itera
         yield
         return
     count = workers() if items >= PARALLEL_MIN else 1
+    _others.update(_children())
     _pool = multiprocessing.get_context("fork").Pool(count, initializer)
+    _workers.update(_children() - _others)
     try:
         yield
     finally:
         # Every result is in by now; a worker still warming up for work that never came (an
         # edit that changed no model) is stopped rather than waited for.
+        _stop()
+
+
+def _stop() -> None:
+    global _pool
+    if _pool is not None:
         _pool.terminate()
         _pool.join()
-        _pool = None
+    _pool = None
+    _workers.clear()
+    _others.clear()
+
+
+def _children() -> set[int]:
+    return {p.pid for p in multiprocessing.active_children() if p.pid is not None}
 
 
 def parallel_map(fn: Callable[[T], R], items: Sequence[T]) -> list[R]:
     if _pool is None or not items:
         return [fn(item) for item in items]
     chunk = max(1, -(-len(items) // (workers() * 4)))
-    return _pool.map(fn, items, chunksize=chunk)
+    pending = _pool.map_async(fn, items, chunksize=chunk)
+    while not pending.ready():
+        pending.wait(0.05)
+        # A worker never exits while work is pending: one that is gone (or replaced by a new
+        # one) died, because its start-up failed or it was killed, and multiprocessing would
+        # wait for its tasks forever. Stop the pool and do the work here instead, where any
+        # error surfaces as usual.
+        if not pending.ready() and _children() - _others != _workers:
+            _stop()
+            return [fn(item) for item in items]
+    return pending.get()

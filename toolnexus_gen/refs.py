@@ -50,20 +50,22 @@ class SpecRegistry:
         def retrieve(uri: str) -> referencing.Resource[Any]:
             path = Path(unquote(urlsplit(uri).path))
             if urlsplit(uri).scheme != "file" or not path.resolve().is_relative_to(self.root):
-                raise referencing.exceptions.NoSuchResource(ref=uri)
+                # attrs makes `ref` its field; mypy does not see through referencing's wrapper
+                raise referencing.exceptions.NoSuchResource(ref=uri)  # type: ignore[call-arg]
             try:
                 document = load_document(path)
             except LoadError as exc:
-                raise referencing.exceptions.NoSuchResource(ref=uri) from exc
+                raise referencing.exceptions.NoSuchResource(ref=uri) from exc  # type: ignore[call-arg]
             return DRAFT202012.create_resource(document.data)
 
         self.registry: referencing.Registry[Any] = referencing.Registry(retrieve=retrieve)  # type: ignore[call-arg]
 
     def with_schema(self, document: Document, schema: Any) -> referencing.Registry[Any]:
         """The registry with a tool's own schema standing at its file's URI (its `#` is the schema root)."""
-        return self.registry.with_resource(
+        registry: referencing.Registry[Any] = self.registry.with_resource(
             document_uri(document.path), DRAFT202012.create_resource(schema)
         )
+        return registry
 
 
 def ref_closure(

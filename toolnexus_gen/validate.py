@@ -16,7 +16,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-import jsonschema
+import referencing.exceptions
 from jsonschema import Draft202012Validator
 
 from .cache import Memo
@@ -356,7 +356,7 @@ def _check_examples(
             errors = sorted(
                 validator.iter_errors(example), key=lambda e: list(map(str, e.absolute_path))
             )
-        except jsonschema.exceptions._WrappedReferencingError as exc:  # noqa: SLF001
+        except referencing.exceptions.Unresolvable as exc:  # jsonschema wraps it, keeping the class
             out.add(
                 "TN120",
                 f"cannot resolve a $ref while checking examples: {exc}",

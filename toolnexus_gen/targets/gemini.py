@@ -28,7 +28,7 @@ MAX_DECLARATIONS = 512  # Gemini API; Vertex allows 128
 
 
 def json_schema(options: dict[str, Any]) -> bool:
-    return options.get("schema_field", "parameters") == "parametersJsonSchema"
+    return bool(options.get("schema_field", "parameters") == "parametersJsonSchema")
 
 
 def must_inline(options: dict[str, Any]) -> bool:

@@ -1,0 +1,59 @@
+"""Work spread over worker processes comes back complete and in order, and a worker that dies
+(killed, or failing at start-up) never hangs the build: the work is then done in-process.
+
+Each case runs in a fresh interpreter: the pool only forks from a single-threaded process, and
+the test runner's process may have threads by then.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+import pytest
+from conftest import ROOT
+
+SCENARIO = """
+import os, signal, sys
+from toolnexus_gen import parallel
+
+PARENT = os.getpid()
+parallel.workers = lambda: 2  # two workers, whatever this machine has
+
+def square(n):
+    return n * n
+
+def die_in_a_worker(n):
+    if os.getpid() != PARENT and n == 7:
+        os.kill(os.getpid(), signal.SIGKILL)  # as the OOM killer would
+    return n * n
+
+def broken_start():
+    raise ImportError("datamodel-code-generator is broken")  # a worker's start-up failing
+
+fn, items, start = {fn}, {items}, {start}
+with parallel.pool_for(items, start):
+    assert parallel._pool is not None, "the case must run on real workers"
+    assert parallel.parallel_map(fn, list(range(items))) == [n * n for n in range(items)]
+print("ok")
+"""
+
+
+@pytest.mark.parametrize(
+    ("fn", "items", "start"),
+    [
+        ("square", 100, "None"),  # results in order, from the workers
+        ("die_in_a_worker", 100, "None"),  # a worker killed mid-task
+        ("square", 1, "broken_start"),  # the one warm worker fails to start
+        ("square", 100, "broken_start"),  # every worker fails to start
+    ],
+)
+def test_the_work_completes_whatever_happens_to_the_workers(
+    fn: str, items: int, start: str
+) -> None:
+    code = textwrap.dedent(SCENARIO).format(fn=fn, items=items, start=start)
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-2000:]
