@@ -27,10 +27,18 @@ def _escape_char(ch: str) -> str:
     return f"\\U{code:08x}"
 
 
+def _plain(text: str) -> bool:
+    """Whether _escape_char leaves every character of text as it is."""
+    return text.isprintable() and "\\" not in text
+
+
 def py_str(text: str) -> str:
     """A Python string literal for text, using the quotes ruff would choose."""
     quote = "'" if text.count('"') > text.count("'") else '"'
-    body = "".join("\\n" if ch == "\n" else _escape_char(ch) for ch in text)
+    if _plain(text):  # the common case: nothing to escape
+        body = text
+    else:
+        body = "".join("\\n" if ch == "\n" else _escape_char(ch) for ch in text)
     return quote + body.replace(quote, "\\" + quote) + quote
 
 
@@ -40,7 +48,7 @@ def docstring(text: str, indent: int) -> str:
     Docstrings are documentation, not data: leading and trailing whitespace and common
     indentation are normalised the way formatters do; everything else is kept exactly.
     """
-    body = "".join(_escape_char(ch) for ch in text)
+    body = text if _plain(text.replace("\n", "")) else "".join(_escape_char(ch) for ch in text)
     if '"' in body and ('""' in body or body.rstrip().endswith('"')):
         body = body.replace('"', '\\"')
     first, _, rest = body.strip().partition("\n")
