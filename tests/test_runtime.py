@@ -403,3 +403,26 @@ def test_round_trip_inside_running_event_loop(tk: Any) -> None:
 
     sync_reply, async_reply = asyncio.run(inner())
     assert sync_reply == async_reply and sync_reply[0]["content"] == "12:00"
+
+
+def test_names_that_lower_to_keywords_build_import_and_run(build_package: Any) -> None:
+    # `AS` is a fine method and class name, but its model module cannot be called `as`.
+    specs = {f"{name}.yaml": {"description": f"Tool {name}"} for name in ("AS", "If", "Import")}
+    pkg = build_package(specs)
+
+    class Handlers(pkg.ToolHandlers):  # type: ignore[misc,name-defined]
+        def AS(self, args: Any, ctx: Any) -> str:  # noqa: N802
+            return "as"
+
+        def If(self, args: Any, ctx: Any) -> str:  # noqa: N802
+            return "if"
+
+        def Import(self, args: Any, ctx: Any) -> str:  # noqa: N802
+            return "import"
+
+    tk = pkg.Toolkit(Handlers())
+    assert [tk.execute_sync(name, {}).output for name in ("AS", "If", "Import")] == [
+        "as",
+        "if",
+        "import",
+    ]

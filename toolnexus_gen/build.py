@@ -29,6 +29,8 @@ from .paths import discover, display_path
 if TYPE_CHECKING:
     from .render import FileMap
 
+_first_build = True  # see generate()
+
 # The stages themselves (units, render, the targets: jsonschema, PyYAML, the rules) are imported
 # inside the functions below, once the workers have started: they fork from a small process and
 # warm up on the other cores while this one imports.
@@ -115,11 +117,16 @@ def generate(
 ) -> Generated:
     """The files of a build. With the cache, `state` (the last build's record,
     cache.load_state) lets the units of unchanged specs be reused."""
+    global _first_build
     from .models import warm_up
 
     # Workers start first, while this process is small, for the specs to be made afresh; they
-    # import datamodel-code-generator while this process reads and checks the specs.
-    with pool_for(changed_specs(options, state if use_cache else None), warm_up):
+    # import datamodel-code-generator while this process reads and checks the specs. For a few
+    # specs that only pays in a process's first build (a command line run); a process that
+    # builds again imports the generator itself, once, and reuses it.
+    changed = changed_specs(options, state if use_cache else None)
+    warm_few, _first_build = _first_build, False
+    with pool_for(changed, warm_up, warm_few=warm_few):
         from .render import render, render_models
         from .reuse import Previous, records
 

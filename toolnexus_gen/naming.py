@@ -31,4 +31,7 @@ def pascal_case(tool_name: str) -> str:
 
 def python_names(tool_name: str) -> PyNames:
     method = method_name(tool_name)
-    return PyNames(method=method, model=f"{pascal_case(tool_name)}Args", module=method.lower())
+    module = method.lower()  # case-insensitive file systems: modules differ by more than case
+    if keyword.iskeyword(module):  # `AS` is a fine method name, but `from .as import` is not
+        module += "_"
+    return PyNames(method=method, model=f"{pascal_case(tool_name)}Args", module=module)

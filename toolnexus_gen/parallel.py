@@ -35,12 +35,15 @@ def workers() -> int:
 
 
 @contextmanager
-def pool_for(items: int, initializer: Callable[[], None] | None = None) -> Iterator[None]:
+def pool_for(
+    items: int, initializer: Callable[[], None] | None = None, *, warm_few: bool = True
+) -> Iterator[None]:
     """Workers for a build that makes `items` specs afresh, opened now and closed when the build
-    ends: one per core for many, a single one for a few (it runs `initializer`, the slow
-    imports, while this process reads the specs, so their work finds it ready)."""
+    ends: one per core for many; for a few, a single one that runs `initializer` (the slow
+    imports) while this process reads the specs, so their work finds it ready, or none unless
+    `warm_few` (the work then runs in this process)."""
     global _pool
-    if _pool is not None or items < 1 or workers() < 2:
+    if _pool is not None or items < 1 or workers() < 2 or (items < PARALLEL_MIN and not warm_few):
         yield
         return
     if "fork" not in multiprocessing.get_all_start_methods() or threading.active_count() > 1:
