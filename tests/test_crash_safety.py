@@ -14,10 +14,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import cli, write_specs
+from conftest import cli, generated, write_specs
 
 KILLS = int(os.environ.get("TNX_KILLS", "200"))
-SKIP = {".toolnexus-gen.lock"}
 
 
 def specs(version: str, count: int = 24) -> dict[str, Any]:
@@ -40,18 +39,6 @@ def specs(version: str, count: int = 24) -> dict[str, Any]:
         del tools["tool_00.yaml"]
         tools["extra_b.yaml"] = {"description": "Only in B"}
     return tools
-
-
-def tree(out: Path) -> dict[str, bytes]:
-    """The generated files (the build cache is checked on its own: see cache_is_whole)."""
-    return {
-        p.relative_to(out).as_posix(): p.read_bytes()
-        for p in sorted(out.rglob("*"))
-        if p.is_file()
-        and "__pycache__" not in p.parts
-        and ".toolnexus-gen.cache" not in p.parts
-        and p.name not in SKIP
-    }
 
 
 def cache_is_whole(out: Path) -> None:
@@ -86,7 +73,9 @@ def wait_for_writing(process: subprocess.Popen[bytes], out: Path, before: int) -
     return False
 
 
-def references(out: Path, versions: dict[str, Path]) -> dict[str, tuple[Path, dict[str, bytes], float]]:
+def references(
+    out: Path, versions: dict[str, Path]
+) -> dict[str, tuple[Path, dict[str, bytes], float]]:
     """Each version built into `out` itself (headers name the paths), after the other one: its
     tree, and how long its writing phase took."""
     found = {}
@@ -96,7 +85,7 @@ def references(out: Path, versions: dict[str, Path]) -> dict[str, tuple[Path, di
         writing = wait_for_writing(process, out, before)
         began = time.perf_counter()
         assert process.wait() == 0 and writing
-        found[version] = (folder, tree(out), time.perf_counter() - began)
+        found[version] = (folder, generated(out), time.perf_counter() - began)
     return found
 
 
@@ -110,7 +99,7 @@ def start_build(folder: Path, out: Path) -> subprocess.Popen[bytes]:
 
 def assert_every_file_complete(out: Path, a: dict[str, bytes], b: dict[str, bytes]) -> str:
     """Each file is exactly A's or B's version; returns 'A', 'B' or 'mixed' for the whole tree."""
-    current = tree(out)
+    current = generated(out)
     for name, data in current.items():
         if name.endswith(".tnx-tmp"):
             continue  # a killed build's temporary file: never a final name
@@ -173,7 +162,7 @@ def test_sigkill_never_tears_a_file_and_the_next_build_converges(
     for out in outs:
         result = cli("build", str(versions["B"]), "--out", str(out))
         assert result.exit_code == 0, result.stderr
-        assert tree(out) == results[out][1], "the next build must converge to the new tree"
+        assert generated(out) == results[out][1], "the next build must converge to the new tree"
         assert not list(out.rglob("*.tnx-tmp"))
         assert cli("build", str(versions["B"]), "--out", str(out), "--check").exit_code == 0
 
