@@ -259,9 +259,8 @@ def _extra_files(out: str, outputs: dict[str, list[Any]]) -> bool:
         dirs[:] = [d for d in dirs if d != "__pycache__"]
         for name in names:
             if prefix.startswith(CACHE_DIR + "/"):
-                if name.endswith(
-                    TMP_SUFFIX
-                ):  # a killed build's leftover: the full build removes it
+                # In the cache, only a killed build's leftover counts: the full build removes it.
+                if name.endswith(TMP_SUFFIX):
                     return True
             elif prefix + name not in allowed:
                 return True
