@@ -24,8 +24,9 @@ from .models import model_job, model_key
 from .options import BuildOptions, Header
 from .refs import ref_closure
 from .targets import TARGETS
+from .targets.anthropic import optional_and_union_counts
 from .targets.base import effective, encode_entry, entry_depth
-from .targets.rules import cycle_finding, optional_and_union_counts
+from .targets.rules import cycle_finding
 from .validate import Validator
 
 TOOLS_FILE = "schemas/tools.json"  # the neutral form behind tool_definitions()

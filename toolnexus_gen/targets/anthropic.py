@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterable
 from typing import Any
 
 from .. import targetinfo
-from ..bundle import Located
+from ..bundle import Cycle, Located, inline, walk
 from ..diagnostics import Diagnostic
 from ..ir import Tool, ToolInfo
-from . import rules
+from ..load import join_pointer
+from . import openai, rules
 from .base import NameRule, input_schema
 
 NAME = "anthropic"
@@ -44,10 +47,10 @@ def must_inline(options: dict[str, Any]) -> bool:
 def check(tool: Tool, located: Located | None, options: dict[str, Any]) -> list[Diagnostic]:
     found = NAME_RULE.check(tool, NAME, "TN203")
     if located is not None:
-        found += rules.anthropic_always(located, NAME)
+        found += findings(located, NAME)
         if tool.strict:
-            found += rules.anthropic_strict(located, NAME)
-            recursive = rules.first_recursive_ref(located)
+            found += strict_findings(located, NAME)
+            recursive = first_recursive_ref(located)
             if recursive is not None:
                 pointer, loop = recursive
                 found.append(
@@ -92,3 +95,120 @@ def check_all(tools: list[ToolInfo], options: dict[str, Any]) -> list[Diagnostic
             )
             break
     return found
+
+
+# -- the rules (catalogued in rules.py), on the schema as this target emits it -----------------
+
+PROPERTY = re.compile(r"[a-zA-Z0-9_.-]{1,64}")
+STRICT_FORMATS = openai.STRICT_FORMATS | {"uri"}
+UNSUPPORTED = (
+    "minimum",
+    "maximum",
+    "exclusiveMinimum",
+    "exclusiveMaximum",
+    "multipleOf",
+    "minLength",
+    "maxLength",
+    "maxItems",
+)
+REGEX_FEATURES = re.compile(r"\\[1-9]|\(\?<?[=!]|\\b|\\k<")
+
+
+def findings(located: Located, target: str) -> Iterable[Diagnostic]:
+    yield from rules.root_combinators(located, target, ("anyOf", "oneOf", "allOf"))
+    for pointer, node, _ in walk(located):
+        for name in node.get("properties") or {}:
+            if not PROPERTY.fullmatch(name):
+                yield rules.finding(
+                    located,
+                    join_pointer(pointer + "/properties", name),
+                    None,
+                    "TN301",
+                    target,
+                    f"property key {name!r} is rejected (Property keys should match pattern "
+                    "'^[a-zA-Z0-9_.-]{1,64}$')",
+                )
+
+
+def strict_findings(located: Located, target: str) -> Iterable[Diagnostic]:
+    for pointer, node, _ in walk(located):
+        if rules.is_object(node) and node.get("additionalProperties") is not False:
+            yield rules.finding(
+                located,
+                pointer,
+                "additionalProperties" if "additionalProperties" in node else None,
+                "TN350",
+                target,
+                "For 'object' type, 'additionalProperties' must be explicitly set to false",
+            )
+        for keyword in UNSUPPORTED:
+            if keyword in node:
+                yield rules.finding(
+                    located,
+                    pointer,
+                    keyword,
+                    "TN351",
+                    target,
+                    f"{keyword!r} is not supported in strict mode",
+                )
+        min_items = node.get("minItems")
+        if isinstance(min_items, int) and min_items > 1:
+            yield rules.finding(
+                located,
+                pointer,
+                "minItems",
+                "TN351",
+                target,
+                f"minItems {min_items} is not supported in strict mode (only 0 or 1)",
+            )
+        fmt = node.get("format")
+        if isinstance(fmt, str) and fmt not in STRICT_FORMATS:
+            yield rules.finding(
+                located,
+                pointer,
+                "format",
+                "TN353",
+                target,
+                f"format {fmt!r} is not supported in strict mode",
+            )
+        if isinstance(node.get("enum"), list) and any(
+            isinstance(v, (dict, list)) for v in node["enum"]
+        ):
+            yield rules.finding(
+                located,
+                pointer,
+                "enum",
+                "TN354",
+                target,
+                "enum members must be primitives in strict mode",
+            )
+        pattern = node.get("pattern")
+        if isinstance(pattern, str) and REGEX_FEATURES.search(pattern):
+            yield rules.finding(
+                located,
+                pointer,
+                "pattern",
+                "TN356",
+                target,
+                f"pattern {pattern!r} uses a backreference, lookaround or \\b",
+            )
+
+
+def optional_and_union_counts(located: Located) -> tuple[int, int]:
+    """What a strict tool adds to the per-request limits: optional and union parameters."""
+    optional = unions = 0
+    for _, node, _ in walk(located):
+        required = rules.required_of(node)
+        optional += sum(1 for name in node.get("properties") or {} if name not in required)
+        if "anyOf" in node or isinstance(node.get("type"), list):
+            unions += 1
+    return optional, unions
+
+
+def first_recursive_ref(located: Located) -> tuple[str, str] | None:
+    """The first $ref that closes a loop (pointer, the loop in words), if any."""
+    try:
+        inline(located)
+    except Cycle as cycle:
+        return cycle.pointer.removesuffix("/$ref"), rules.cycle_text(located, cycle)
+    return None

@@ -7,12 +7,15 @@ refs kept).
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterable
 from typing import Any
 
 from .. import targetinfo
-from ..bundle import Cycle, Located
+from ..bundle import Cycle, Located, walk
 from ..diagnostics import Diagnostic
 from ..ir import Tool, ToolInfo
+from ..load import join_pointer
 from . import rules
 from .base import NameRule, effective
 
@@ -68,9 +71,9 @@ def check(tool: Tool, located: Located | None, options: dict[str, Any]) -> list[
     found = NAME_RULE.check(tool, NAME, "TN201")
     if located is not None:
         if json_schema(options):
-            found += rules.gemini_json(located)
+            found += json_schema_findings(located)
         elif not takes_no_arguments(located.schema):  # else no parameters key is written
-            found += rules.gemini_parameters(located)
+            found += parameters_findings(located)
     if tool.output_located is not None and not json_schema(options):
         target = "gemini (response)"
         try:
@@ -78,7 +81,7 @@ def check(tool: Tool, located: Located | None, options: dict[str, Any]) -> list[
         except Cycle as cycle:
             return [*found, rules.cycle_finding(tool.output_located, cycle, target)]
         assert response is not None
-        found += rules.gemini_parameters(response, target)
+        found += parameters_findings(response, target)
     return found
 
 
@@ -93,3 +96,272 @@ def check_all(tools: list[ToolInfo], options: dict[str, Any]) -> list[Diagnostic
             f"{len(tools)} function declarations; Gemini accepts at most {MAX_DECLARATIONS}",
         )
     ]
+
+
+# -- the rules (catalogued in rules.py), on the schema as this target emits it -----------------
+
+KEYWORDS = frozenset(
+    {
+        "type",
+        "format",
+        "title",
+        "description",
+        "nullable",
+        "enum",
+        "default",
+        "example",
+        "items",
+        "minItems",
+        "maxItems",
+        "minLength",
+        "maxLength",
+        "pattern",
+        "minimum",
+        "maximum",
+        "properties",
+        "required",
+        "minProperties",
+        "maxProperties",
+        "propertyOrdering",
+        "anyOf",
+    }
+)
+TYPES = frozenset({"string", "number", "integer", "boolean", "array", "object", "null"})
+STRING_FORMATS = frozenset({"enum", "date-time"})
+PROPERTY = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
+KEYWORD_TRANSFORMS = {
+    "const": "const_to_enum",
+    "$schema": "strip_meta",
+    "$id": "strip_meta",
+    "$comment": "strip_meta",
+}
+
+
+def parameters_findings(
+    located: Located, target: str = "gemini (parameters)"
+) -> Iterable[Diagnostic]:
+    yield from rules.array_items(located, target)
+    for pointer, node, path in walk(located):
+        for keyword in node:
+            if keyword in KEYWORDS:
+                continue
+            if keyword == "additionalProperties":
+                yield rules.finding(
+                    located,
+                    pointer,
+                    keyword,
+                    "TN316",
+                    target,
+                    '"additionalProperties" is rejected by the Gemini API (Unknown name '
+                    '"additionalProperties"); use schema_field = "parametersJsonSchema"',
+                )
+                continue
+            hint = ""
+            if keyword in KEYWORD_TRANSFORMS:
+                hint = f", or opt in to the {KEYWORD_TRANSFORMS[keyword]} transform"
+                if keyword == "const" and not isinstance(node["const"], str):
+                    hint = " (a non-string const cannot become a Gemini enum)"
+            yield rules.finding(
+                located,
+                pointer,
+                keyword,
+                "TN310",
+                target,
+                f'keyword {keyword!r} is rejected (Unknown name "{keyword}": Cannot find field); '
+                f'remove it or use schema_field = "parametersJsonSchema"{hint}',
+            )
+        kind = node.get("type")
+        if isinstance(kind, list):
+            yield rules.finding(
+                located,
+                pointer,
+                "type",
+                "TN311",
+                target,
+                "a list of types is rejected (Proto field is not repeating, cannot start list)"
+                + (
+                    "; opt in to the nullable transform"
+                    if len(kind) == 2 and "null" in kind
+                    else ""
+                ),
+            )
+        elif isinstance(kind, str) and kind not in TYPES:
+            yield rules.finding(located, pointer, "type", "TN311", target, f"unknown type {kind!r}")
+        elif (
+            kind is None
+            and not ({"anyOf", "enum", "const"} & set(node))  # those are reported on their own
+            and path
+            and path[-1] not in ("$defs", "definitions")
+        ):
+            yield rules.finding(
+                located,
+                pointer,
+                None,
+                "TN306",
+                target,
+                'schema without "type" is rejected (type: must be specified when not using '
+                "one_of, any_of or all_of fields)",
+            )
+        if "enum" in node and isinstance(node["enum"], list):
+            bad = [v for v in node["enum"] if not isinstance(v, str) or v == ""]
+            if bad or (isinstance(kind, str) and kind != "string"):
+                what = f"value {bad[0]!r}" if bad else f"type {kind!r}"
+                yield rules.finding(
+                    located,
+                    pointer,
+                    "enum",
+                    "TN312",
+                    target,
+                    f"enum must hold non-empty strings on a string type; {what} is rejected",
+                )
+        fmt = node.get("format")
+        if isinstance(fmt, str) and kind == "string" and fmt not in STRING_FORMATS:
+            yield rules.finding(
+                located,
+                pointer,
+                "format",
+                "TN313",
+                target,
+                f"format {fmt!r} is rejected: only 'enum' and 'date-time' are supported for STRING",
+            )
+        if rules.is_object(node) and not node.get("properties") and pointer != "":
+            yield rules.finding(
+                located,
+                pointer,
+                "properties" if "properties" in node else None,
+                "TN314",
+                target,
+                "an object needs at least one property (should be non-empty for OBJECT type)",
+            )
+        for name in node.get("properties") or {}:
+            if not PROPERTY.fullmatch(name):
+                yield rules.finding(
+                    located,
+                    join_pointer(pointer + "/properties", name),
+                    None,
+                    "TN319",
+                    target,
+                    f"property name {name!r} does not match Gemini's "
+                    "^[A-Za-z_][A-Za-z0-9_]{0,63}$",
+                )
+
+
+JSON_SUBSET = frozenset(
+    {
+        "$id",
+        "$defs",
+        "$ref",
+        "$anchor",
+        "$schema",
+        "$comment",
+        "type",
+        "format",
+        "title",
+        "description",
+        "enum",
+        "items",
+        "prefixItems",
+        "minItems",
+        "maxItems",
+        "minimum",
+        "maximum",
+        "anyOf",
+        "oneOf",
+        "properties",
+        "additionalProperties",
+        "required",
+        "propertyOrdering",
+        "default",
+        "examples",
+        "definitions",
+        "nullable",
+    }
+)
+
+
+def json_schema_findings(located: Located) -> Iterable[Diagnostic]:
+    target = "gemini (parametersJsonSchema)"
+    ignored: dict[str, tuple[str, int]] = {}
+    for pointer, node, _ in walk(located):
+        ref = node.get("$ref")
+        if isinstance(ref, str):
+            extra = sorted(
+                k
+                for k in node
+                if k != "$ref" and not k.startswith("$") and k not in ("description", "default")
+            )
+            if extra:
+                yield rules.finding(
+                    located,
+                    pointer,
+                    extra[0],
+                    "TN320",
+                    target,
+                    f"$ref {ref!r} was set alongside unsupported fields {extra}: only description "
+                    "and default may stand next to $ref",
+                )
+        for keyword in node:
+            if keyword not in JSON_SUBSET:
+                first, count = ignored.get(keyword, (pointer, 0))
+                ignored[keyword] = (first, count + 1)
+    for keyword, (pointer, count) in sorted(ignored.items()):
+        more = f" (and {count - 1} more)" if count > 1 else ""
+        yield rules.finding(
+            located,
+            pointer,
+            keyword,
+            "TN322",
+            target,
+            f"keyword {keyword!r} is outside the subset Gemini applies and is ignored{more}; the "
+            "model is not held to it",
+        )
+    yield from required_cycles(located, target)
+
+
+def required_cycles(located: Located, target: str) -> Iterable[Diagnostic]:
+    """A $ref loop whose every step is a required property (the schema can never end)."""
+    schema = located.schema
+
+    def mandatory_refs(node: Any, pointer: str) -> Iterable[tuple[str, str]]:
+        if not isinstance(node, dict):
+            return
+        ref = node.get("$ref")
+        if isinstance(ref, str) and ref.startswith("#"):
+            yield ref[1:], pointer
+        required = rules.required_of(node)
+        for name, child in (node.get("properties") or {}).items():
+            if name in required:
+                yield from mandatory_refs(child, join_pointer(pointer + "/properties", name))
+        for keyword in ("allOf",):
+            for i, child in enumerate(node.get(keyword) or []):
+                yield from mandatory_refs(child, f"{pointer}/{keyword}/{i}")
+
+    def resolve(pointer: str) -> Any:
+        node: Any = schema
+        for part in pointer.split("/")[1:]:
+            part = part.replace("~1", "/").replace("~0", "~")
+            node = node.get(part) if isinstance(node, dict) else None
+        return node
+
+    reported: set[str] = set()
+
+    def visit(target_pointer: str, stack: tuple[str, ...]) -> Iterable[Diagnostic]:
+        for ref, at in mandatory_refs(resolve(target_pointer), target_pointer):
+            if ref in stack:
+                if ref not in reported:
+                    reported.add(ref)
+                    loop = " -> ".join(
+                        rules.place(located, p) for p in (*stack[stack.index(ref) :], ref)
+                    )
+                    yield rules.finding(
+                        located,
+                        at,
+                        "$ref",
+                        "TN321",
+                        target,
+                        f"the cycle {loop} runs only through required properties",
+                    )
+            else:
+                yield from visit(ref, (*stack, ref))
+
+    yield from visit("", ("",))

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from .. import targetinfo
-from ..bundle import Located
+from ..bundle import Located, walk
 from ..diagnostics import Diagnostic
 from ..ir import Tool, ToolInfo
 from . import rules
@@ -58,9 +59,9 @@ def check_schema(
             )
         )
     if located is not None:
-        found += rules.openai_always(located, target)
+        found += findings(located, target)
         if tool.strict:
-            found += rules.openai_strict(located, target)
+            found += strict_findings(located, target)
     return found
 
 
@@ -83,3 +84,143 @@ def check_count(tools: list[ToolInfo], target: str) -> list[Diagnostic]:
 
 def check_all(tools: list[ToolInfo], options: dict[str, Any]) -> list[Diagnostic]:
     return check_count(tools, NAME)
+
+
+# -- the rules (catalogued in rules.py), on the schema as this target emits it -----------------
+
+STRICT_FORBIDDEN = (
+    "allOf",
+    "not",
+    "if",
+    "then",
+    "else",
+    "dependentRequired",
+    "dependentSchemas",
+    "propertyNames",
+    "patternProperties",
+    "uniqueItems",
+    "contains",
+)
+STRICT_FORMATS = frozenset(
+    {"date-time", "time", "date", "duration", "email", "hostname", "ipv4", "ipv6", "uuid"}
+)
+
+
+def findings(located: Located, target: str) -> Iterable[Diagnostic]:
+    yield from rules.array_items(located, target)
+    yield from rules.root_combinators(located, target, ("anyOf", "oneOf", "allOf", "enum", "not"))
+    if "properties" not in located.schema:
+        yield rules.finding(
+            located,
+            "",
+            None,
+            "TN303",
+            target,
+            'the root object has no "properties" (object schema missing properties)',
+        )
+
+
+def strict_findings(located: Located, target: str) -> Iterable[Diagnostic]:
+    properties = 0
+    enum_values = 0
+    for pointer, node, path in walk(located):
+        if rules.is_object(node):
+            if node.get("additionalProperties") is not False:
+                yield rules.finding(
+                    located,
+                    pointer,
+                    "additionalProperties" if "additionalProperties" in node else None,
+                    "TN340",
+                    target,
+                    'strict mode needs "additionalProperties": false on every object',
+                )
+            keys = list(node.get("properties") or {})
+            properties += len(keys)
+            required = rules.required_of(node)
+            missing = [k for k in keys if k not in required]
+            if missing:
+                yield rules.finding(
+                    located,
+                    pointer,
+                    "required" if "required" in node else None,
+                    "TN341",
+                    target,
+                    f'strict mode needs every property in "required"; missing {missing} (make '
+                    'optional ones nullable: type: [T, "null"])',
+                )
+        for keyword in STRICT_FORBIDDEN:
+            if keyword in node:
+                yield rules.finding(
+                    located,
+                    pointer,
+                    keyword,
+                    "TN342",
+                    target,
+                    f"{keyword!r} is not permitted in strict mode",
+                )
+        if "default" in node:
+            yield rules.finding(
+                located,
+                pointer,
+                "default",
+                "TN343",
+                target,
+                "'default' is not permitted in strict mode on Azure OpenAI (and was not on "
+                "api.openai.com until 2025)",
+            )
+        fmt = node.get("format")
+        if isinstance(fmt, str) and fmt not in STRICT_FORMATS:
+            yield rules.finding(
+                located,
+                pointer,
+                "format",
+                "TN344",
+                target,
+                f"{fmt!r} is not a valid format in strict mode",
+            )
+        if isinstance(node.get("$ref"), str) and set(node) - {"$ref"}:
+            yield rules.finding(
+                located,
+                pointer,
+                "$ref",
+                "TN345",
+                target,
+                f"$ref cannot have keywords {sorted(set(node) - {'$ref'})} in strict mode; opt "
+                "in to the inline_refs transform",
+            )
+        if (
+            not ({"type", "anyOf", "$ref", "enum", "const"} & set(node))
+            and path
+            and path[-1] not in ("$defs", "definitions")
+            and not set(path) & set(STRICT_FORBIDDEN)  # inside allOf etc.: reported
+        ):
+            yield rules.finding(
+                located,
+                pointer,
+                None,
+                "TN306",
+                target,
+                "schema must have a 'type' key in strict mode",
+            )
+        if isinstance(node.get("enum"), list):
+            enum_values += len(node["enum"])
+        depth = sum(1 for keyword in path if keyword == "properties")
+        if depth > 10:
+            yield rules.finding(
+                located,
+                pointer,
+                None,
+                "TN346",
+                target,
+                f"{depth} levels of nesting exceeds the strict-mode limit of 10",
+            )
+    if properties > 5000 or enum_values > 1000:
+        yield rules.finding(
+            located,
+            "",
+            None,
+            "TN346",
+            target,
+            f"{properties} object properties and {enum_values} enum values exceed the "
+            "strict-mode limits (5000 properties, 1000 enum values)",
+        )
