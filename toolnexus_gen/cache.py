@@ -27,10 +27,14 @@ import sys
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import __version__
 from .paths import CACHE_DIR, SPEC_SUFFIXES, TMP_SUFFIX
+
+if TYPE_CHECKING:
+    from .build import Generated
+    from .output import Report
 
 STATE = "state.json"
 UNITS = "units.json"
@@ -265,6 +269,17 @@ def _extra_files(out: str, outputs: dict[str, list[Any]]) -> bool:
             elif prefix + name not in allowed:
                 return True
     return False
+
+
+def save_build(options: Any, result: Generated, report: Report) -> None:
+    """Record a build whose files were just written (build.Generated, output.Report): the
+    per-tool memo and the state the next build starts from."""
+    if result.memo is not None:
+        result.memo.save()
+    assert result.inputs is not None and result.toolset is not None
+    recorded = [[d.severity.value, d.format()] for d in result.diagnostics]
+    tools = len(result.toolset.tools)
+    save_state(options, result.inputs, report.recorded, recorded, tools, result.reuse)
 
 
 def save_state(

@@ -146,17 +146,13 @@ def build(
         command = header_for(options).command
         _echo(f"{out} is out of date: run `{command}`.", err=True, fg="red", bold=True)
         sys.exit(ExitCode.STALE)
-    files, memo = result.files, result.memo
-    recorded = [[d.severity.value, d.format()] for d in result.diagnostics]
-
-    def save_cache(report: output.Report) -> None:  # under the output lock, as every write
-        if memo is not None:
-            memo.save()
-        assert result.inputs is not None
-        cache.save_state(options, result.inputs, report.recorded, recorded, tools, result.reuse)
-
-    try:
-        report = output.write(options.out, files, save_cache, result.known)
+    try:  # the cache is saved under the output lock, once the files are written
+        report = output.write(
+            options.out,
+            result.files,
+            lambda report: cache.save_build(options, result, report),
+            result.known,
+        )
     except output.OwnershipError as exc:
         _fail(str(exc))
     if not quiet:
