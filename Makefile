@@ -10,10 +10,12 @@ GEN := $(VENV)/bin/toolnexus-gen
 
 .PHONY: demo test bench check-examples clean
 
-$(VENV)/.installed: pyproject.toml
+# The generator and the runtime library its generated packages import (runtime/, its own
+# distribution toolnexus-runtime), both editable.
+$(VENV)/.installed: pyproject.toml runtime/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[test]'
+	$(PY) -m pip install --quiet -e './runtime[mcp]' -e '.[test]'
 	touch $@
 
 demo: $(VENV)/.installed

@@ -50,7 +50,7 @@ def test_new_user_flow_init_build_scaffold_serve_mcp(tmp_path: Path) -> None:
     assert cli("init", cwd=tmp_path).exit_code == 0
     built = cli("build", cwd=tmp_path)
     assert built.exit_code == 0, built.stderr
-    assert "1 tool, 6 targets: 17 files written, 0 unchanged in tools" in built.output
+    assert "1 tool, 6 targets: 14 files written, 0 unchanged in tools" in built.output
     assert cli("scaffold", "handlers.py", cwd=tmp_path).exit_code == 0
     source = (tmp_path / "handlers.py").read_text()
     assert "class Handlers(ToolHandlers):" in source
@@ -256,7 +256,7 @@ def test_mcp_structured_content_is_checked_against_the_output_schema(build_packa
             "free.yaml": {"description": "No output schema"},
         }
     )
-    mcp = importlib.import_module(pkg.__name__ + "._mcp")
+    mcp = importlib.import_module("toolnexus_runtime.mcp")
     schema = {t["name"]: t.get("outputSchema") for t in pkg.to_mcp()}
     ok, data = mcp._structured("stats", pkg.ToolResult('{"count": 3}', False, {"count": 3}), schema["stats"])
     assert not ok.is_error and data == {"count": 3}

@@ -30,23 +30,14 @@ TARGET_DOCS = {
     "mcp": "MCP `tools/list` tools",
     "bedrock": "Bedrock Converse `toolConfig`",
 }
-# The tool-loop mixin the Toolkit gets for each target that has one.
-LOOPS = {
-    "gemini": "GeminiLoop",
-    "openai": "OpenAIChatLoop",
-    "openai_responses": "OpenAIResponsesLoop",
-    "anthropic": "AnthropicLoop",
-    "bedrock": "BedrockLoop",
-}
 # Templates rendered once each, named after the file they produce.
-PACKAGE_TEMPLATES = (
-    "__init__.py",
-    "_loops.py",
-    "_runtime.py",
-    "dispatch.py",
-    "handlers.py",
-    "models/__init__.py",
-)
+PACKAGE_TEMPLATES = ("__init__.py", "dispatch.py", "handlers.py", "models/__init__.py")
+# The toolnexus-runtime versions generated packages work with: [minimum, below). A generated
+# package checks this when it is imported; `init` adds the same range to the project's
+# dependencies. Raise `below` only together with a runtime whose API these templates fit.
+RUNTIME_MINIMUM = "0.1.0"
+RUNTIME_BELOW = "0.2"
+RUNTIME_REQUIREMENT = f"toolnexus-runtime>={RUNTIME_MINIMUM},<{RUNTIME_BELOW}"
 
 
 def templates_dir() -> Path:
@@ -83,7 +74,7 @@ def _header_context(header: Header) -> dict[str, Any]:
 
 def package_files(targets: tuple[str, ...]) -> list[str]:
     """The files render_package writes (the models aside)."""
-    return ["py.typed", *PACKAGE_TEMPLATES, *(["_mcp.py"] if "mcp" in targets else [])]
+    return ["py.typed", *PACKAGE_TEMPLATES]
 
 
 def render_package(toolset: ToolSet, header: Header) -> dict[str, str]:
@@ -97,7 +88,8 @@ def render_package(toolset: ToolSet, header: Header) -> dict[str, str]:
         "target_types": TARGET_TYPES,
         "target_docs": TARGET_DOCS,
         "exports": _exports(toolset),
-        "loops": [LOOPS[t] for t in toolset.targets if t in LOOPS],
+        "runtime_minimum": RUNTIME_MINIMUM,
+        "runtime_below": RUNTIME_BELOW,
         "model_names": ruff_sorted([tool.python.model for tool in toolset.tools]),
         "model_modules": sorted((t.python.module, t.python.model) for t in toolset.tools),
         "dispatch_imports": ruff_sorted(
@@ -106,20 +98,10 @@ def render_package(toolset: ToolSet, header: Header) -> dict[str, str]:
                 "Toolkit",
                 "tool_definitions",
                 *(f"to_{t}" for t in toolset.targets),
-                *_mcp_names(toolset),
             ]
         ),
         "dispatch_exports": ruff_sorted(
-            [
-                "TOOLS",
-                "ToolContext",
-                "ToolResult",
-                "ToolSpec",
-                "Toolkit",
-                "tool_definitions",
-                *(f"to_{t}" for t in toolset.targets),
-                *_mcp_names(toolset),
-            ]
+            ["TOOLS", "Toolkit", "tool_definitions", *(f"to_{t}" for t in toolset.targets)]
         ),
     }
     files = {"py.typed": ""}
@@ -150,6 +132,7 @@ def _exports(toolset: ToolSet) -> list[str]:
         "RunResult",
         "ToolCall",
         "ToolContext",
+        "ToolError",
         "ToolHandlers",
         "ToolOutput",
         "ToolResult",

@@ -9,12 +9,10 @@ Each method may be sync or async. A subclass that misses a tool is rejected by `
 from __future__ import annotations
 
 from abc import abstractmethod
-from collections.abc import Awaitable, Mapping, Sequence
-from typing import Any, TypeAlias
+from collections.abc import Awaitable
 
-from pydantic import BaseModel
+from toolnexus_runtime import ToolContext, ToolOutput
 
-from ._runtime import ToolContext
 from .models import (
     AddToCartArgs,
     CheckoutArgs,
@@ -22,11 +20,6 @@ from .models import (
     OrderStatusArgs,
     SearchProductsArgs,
 )
-
-ToolOutput: TypeAlias = (
-    str | BaseModel | Mapping[str, Any] | Sequence[Any] | float | None
-)
-"""A handler returns text (sent as is) or JSON-serialisable data / a pydantic model."""
 
 
 class ToolHandlers:

@@ -1,32 +1,32 @@
-{% include "_header.jinja" %}
-"""Serve a Toolkit over MCP (stdio) with the official `mcp` package, imported only when used.
+"""Serve a Toolkit as an MCP server with the official `mcp` package, imported only when used
+(`pip install 'toolnexus-runtime[mcp]'`).
 
-tools/list answers exactly `schemas/mcp.json`; tools/call goes through `Toolkit.execute`, so an
-unknown tool, bad arguments or a failing handler come back as `isError` results. A handler's
-structured value is sent as `structuredContent` (checked against the tool's outputSchema when it
-has one), always with a text copy.
+tools/list answers exactly the generated `schemas/mcp.json`; tools/call goes through
+`Toolkit.execute`, so an unknown tool, bad arguments or a failing handler come back as `isError`
+results. A handler's structured value is sent as `structuredContent` (checked against the tool's
+outputSchema when it has one), always with a text copy.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Mapping
 from importlib import import_module
 from typing import Any
 
-from ._runtime import ToolContext, ToolkitBase, ToolResult
+from .core import ToolContext, ToolkitCore, ToolResult
 
 
-def _require_mcp() -> tuple[Any, Any, Any]:
+def _require_mcp() -> tuple[Any, Any]:
     try:
         lowlevel = import_module("mcp.server.lowlevel.server")
-        stdio = import_module("mcp.server.stdio")
         types = import_module("mcp.types")
     except ImportError as exc:  # pragma: no cover (depends on the environment)
         raise ImportError(
-            "serve_mcp needs the official MCP SDK: pip install mcp"
+            "Serving over MCP needs the official MCP SDK: pip install 'toolnexus-runtime[mcp]'"
         ) from exc
-    return lowlevel, stdio, types
+    return lowlevel, types
 
 
 def _structured(
@@ -57,16 +57,20 @@ def _structured(
     return result, data
 
 
+def _default_name(toolkit: ToolkitCore[Any]) -> str:
+    return toolkit.SCHEMAS or "tools"
+
+
 def mcp_server(
-    toolkit: ToolkitBase,
-    tools: list[dict[str, Any]],
+    toolkit: ToolkitCore[Any],
     *,
-    name: str = "tools",
+    name: str | None = None,
     version: str = "",
     instructions: str | None = None,
 ) -> Any:
-    """An `mcp.server.lowlevel.Server` serving `tools` (the `to_mcp()` list) through `toolkit`."""
-    lowlevel, _stdio, types = _require_mcp()
+    """An `mcp` low-level `Server` for `toolkit`, to run on any transport the SDK offers."""
+    lowlevel, types = _require_mcp()
+    tools = toolkit._provider_schema("mcp")
     listed = types.ListToolsResult(tools=[types.Tool.model_validate(t) for t in tools])
     output_schemas = {t["name"]: t.get("outputSchema") for t in tools}
 
@@ -80,14 +84,10 @@ def mcp_server(
             tool_name=tool_name,
             provider="mcp",
         )
-        result = await toolkit.execute(
-            tool_name, params.arguments or {}, context, offload=True
-        )
+        result = await toolkit.execute(tool_name, params.arguments or {}, context, offload=True)
         structured = None
         if not result.is_error:
-            result, structured = _structured(
-                tool_name, result, output_schemas.get(tool_name)
-            )
+            result, structured = _structured(tool_name, result, output_schemas.get(tool_name))
         return types.CallToolResult(
             content=[types.TextContent(type="text", text=result.output)],
             structured_content=structured,
@@ -95,7 +95,7 @@ def mcp_server(
         )
 
     return lowlevel.Server(
-        name,
+        name or _default_name(toolkit),
         version=version,
         instructions=instructions,
         on_list_tools=list_tools,
@@ -104,17 +104,25 @@ def mcp_server(
 
 
 async def aserve_mcp(
-    toolkit: ToolkitBase,
-    tools: list[dict[str, Any]],
+    toolkit: ToolkitCore[Any],
     *,
-    name: str = "tools",
+    name: str | None = None,
     version: str = "",
     instructions: str | None = None,
 ) -> None:
-    """Serve over stdio until the client disconnects."""
-    _lowlevel, stdio, _types = _require_mcp()
-    server = mcp_server(
-        toolkit, tools, name=name, version=version, instructions=instructions
-    )
+    """Serve `toolkit` over MCP on stdio until the client disconnects."""
+    stdio = import_module("mcp.server.stdio")
+    server = mcp_server(toolkit, name=name, version=version, instructions=instructions)
     async with stdio.stdio_server() as (read, write):
         await server.run(read, write, server.create_initialization_options())
+
+
+def serve_mcp(
+    toolkit: ToolkitCore[Any],
+    *,
+    name: str | None = None,
+    version: str = "",
+    instructions: str | None = None,
+) -> None:
+    """Serve `toolkit` over MCP on stdio until the client disconnects (blocking)."""
+    asyncio.run(aserve_mcp(toolkit, name=name, version=version, instructions=instructions))

@@ -1,0 +1,55 @@
+"""Anthropic Messages: `tool_use` blocks, answered by `tool_result` blocks with `is_error`."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from ..core import RawCall, ToolResult, get
+from ..loops import Conversation, dump
+
+
+class Anthropic(Conversation):
+    NAME = "anthropic"
+
+    @staticmethod
+    def calls(payload: Any) -> list[RawCall]:
+        """The `tool_use` blocks of a content list (or of a whole Message)."""
+        content = payload
+        if not isinstance(content, (list, tuple)) and get(content, "content") is not None:
+            content = get(content, "content")
+        return [
+            RawCall(get(block, "name") or "", get(block, "input"), get(block, "id"))
+            for block in content or ()
+            if get(block, "type") == "tool_use"
+        ]
+
+    @staticmethod
+    def replies(calls: Sequence[RawCall], results: Sequence[ToolResult]) -> list[dict[str, Any]]:
+        return [
+            {
+                "type": "tool_result",
+                "tool_use_id": call.call_id,
+                "content": result.output,
+                "is_error": result.is_error,
+            }
+            for call, result in zip(calls, results, strict=True)
+        ]
+
+    def select(self, schemas: Any, allowed: frozenset[str] | None) -> Any:
+        return [t for t in schemas if allowed is None or t["name"] in allowed]
+
+    def request(self) -> dict[str, Any]:
+        return {**self.base_request, "messages": self.history, "tools": self.schemas}
+
+    def absorb(self, response: Any) -> bool:
+        blocks = [dump(block) for block in get(response, "content") or ()]
+        self.history.append({"role": "assistant", "content": blocks})
+        return any(block.get("type") == "tool_use" for block in blocks)
+
+    def calls_of(self, response: Any) -> Any:
+        return get(response, "content")
+
+    def append(self, replies: Any) -> None:
+        # tool_result blocks come first in the next user message (here: they are all of it).
+        self.history.append({"role": "user", "content": replies})

@@ -1,0 +1,49 @@
+"""The OpenAI Responses API: `function_call` output items, `function_call_output` input items."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from ..core import RawCall, ToolResult, get
+from ..loops import Conversation, dump
+
+
+class OpenAIResponses(Conversation):
+    NAME = "openai_responses"
+
+    @staticmethod
+    def calls(payload: Any) -> list[RawCall]:
+        """The `function_call` items of a response's output (or of the response itself)."""
+        items = payload
+        if get(items, "output") is not None:
+            items = get(items, "output")
+        return [
+            RawCall(get(item, "name") or "", get(item, "arguments"), get(item, "call_id"))
+            for item in items or ()
+            if get(item, "type") == "function_call"
+        ]
+
+    @staticmethod
+    def replies(calls: Sequence[RawCall], results: Sequence[ToolResult]) -> list[dict[str, Any]]:
+        return [
+            {"type": "function_call_output", "call_id": call.call_id, "output": result.output}
+            for call, result in zip(calls, results, strict=True)
+        ]
+
+    def select(self, schemas: Any, allowed: frozenset[str] | None) -> Any:
+        return [t for t in schemas if allowed is None or t["name"] in allowed]
+
+    def request(self) -> dict[str, Any]:
+        return {**self.base_request, "input": self.history, "tools": self.schemas}
+
+    def absorb(self, response: Any) -> bool:
+        items = [dump(item) for item in get(response, "output") or ()]
+        self.history.extend(items)
+        return any(item.get("type") == "function_call" for item in items)
+
+    def calls_of(self, response: Any) -> Any:
+        return get(response, "output")
+
+    def append(self, replies: Any) -> None:
+        self.history.extend(replies)

@@ -1,0 +1,342 @@
+"""`Toolkit`: the execution core plus, for each provider, its schemas, round trip and tool loop.
+
+A generated package subclasses it, bound to its dispatch table (`TOOLS`) and its provider schema
+files (`SCHEMAS`). Every sync method here runs its async twin on the runtime's one long-lived
+event loop (`portal.run_sync`), with sync handlers in handler threads so none blocks that loop.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+from typing import Any, TypeVar
+
+from .core import OnToolCall, OnToolResult, Policy, ToolContext, ToolkitCore
+from .loops import DEFAULT_MAX_TURNS, Conversation, LoopOptions, RunResult
+from .loops import messages as _messages
+from .portal import run_sync
+from .providers import bedrock, gemini
+from .providers.anthropic import Anthropic
+from .providers.bedrock import Bedrock
+from .providers.gemini import Gemini
+from .providers.openai import OpenAIChat
+from .providers.openai_responses import OpenAIResponses
+
+H = TypeVar("H")
+
+
+class Toolkit(ToolkitCore[H]):
+    """Your handlers plus a dispatch table: execute, provider schemas, round trips, tool loops.
+
+    `Toolkit(handlers, timeout=None, error_message=None)`: `timeout` (seconds) applies to every
+    call unless a call gives its own; `error_message(tool_name, exc) -> str` decides what the
+    model sees when a handler raises anything but `ToolError` (the exception is logged on the
+    `toolnexus_runtime` logger either way).
+    """
+
+    # -- provider schemas (fresh copies of the generated package's schemas/) ------------------
+
+    def to_gemini(self) -> list[dict[str, Any]]:
+        """Gemini `tools`: one functionDeclarations wrapper holding every tool."""
+        return self._provider_schema("gemini")  # type: ignore[no-any-return]
+
+    def to_openai(self) -> list[dict[str, Any]]:
+        """OpenAI Chat Completions `tools`."""
+        return self._provider_schema("openai")  # type: ignore[no-any-return]
+
+    def to_openai_responses(self) -> list[dict[str, Any]]:
+        """OpenAI Responses `tools`."""
+        return self._provider_schema("openai_responses")  # type: ignore[no-any-return]
+
+    def to_anthropic(self) -> list[dict[str, Any]]:
+        """Anthropic Messages `tools`."""
+        return self._provider_schema("anthropic")  # type: ignore[no-any-return]
+
+    def to_mcp(self) -> list[dict[str, Any]]:
+        """MCP `tools/list` tools."""
+        return self._provider_schema("mcp")  # type: ignore[no-any-return]
+
+    def to_bedrock(self) -> dict[str, Any]:
+        """Bedrock Converse `toolConfig`."""
+        return self._provider_schema("bedrock")  # type: ignore[no-any-return]
+
+    # -- round trips: execute every call of one response, return what to send back -----------
+
+    async def agemini_reply(
+        self, parts: Any, ctx: ToolContext | None = None, *, timeout: float | None = None
+    ) -> dict[str, Any]:
+        """Execute every functionCall part; return the `user` content of functionResponse parts.
+
+        Replies are matched by name and carry the call's `id` when Gemini sent one."""
+        return await self._round_trip(Gemini, parts, ctx, Policy(timeout))  # type: ignore[no-any-return]
+
+    def gemini_reply(
+        self, parts: Any, ctx: ToolContext | None = None, *, timeout: float | None = None
+    ) -> dict[str, Any]:
+        """Sync twin of `agemini_reply`."""
+        return run_sync(self._round_trip(Gemini, parts, ctx, Policy(timeout, offload=True)))
+
+    async def aopenai_tool_messages(
+        self, message: Any, ctx: ToolContext | None = None, *, timeout: float | None = None
+    ) -> list[dict[str, Any]]:
+        """Execute every tool call of an assistant message; return the `tool` messages, in order."""
+        return await self._round_trip(OpenAIChat, message, ctx, Policy(timeout))  # type: ignore[no-any-return]
+
+    def openai_tool_messages(
+        self, message: Any, ctx: ToolContext | None = None, *, timeout: float | None = None
+    ) -> list[dict[str, Any]]:
+        """Sync twin of `aopenai_tool_messages`."""
+        return run_sync(self._round_trip(OpenAIChat, message, ctx, Policy(timeout, offload=True)))
+
+    async def aopenai_responses_outputs(
+        self, output_items: Any, ctx: ToolContext | None = None, *, timeout: float | None = None
+    ) -> list[dict[str, Any]]:
+        """Execute every `function_call` output item; return `function_call_output` input items."""
+        return await self._round_trip(OpenAIResponses, output_items, ctx, Policy(timeout))  # type: ignore[no-any-return]
+
+    def openai_responses_outputs(
+        self, output_items: Any, ctx: ToolContext | None = None, *, timeout: float | None = None
+    ) -> list[dict[str, Any]]:
+        """Sync twin of `aopenai_responses_outputs`."""
+        return run_sync(
+            self._round_trip(OpenAIResponses, output_items, ctx, Policy(timeout, offload=True))
+        )
+
+    async def aanthropic_tool_results(
+        self, content: Any, ctx: ToolContext | None = None, *, timeout: float | None = None
+    ) -> list[dict[str, Any]]:
+        """Execute every `tool_use` block; return `tool_result` blocks for the next user message."""
+        return await self._round_trip(Anthropic, content, ctx, Policy(timeout))  # type: ignore[no-any-return]
+
+    def anthropic_tool_results(
+        self, content: Any, ctx: ToolContext | None = None, *, timeout: float | None = None
+    ) -> list[dict[str, Any]]:
+        """Sync twin of `aanthropic_tool_results`."""
+        return run_sync(self._round_trip(Anthropic, content, ctx, Policy(timeout, offload=True)))
+
+    async def abedrock_tool_results(
+        self, content: Any, ctx: ToolContext | None = None, *, timeout: float | None = None
+    ) -> list[dict[str, Any]]:
+        """Execute every `toolUse` block; return `toolResult` blocks for the next user message."""
+        return await self._round_trip(Bedrock, content, ctx, Policy(timeout))  # type: ignore[no-any-return]
+
+    def bedrock_tool_results(
+        self, content: Any, ctx: ToolContext | None = None, *, timeout: float | None = None
+    ) -> list[dict[str, Any]]:
+        """Sync twin of `abedrock_tool_results`."""
+        return run_sync(self._round_trip(Bedrock, content, ctx, Policy(timeout, offload=True)))
+
+    # -- tool loops (see toolnexus_runtime.loops for the keyword arguments) -------------------
+
+    def _conversation(
+        self,
+        kind: type[Conversation],
+        history: list[Any],
+        request: dict[str, Any],
+        max_turns: int,
+        tools: Collection[str] | None,
+        tool_timeout: float | None,
+        on_tool_call: OnToolCall | None,
+        on_tool_result: OnToolResult | None,
+        context: ToolContext | None,
+    ) -> Conversation:
+        options = LoopOptions(max_turns, tools, tool_timeout, on_tool_call, on_tool_result, context)
+        return kind(self, history, request, options)
+
+    def run_openai(
+        self,
+        client: Any,
+        *,
+        model: str,
+        messages: Sequence[Any] | str,
+        max_turns: int = DEFAULT_MAX_TURNS,
+        tools: Collection[str] | None = None,
+        tool_timeout: float | None = None,
+        on_tool_call: OnToolCall | None = None,
+        on_tool_result: OnToolResult | None = None,
+        context: ToolContext | None = None,
+        **kwargs: Any,
+    ) -> RunResult:
+        """Run a Chat Completions conversation (`openai.OpenAI`) until the model answers.
+
+        Each assistant message is followed by one `tool` message per `tool_call_id`."""
+        return self._conversation(
+            OpenAIChat, _messages(messages), {"model": model, **kwargs}, max_turns, tools,
+            tool_timeout, on_tool_call, on_tool_result, context,
+        ).run(client.chat.completions.create)  # fmt: skip
+
+    async def arun_openai(
+        self,
+        client: Any,
+        *,
+        model: str,
+        messages: Sequence[Any] | str,
+        max_turns: int = DEFAULT_MAX_TURNS,
+        tools: Collection[str] | None = None,
+        tool_timeout: float | None = None,
+        on_tool_call: OnToolCall | None = None,
+        on_tool_result: OnToolResult | None = None,
+        context: ToolContext | None = None,
+        **kwargs: Any,
+    ) -> RunResult:
+        """Async twin of `run_openai`, for `openai.AsyncOpenAI`."""
+        return await self._conversation(
+            OpenAIChat, _messages(messages), {"model": model, **kwargs}, max_turns, tools,
+            tool_timeout, on_tool_call, on_tool_result, context,
+        ).arun(client.chat.completions.create)  # fmt: skip
+
+    def run_openai_responses(
+        self,
+        client: Any,
+        *,
+        model: str,
+        input: Sequence[Any] | str,
+        max_turns: int = DEFAULT_MAX_TURNS,
+        tools: Collection[str] | None = None,
+        tool_timeout: float | None = None,
+        on_tool_call: OnToolCall | None = None,
+        on_tool_result: OnToolResult | None = None,
+        context: ToolContext | None = None,
+        **kwargs: Any,
+    ) -> RunResult:
+        """Run a Responses conversation (`openai.OpenAI`) until the model answers.
+
+        Output items (reasoning included) are kept in the input list, each `function_call`
+        followed by its `function_call_output` with the same `call_id`."""
+        return self._conversation(
+            OpenAIResponses, _messages(input), {"model": model, **kwargs}, max_turns, tools,
+            tool_timeout, on_tool_call, on_tool_result, context,
+        ).run(client.responses.create)  # fmt: skip
+
+    async def arun_openai_responses(
+        self,
+        client: Any,
+        *,
+        model: str,
+        input: Sequence[Any] | str,
+        max_turns: int = DEFAULT_MAX_TURNS,
+        tools: Collection[str] | None = None,
+        tool_timeout: float | None = None,
+        on_tool_call: OnToolCall | None = None,
+        on_tool_result: OnToolResult | None = None,
+        context: ToolContext | None = None,
+        **kwargs: Any,
+    ) -> RunResult:
+        """Async twin of `run_openai_responses`, for `openai.AsyncOpenAI`."""
+        return await self._conversation(
+            OpenAIResponses, _messages(input), {"model": model, **kwargs}, max_turns, tools,
+            tool_timeout, on_tool_call, on_tool_result, context,
+        ).arun(client.responses.create)  # fmt: skip
+
+    def run_anthropic(
+        self,
+        client: Any,
+        *,
+        model: str,
+        messages: Sequence[Any] | str,
+        max_tokens: int = 4096,
+        max_turns: int = DEFAULT_MAX_TURNS,
+        tools: Collection[str] | None = None,
+        tool_timeout: float | None = None,
+        on_tool_call: OnToolCall | None = None,
+        on_tool_result: OnToolResult | None = None,
+        context: ToolContext | None = None,
+        **kwargs: Any,
+    ) -> RunResult:
+        """Run a Messages conversation (`anthropic.Anthropic`) until the model answers.
+
+        The assistant's content (thinking blocks and signatures included) is kept as sent; the
+        `tool_result` blocks, with `is_error`, make up the next user message."""
+        request = {"model": model, "max_tokens": max_tokens, **kwargs}
+        return self._conversation(
+            Anthropic, _messages(messages), request, max_turns, tools,
+            tool_timeout, on_tool_call, on_tool_result, context,
+        ).run(client.messages.create)  # fmt: skip
+
+    async def arun_anthropic(
+        self,
+        client: Any,
+        *,
+        model: str,
+        messages: Sequence[Any] | str,
+        max_tokens: int = 4096,
+        max_turns: int = DEFAULT_MAX_TURNS,
+        tools: Collection[str] | None = None,
+        tool_timeout: float | None = None,
+        on_tool_call: OnToolCall | None = None,
+        on_tool_result: OnToolResult | None = None,
+        context: ToolContext | None = None,
+        **kwargs: Any,
+    ) -> RunResult:
+        """Async twin of `run_anthropic`, for `anthropic.AsyncAnthropic`."""
+        request = {"model": model, "max_tokens": max_tokens, **kwargs}
+        return await self._conversation(
+            Anthropic, _messages(messages), request, max_turns, tools,
+            tool_timeout, on_tool_call, on_tool_result, context,
+        ).arun(client.messages.create)  # fmt: skip
+
+    def run_gemini(
+        self,
+        client: Any,
+        *,
+        model: str,
+        contents: Any,
+        max_turns: int = DEFAULT_MAX_TURNS,
+        tools: Collection[str] | None = None,
+        tool_timeout: float | None = None,
+        on_tool_call: OnToolCall | None = None,
+        on_tool_result: OnToolResult | None = None,
+        context: ToolContext | None = None,
+        **kwargs: Any,
+    ) -> RunResult:
+        """Run a Gemini conversation (`google.genai.Client`) until the model answers.
+
+        The tools join `config` (a dict or GenerateContentConfig, kept otherwise), automatic
+        function calling is off, model turns keep their `thoughtSignature`, and every
+        functionResponse echoes its call's `id`."""
+        return self._conversation(
+            Gemini, gemini.contents(contents), {"model": model, **kwargs}, max_turns, tools,
+            tool_timeout, on_tool_call, on_tool_result, context,
+        ).run(client.models.generate_content)  # fmt: skip
+
+    async def arun_gemini(
+        self,
+        client: Any,
+        *,
+        model: str,
+        contents: Any,
+        max_turns: int = DEFAULT_MAX_TURNS,
+        tools: Collection[str] | None = None,
+        tool_timeout: float | None = None,
+        on_tool_call: OnToolCall | None = None,
+        on_tool_result: OnToolResult | None = None,
+        context: ToolContext | None = None,
+        **kwargs: Any,
+    ) -> RunResult:
+        """Async twin of `run_gemini`, through `client.aio`."""
+        return await self._conversation(
+            Gemini, gemini.contents(contents), {"model": model, **kwargs}, max_turns, tools,
+            tool_timeout, on_tool_call, on_tool_result, context,
+        ).arun(client.aio.models.generate_content)  # fmt: skip
+
+    def run_bedrock(
+        self,
+        client: Any,
+        *,
+        modelId: str,
+        messages: Sequence[Any] | str,
+        max_turns: int = DEFAULT_MAX_TURNS,
+        tools: Collection[str] | None = None,
+        tool_timeout: float | None = None,
+        on_tool_call: OnToolCall | None = None,
+        on_tool_result: OnToolResult | None = None,
+        context: ToolContext | None = None,
+        **kwargs: Any,
+    ) -> RunResult:
+        """Run a Converse conversation (boto3 `bedrock-runtime`, which has no async client).
+
+        `toolConfig` goes with every request (your `toolChoice` kept), as Bedrock requires once
+        the history holds tool blocks; `toolResult` blocks carry `status`."""
+        return self._conversation(
+            Bedrock, bedrock.messages(messages), {"modelId": modelId, **kwargs}, max_turns, tools,
+            tool_timeout, on_tool_call, on_tool_result, context,
+        ).run(client.converse)  # fmt: skip
