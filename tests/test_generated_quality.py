@@ -156,7 +156,9 @@ def test_generated_package_runs_with_only_the_runtime_installed(
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
     python = venv / "bin" / "python"
-    install = run(str(python), "-m", "pip", "install", "--quiet", str(ROOT / "runtime"), cwd=tmp_path)
+    install = run(
+        str(python), "-m", "pip", "install", "--quiet", str(ROOT / "runtime"), cwd=tmp_path
+    )
     assert install.returncode == 0, install.stderr
     listed = run(str(python), "-m", "pip", "list", "--format=freeze", cwd=tmp_path).stdout
     names = {line.split("==")[0].lower().replace("_", "-") for line in listed.split()}

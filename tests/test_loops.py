@@ -323,3 +323,43 @@ def test_sync_loop_works_inside_a_running_event_loop(tk: Any) -> None:
         return tk.run_openai(client, **start("openai"))
 
     assert asyncio.run(main()).turns == 4
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_an_async_handler_keeps_loop_bound_state_across_sync_loop_turns(
+    pkg: Any, provider: str
+) -> None:
+    """An asyncio.Queue made on the first call is used on every later turn of a sync loop (the
+    runtime runs them all on one long-lived event loop, never a new one per turn)."""
+
+    class Stateful(pkg.ToolHandlers):  # type: ignore[name-defined,misc]
+        queue: asyncio.Queue[str] | None = None
+        loops: set[int] = set()
+
+        async def get_weather(self, args: Any, ctx: Any) -> str:
+            if self.queue is None:
+                self.queue = asyncio.Queue()
+            self.loops.add(id(asyncio.get_running_loop()))
+            await self.queue.put(args.city)
+            return f"queued {self.queue.qsize()}"
+
+        async def now(self, args: Any, ctx: Any) -> str:
+            assert self.queue is not None
+            self.loops.add(id(asyncio.get_running_loop()))
+            return f"took {await asyncio.wait_for(self.queue.get(), 1)}"
+
+        def slow(self, args: Any, ctx: Any) -> str:
+            return "slept"
+
+    handlers = Stateful()
+    turns: list[scripted.Turn] = [
+        [("q1", "get_weather", {"city": "Oslo"})],
+        [("q2", "get_weather", {"city": "Rome"})],
+        [("q3", "now", {})],
+        [("q4", "now", {})],
+        "done",
+    ]
+    result, _ = run(pkg.Toolkit(handlers), provider, turns)
+    outputs = [r.output for _, r in result.tool_calls]
+    assert outputs == ["queued 1", "queued 2", "took Oslo", "took Rome"]
+    assert len(handlers.loops) == 1

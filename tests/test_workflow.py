@@ -33,7 +33,8 @@ def test_init_creates_a_project_and_never_clobbers(tmp_path: Path) -> None:
     assert again.exit_code == 0 and "kept" in again.output
     assert snapshot(app) == before  # same bytes, same modification times
 
-    # An existing pyproject.toml keeps every byte; the section is appended after it.
+    # An existing pyproject.toml keeps every byte but for the runtime requirement added to its
+    # [project] table; the section is appended after it.
     other = tmp_path / "other"
     other.mkdir()
     original = '[project]\nname = "mine"\nversion = "1"\n'
@@ -41,7 +42,9 @@ def test_init_creates_a_project_and_never_clobbers(tmp_path: Path) -> None:
     (other / ".pre-commit-config.yaml").write_text("repos: []\n")
     assert cli("init", str(other)).exit_code == 0
     text = (other / "pyproject.toml").read_text()
-    assert text.startswith(original) and "[tool.toolnexus-gen]" in text
+    added = 'dependencies = ["toolnexus-runtime>=0.1.0,<0.2"]\n'
+    assert added in text and text.replace(added, "", 1).startswith(original)
+    assert "[tool.toolnexus-gen]" in text
     assert (other / ".pre-commit-config.yaml").read_text() == "repos: []\n"
 
 
@@ -54,11 +57,14 @@ def test_new_user_flow_init_build_scaffold_serve_mcp(tmp_path: Path) -> None:
     assert cli("scaffold", "handlers.py", cwd=tmp_path).exit_code == 0
     source = (tmp_path / "handlers.py").read_text()
     assert "class Handlers(ToolHandlers):" in source
-    assert "async def get_weather(self, args: GetWeatherArgs, ctx: ToolContext) -> ToolOutput:" in source
+    assert (
+        "async def get_weather(self, args: GetWeatherArgs, ctx: ToolContext) -> ToolOutput:"
+        in source
+    )
     # The user fills the stub in.
     (tmp_path / "handlers.py").write_text(
         source.replace(
-            "raise NotImplementedError(\"get_weather\")",
+            'raise NotImplementedError("get_weather")',
             'return {"city": args.city, "temp": 21, "units": args.units.value}',
         )
     )
@@ -122,14 +128,16 @@ def test_scaffold_is_written_once_then_lists_missing_methods(tmp_path: Path) -> 
 
 def test_scaffolded_module_type_checks_and_lints(tmp_path: Path) -> None:
     assert cli("init", cwd=tmp_path).exit_code == 0
-    (tmp_path / "specs/now.yaml").write_text("description: 'Current \"\"\" time'\n")
+    (tmp_path / "specs/now.yaml").write_text('description: \'Current """ time\'\n')
     assert cli("build", cwd=tmp_path).exit_code == 0
     assert cli("scaffold", "handlers.py", cwd=tmp_path).exit_code == 0
     mypy = run([sys.executable, "-m", "mypy", "--strict", "handlers.py"], tmp_path)
     assert mypy.returncode == 0, mypy.stdout
     ruff = run([sys.executable, "-m", "ruff", "check", "--isolated", "handlers.py"], tmp_path)
     assert ruff.returncode == 0, ruff.stdout
-    fmt = run([sys.executable, "-m", "ruff", "format", "--isolated", "--check", "handlers.py"], tmp_path)
+    fmt = run(
+        [sys.executable, "-m", "ruff", "format", "--isolated", "--check", "handlers.py"], tmp_path
+    )
     assert fmt.returncode == 0, fmt.stdout
 
 
@@ -208,7 +216,16 @@ def test_import_refuses_to_overwrite_unless_forced(tmp_path: Path) -> None:
     source = tmp_path / "tools.json"
     source.write_text(
         json.dumps(
-            [{"type": "function", "function": {"name": "ping", "description": "Ping", "parameters": {"type": "object", "properties": {}}}}]
+            [
+                {
+                    "type": "function",
+                    "function": {
+                        "name": "ping",
+                        "description": "Ping",
+                        "parameters": {"type": "object", "properties": {}},
+                    },
+                }
+            ]
         )
     )
     assert cli("import", "openai", str(source), cwd=tmp_path).exit_code == 0
@@ -228,12 +245,18 @@ def test_import_refuses_to_overwrite_unless_forced(tmp_path: Path) -> None:
     [
         ("openai", "[{]", "invalid JSON"),
         ("openai", '{"tools": 3}', "expected a list of tools"),
-        ("anthropic", '[{"name": "a b", "input_schema": {"type": "object"}}]', "cannot be a spec file name"),
+        (
+            "anthropic",
+            '[{"name": "a b", "input_schema": {"type": "object"}}]',
+            "cannot be a spec file name",
+        ),
         ("mcp", '[{"name": "x"}]', "missing 'inputSchema'"),
         ("bedrock", '{"tools": []}', "no tools found"),
     ],
 )
-def test_import_bad_files_are_located_errors(fmt: str, text: str, message: str, tmp_path: Path) -> None:
+def test_import_bad_files_are_located_errors(
+    fmt: str, text: str, message: str, tmp_path: Path
+) -> None:
     source = tmp_path / "in.json"
     source.write_text(text)
     result = cli("import", fmt, str(source), cwd=tmp_path)
@@ -258,9 +281,13 @@ def test_mcp_structured_content_is_checked_against_the_output_schema(build_packa
     )
     mcp = importlib.import_module("toolnexus_runtime.mcp")
     schema = {t["name"]: t.get("outputSchema") for t in pkg.to_mcp()}
-    ok, data = mcp._structured("stats", pkg.ToolResult('{"count": 3}', False, {"count": 3}), schema["stats"])
+    ok, data = mcp._structured(
+        "stats", pkg.ToolResult('{"count": 3}', False, {"count": 3}), schema["stats"]
+    )
     assert not ok.is_error and data == {"count": 3}
-    bad, data = mcp._structured("stats", pkg.ToolResult('{"count": "x"}', False, {"count": "x"}), schema["stats"])
+    bad, data = mcp._structured(
+        "stats", pkg.ToolResult('{"count": "x"}', False, {"count": "x"}), schema["stats"]
+    )
     assert bad.is_error and data is None and "count" in bad.output and "outputSchema" in bad.output
     text, data = mcp._structured("stats", pkg.ToolResult("just text"), schema["stats"])
     assert text.is_error and "no object" in text.output
@@ -268,3 +295,66 @@ def test_mcp_structured_content_is_checked_against_the_output_schema(build_packa
     assert not parsed.is_error and data == {"count": 5}  # JSON text is parsed and checked
     free, data = mcp._structured("free", pkg.ToolResult("hello"), schema["free"])
     assert not free.is_error and data is None
+
+
+@pytest.mark.parametrize(
+    ("before", "after"),
+    [
+        (
+            '[project]\nname = "app"\ndependencies = [\n  "httpx>=0.27",  # why\n]\n',
+            '[project]\nname = "app"\ndependencies = [\n  "toolnexus-runtime>=0.1.0,<0.2",\n  "httpx>=0.27",  # why\n]\n',
+        ),
+        (
+            '[project]\nname = "app"\ndependencies = ["httpx"]\n',
+            '[project]\nname = "app"\ndependencies = ["toolnexus-runtime>=0.1.0,<0.2", "httpx"]\n',
+        ),
+        (
+            '[project]\nname = "app"\ndependencies = []\n',
+            '[project]\nname = "app"\ndependencies = ["toolnexus-runtime>=0.1.0,<0.2"]\n',
+        ),
+        (
+            '[project]\nname = "app"\n',
+            '[project]\ndependencies = ["toolnexus-runtime>=0.1.0,<0.2"]\nname = "app"\n',
+        ),
+    ],
+    ids=["multi-line", "one-line", "empty", "absent"],
+)
+def test_init_adds_the_runtime_to_project_dependencies(
+    before: str, after: str, tmp_path: Path
+) -> None:
+    from toolnexus_gen.package import RUNTIME_REQUIREMENT
+
+    assert RUNTIME_REQUIREMENT == "toolnexus-runtime>=0.1.0,<0.2"
+    (tmp_path / "pyproject.toml").write_text(before)
+    result = cli("init", cwd=tmp_path)
+    assert result.exit_code == 0, result.stderr
+    assert f"added {RUNTIME_REQUIREMENT} to [project].dependencies" in result.output
+    assert (tmp_path / "pyproject.toml").read_text().startswith(after)
+    again = cli("init", cwd=tmp_path)  # a second init changes nothing
+    assert "already requires toolnexus-runtime" in again.output
+    assert (tmp_path / "pyproject.toml").read_text().count("toolnexus-runtime") == 1
+
+
+def test_init_without_a_project_table_says_what_to_add(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text("[tool.other]\nx = 1\n")
+    result = cli("init", cwd=tmp_path)
+    assert "note: your application needs toolnexus-runtime>=0.1.0,<0.2" in result.output
+    assert "dependencies" not in (tmp_path / "pyproject.toml").read_text()
+
+
+def test_generated_package_refuses_a_runtime_outside_its_range(
+    build_package: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import toolnexus_runtime._version
+
+    from toolnexus_gen.package import RUNTIME_BELOW, RUNTIME_MINIMUM
+
+    # The runtime in this repository is one the generator's packages accept.
+    version = tuple(int(p) for p in toolnexus_runtime.__version__.split("."))
+    assert tuple(int(p) for p in RUNTIME_MINIMUM.split(".")) <= version
+    assert version < tuple(int(p) for p in RUNTIME_BELOW.split("."))
+    monkeypatch.setattr(toolnexus_runtime._version, "__version__", "0.2.1")
+    with pytest.raises(ImportError) as info:
+        build_package({"now.yaml": {"description": "Current time"}})
+    text = str(info.value)
+    assert "toolnexus-runtime>=0.1.0,<0.2" in text and "0.2.1" in text and "gen_pkg_" in text

@@ -236,14 +236,23 @@ def init(directory: Path, specs: str, out: str) -> None:
     """Start a project in DIRECTORY: a spec folder with one example spec, the
     [tool.toolnexus-gen] section, and a pre-commit hook. Existing files are never replaced."""
     from . import project
+    from .package import RUNTIME_REQUIREMENT
 
     report = project.init(directory, specs=specs, out=out, version=__version__)
     for path in report.created:
         _echo(f"created {path.as_posix()}", fg="green")
     for path in report.appended:
         _echo(f"added [tool.toolnexus-gen] to {path.as_posix()}", fg="green")
+    if report.required is not None:
+        _echo(
+            f"added {RUNTIME_REQUIREMENT} to [project].dependencies in "
+            f"{report.required.as_posix()} (the generated package imports it)",
+            fg="green",
+        )
     for note in report.kept:
         _echo(f"kept {note}", fg="yellow")
+    for note in report.notes:
+        _echo(f"note: {note}", fg="yellow")
     click.echo("next: toolnexus-gen build   (then: toolnexus-gen scaffold handlers.py)")
 
 

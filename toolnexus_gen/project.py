@@ -8,11 +8,12 @@ the methods that new tools still need.
 from __future__ import annotations
 
 import ast
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from .ir import ToolInfo
-from .package import ruff_sorted
+from .package import RUNTIME_REQUIREMENT, ruff_sorted
 from .pysource import docstring, py_str
 
 EXAMPLE_SPEC = """\
@@ -75,6 +76,8 @@ class InitReport:
     created: list[Path] = field(default_factory=list)
     appended: list[Path] = field(default_factory=list)
     kept: list[str] = field(default_factory=list)  # what already existed and was left alone
+    required: Path | None = None  # the pyproject.toml whose [project].dependencies got the runtime
+    notes: list[str] = field(default_factory=list)
 
 
 def init(root: Path, specs: str = "specs", out: str = "tools", version: str = "") -> InitReport:
@@ -97,6 +100,7 @@ def init(root: Path, specs: str = "specs", out: str = "tools", version: str = ""
         with pyproject.open("a", encoding="utf-8") as handle:  # append only: never rewrite
             handle.write(("" if text.endswith("\n") else "\n") + section)
         report.appended.append(pyproject)
+    _require_runtime(pyproject, report)
     hooks = root / ".pre-commit-config.yaml"
     snippet = PRE_COMMIT.format(specs=specs, version=version)
     if hooks.exists():
@@ -104,6 +108,77 @@ def init(root: Path, specs: str = "specs", out: str = "tools", version: str = ""
     else:
         _create(hooks, snippet, report)
     return report
+
+
+def _require_runtime(pyproject: Path, report: InitReport) -> None:
+    """Add the runtime that generated packages import to [project].dependencies, when the
+    project has that table. The edit is textual (the file keeps its comments and layout) and is
+    written only if the file then parses to exactly the old data plus the requirement."""
+    import os
+    import re
+
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover
+        import tomli as tomllib
+
+    text = pyproject.read_text("utf-8")
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError:
+        report.notes.append(
+            f"{pyproject.as_posix()} does not parse; add {RUNTIME_REQUIREMENT} yourself"
+        )
+        return
+    project = data.get("project")
+    if not isinstance(project, dict):
+        report.notes.append(
+            f"your application needs {RUNTIME_REQUIREMENT} at run time (the generated package "
+            "imports it); add it to your dependencies"
+        )
+        return
+    dependencies = project.get("dependencies", [])
+    if any(re.match(r"toolnexus[-_.]runtime\b", str(d), re.I) for d in dependencies):
+        report.kept.append(f"{pyproject.as_posix()} (already requires toolnexus-runtime)")
+        return
+    entry = f'"{RUNTIME_REQUIREMENT}"'
+    table = re.search(r"(?m)^\[project\][ \t]*(#.*)?$", text)
+    deps = re.compile(r"(?m)^(dependencies[ \t]*=[ \t]*\[)([ \t]*)(\]?)")
+    found = deps.search(text, table.end()) if table else None
+    next_table = re.search(r"(?m)^\[", text[table.end() :]) if table else None
+    if table and found and (next_table is None or found.start() < table.end() + next_table.start()):
+        if found.group(3):  # dependencies = []
+            edited = text[: found.end(1)] + entry + text[found.end(1) :]
+        elif text[found.end(2) : found.end(2) + 1] in ("\n", "#", "\r"):  # a list over lines
+            indent = re.match(r"[^\n]*\n([ \t]*)", text[found.end(1) :])
+            pad = indent.group(1) if indent and indent.group(1) else "    "
+            edited = text[: found.end(1)] + f"\n{pad}{entry}," + text[found.end(1) :]
+        else:  # dependencies = ["a", ...] on one line
+            edited = text[: found.end(1)] + entry + ", " + text[found.end(1) :]
+    elif table and "dependencies" not in project:
+        edited = text[: table.end()] + f"\ndependencies = [{entry}]" + text[table.end() :]
+    else:
+        edited = ""
+    try:
+        new = tomllib.loads(edited) if edited else {}
+    except tomllib.TOMLDecodeError:
+        new = {}
+    added = new.get("project", {}).get("dependencies", [])
+    ok = (
+        RUNTIME_REQUIREMENT in added
+        and [d for d in added if d != RUNTIME_REQUIREMENT] == dependencies
+        and new == {**data, "project": {**project, "dependencies": added}}
+    )
+    if not ok:
+        report.notes.append(
+            f"add {RUNTIME_REQUIREMENT} to [project].dependencies in {pyproject.as_posix()} "
+            "(the generated package imports it)"
+        )
+        return
+    temporary = pyproject.with_name(f".{pyproject.name}.{os.getpid()}.tnx-tmp")
+    temporary.write_text(edited, "utf-8")
+    os.replace(temporary, pyproject)
+    report.required = pyproject
 
 
 def _create(path: Path, text: str, report: InitReport) -> None:
