@@ -1,14 +1,15 @@
 # Two commands do all the set-up on a fresh machine (python3, git, make):
 #   make demo   - venv, install, generate both examples, run the seed's round trips and one tool
 #                 loop per provider (official SDK clients, scripted model turns, no network)
-#   make test   - the same set-up, then the whole test suite
+#   make test   - the same set-up, then the whole test suite (under 5 minutes)
+#   make test-all - make test plus the long soak tests (200 SIGKILLs)
 #   make bench  - the benchmarks (bench/run.py; see README, Performance)
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 GEN := $(VENV)/bin/toolnexus-gen
 
-.PHONY: demo test bench check-examples clean
+.PHONY: demo test test-all bench check-examples clean
 
 # The generator and the runtime library its generated packages import (runtime/, its own
 # distribution toolnexus-runtime), both editable.
@@ -30,6 +31,10 @@ check-examples: $(VENV)/.installed
 
 test: $(VENV)/.installed check-examples
 	$(PY) -m pytest -q
+
+# Everything make test runs, plus the long soak tests (the 200-SIGKILL crash test).
+test-all: $(VENV)/.installed check-examples
+	$(PY) -m pytest -q -m "soak or not soak"
 
 bench: $(VENV)/.installed
 	$(PY) -m pip install --quiet -e '.[test,bench]'
