@@ -49,6 +49,9 @@ class ToolResult:
     output: str
     is_error: bool = False
     data: Any = None
+    error_type: str | None = field(default=None, compare=False, repr=False)
+    """Why a call failed, in a few words a dashboard can group by: `unknown_tool`,
+    `invalid_arguments`, `timeout`, `invalid_output`, `ToolError`, or the exception's type."""
 
 
 class ToolError(Exception):
@@ -148,7 +151,9 @@ def _timed_out(name: str, timeout: float) -> ToolResult:
         timeout,
         extra={"tool_name": name},
     )
-    return ToolResult(f"Tool '{name}' did not finish within {timeout:g} seconds.", True)
+    return ToolResult(
+        f"Tool '{name}' did not finish within {timeout:g} seconds.", True, None, "timeout"
+    )
 
 
 def _invalid(name: str, exc: ValidationError) -> ToolResult:
@@ -159,6 +164,14 @@ def _invalid(name: str, exc: ValidationError) -> ToolResult:
     return ToolResult(
         f"Invalid arguments for tool '{name}': {problems}. Fix the arguments and call it again.",
         True,
+        None,
+        "invalid_arguments",
+    )
+
+
+def unknown_tool(name: str, available: str) -> ToolResult:
+    return ToolResult(
+        f"Unknown tool '{name}'. Available tools: {available}.", True, None, "unknown_tool"
     )
 
 
@@ -197,6 +210,7 @@ class ToolkitCore(Generic[H]):
         tools: Mapping[str, ToolSpec] | None = None,
         timeout: float | None = None,
         error_message: ErrorMessage | None = None,
+        instrument: Any = False,
     ) -> None:
         tools = self.TOOLS if tools is None else tools
         missing = []
@@ -221,6 +235,16 @@ class ToolkitCore(Generic[H]):
         self.error_message = error_message
         self._entries = entries
         self._unknown_hint = ", ".join(tools) or "(none)"
+        if instrument:
+            from .tracing import trace_calls  # OpenTelemetry only when asked for
+
+            trace_calls(self, instrument)
+
+    def descriptions(self) -> dict[str, str]:
+        """Each tool's description (from the generated package's schemas/tools.json)."""
+        if self.SCHEMAS is None:
+            return {}
+        return {t["name"]: t.get("description", "") for t in load_schema(self.SCHEMAS, "tools")}
 
     def _provider_schema(self, target: str) -> Any:
         """The tools in one provider's shape (from the generated package's schemas/)."""
@@ -250,9 +274,7 @@ class ToolkitCore(Generic[H]):
     def _prepare(self, name: str, args: Any) -> tuple[_Entry, BaseModel] | ToolResult:
         entry = self._entries.get(name)
         if entry is None:
-            return ToolResult(
-                f"Unknown tool '{name}'. Available tools: {self._unknown_hint}.", True
-            )
+            return unknown_tool(name, self._unknown_hint)
         if type(args) is not dict:
             if args is None:
                 args = {}
@@ -264,6 +286,8 @@ class ToolkitCore(Generic[H]):
                         f"Invalid arguments for tool '{name}': not valid JSON ({exc}). "
                         "Send the arguments as a JSON object.",
                         True,
+                        None,
+                        "invalid_arguments",
                     )
             elif isinstance(args, Mapping):
                 args = dict(args)
@@ -273,8 +297,9 @@ class ToolkitCore(Generic[H]):
             return _invalid(name, exc)
 
     def _failed(self, name: str, exc: Exception, ctx: ToolContext) -> ToolResult:
+        kind = type(exc).__qualname__
         if isinstance(exc, ToolError):
-            return ToolResult(str(exc), True)
+            return ToolResult(str(exc), True, None, kind)
         logger.error(
             "Tool %r failed (call id %s)",
             name,
@@ -283,12 +308,12 @@ class ToolkitCore(Generic[H]):
             extra={"tool_name": name, "call_id": ctx.call_id},
         )
         if self.error_message is None:
-            return ToolResult(default_error_message(name, exc), True)
+            return ToolResult(default_error_message(name, exc), True, None, kind)
         try:
-            return ToolResult(self.error_message(name, exc), True)
+            return ToolResult(self.error_message(name, exc), True, None, kind)
         except Exception as inner:  # noqa: BLE001 (a broken error_message must not lose the call)
             logger.error("error_message failed for tool %r", name, exc_info=inner)
-            return ToolResult(f"Tool '{name}' failed.", True)
+            return ToolResult(f"Tool '{name}' failed.", True, None, kind)
 
     def _finish(self, name: str, out: Any, ctx: ToolContext) -> ToolResult:
         if type(out) is str:
@@ -305,7 +330,10 @@ class ToolkitCore(Generic[H]):
                 extra={"tool_name": name, "call_id": ctx.call_id},
             )
             return ToolResult(
-                f"Tool '{name}' returned a value that is not JSON-serialisable: {exc}", True
+                f"Tool '{name}' returned a value that is not JSON-serialisable: {exc}",
+                True,
+                None,
+                "invalid_output",
             )
         return ToolResult(text, False, data)
 
@@ -437,8 +465,7 @@ class ToolkitCore(Generic[H]):
                     f"(answer instead of running it), not {type(result).__name__}"
                 )
         if result is None and policy.tools is not None and call.name not in policy.tools:
-            available = ", ".join(sorted(policy.tools)) or "(none)"
-            result = ToolResult(f"Unknown tool '{call.name}'. Available tools: {available}.", True)
+            result = unknown_tool(call.name, ", ".join(sorted(policy.tools)) or "(none)")
         if result is None:
             result = await self.execute(
                 call.name, call.arguments, call.context, timeout=policy.timeout, offload=offload

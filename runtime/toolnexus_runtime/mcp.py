@@ -10,8 +10,10 @@ outputSchema when it has one), always with a text copy.
 from __future__ import annotations
 
 import asyncio
+import hmac
 import json
-from collections.abc import Mapping
+from collections.abc import Collection, Iterator, Mapping
+from contextlib import asynccontextmanager, contextmanager
 from importlib import import_module
 from typing import Any
 
@@ -57,6 +59,25 @@ def _structured(
     return result, data
 
 
+@contextmanager
+def _trace_parent(meta: Any) -> Iterator[None]:
+    """Make an incoming `params._meta.traceparent` (W3C trace context) the parent of the tool's
+    span, when OpenTelemetry is installed (it is a dependency of the mcp package)."""
+    if not meta or "traceparent" not in meta:
+        yield
+        return
+    try:
+        from opentelemetry import context, propagate
+    except ImportError:  # pragma: no cover (depends on the environment)
+        yield
+        return
+    token = context.attach(propagate.extract(dict(meta)))
+    try:
+        yield
+    finally:
+        context.detach(token)
+
+
 def _default_name(toolkit: ToolkitCore[Any]) -> str:
     return toolkit.SCHEMAS or "tools"
 
@@ -84,7 +105,8 @@ def mcp_server(
             tool_name=tool_name,
             provider="mcp",
         )
-        result = await toolkit.execute(tool_name, params.arguments or {}, context, offload=True)
+        with _trace_parent(getattr(params, "meta", None)):
+            result = await toolkit.execute(tool_name, params.arguments or {}, context, offload=True)
         structured = None
         if not result.is_error:
             result, structured = _structured(tool_name, result, output_schemas.get(tool_name))
@@ -126,3 +148,82 @@ def serve_mcp(
 ) -> None:
     """Serve `toolkit` over MCP on stdio until the client disconnects (blocking)."""
     asyncio.run(aserve_mcp(toolkit, name=name, version=version, instructions=instructions))
+
+
+def asgi_app(
+    toolkit: ToolkitCore[Any],
+    *,
+    bearer_tokens: Collection[str] | None = None,
+    path: str = "/mcp",
+    name: str | None = None,
+    version: str = "",
+    instructions: str | None = None,
+) -> Any:
+    """An ASGI application serving `toolkit` over MCP streamable HTTP at `path`.
+
+    Stateless (no session survives a request), so any number of `uvicorn --workers` processes or
+    replicas behind a load balancer can answer any request. With `bearer_tokens`, a request
+    without `Authorization: Bearer <one of them>` gets 401 and runs nothing. Responses are plain
+    JSON (no server-sent event stream is kept open)."""
+    streamable = import_module("mcp.server.streamable_http_manager")
+    starlette_apps = import_module("starlette.applications")
+    routing = import_module("starlette.routing")
+    server = mcp_server(toolkit, name=name, version=version, instructions=instructions)
+    manager = streamable.StreamableHTTPSessionManager(
+        app=server, stateless=True, json_response=True
+    )
+    accepted = [token.encode() for token in bearer_tokens or ()]
+    if bearer_tokens is not None and not accepted:
+        raise ValueError("bearer_tokens names no token; pass None to serve without a token")
+
+    async def endpoint(scope: Any, receive: Any, send: Any) -> None:
+        if accepted and not _authorized(scope, accepted):
+            await _unauthorized(send)
+            return
+        await manager.handle_request(scope, receive, send)
+
+    @asynccontextmanager
+    async def lifespan(app: Any) -> Any:
+        async with manager.run():
+            yield
+
+    return starlette_apps.Starlette(
+        routes=[routing.Route(path, endpoint=_Endpoint(endpoint))], lifespan=lifespan
+    )
+
+
+class _Endpoint:
+    """A plain ASGI callable, so Starlette hands it the raw request (as the mcp SDK's own
+    streamable HTTP app does)."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        await self.app(scope, receive, send)
+
+
+def _authorized(scope: Any, accepted: list[bytes]) -> bool:
+    header = next((v for k, v in scope.get("headers", ()) if k == b"authorization"), b"")
+    scheme, _, token = header.partition(b" ")
+    if scheme.lower() != b"bearer" or not token:
+        return False
+    token = token.strip()
+    # Compare with every accepted token, in constant time, whichever matches.
+    return any([hmac.compare_digest(token, candidate) for candidate in accepted])
+
+
+async def _unauthorized(send: Any) -> None:
+    body = b'{"error": "unauthorized", "error_description": "a valid bearer token is required"}'
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 401,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(body)).encode()),
+                (b"www-authenticate", b'Bearer error="invalid_token"'),
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
