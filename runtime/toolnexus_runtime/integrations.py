@@ -1,0 +1,183 @@
+"""A generated Toolkit inside the agent frameworks teams run: pydantic-ai, the OpenAI Agents SDK
+and LangChain / LangGraph. Each framework is imported only when its function is called.
+
+In each, the framework sends the model exactly the checked-in schema (descriptions, enums and
+`strict` as generated), every call goes through `Toolkit.execute` (validated by the generated
+model, traced when the toolkit is instrumented), the provider's call id reaches
+`ToolContext.call_id`, and an error result reaches the model in the framework's own correctable
+form: a retry prompt (pydantic-ai `ModelRetry`), an error string (Agents SDK), a `ToolMessage`
+with `status="error"` (LangChain).
+"""
+
+from __future__ import annotations
+
+import contextvars
+from typing import Any
+
+from .core import ToolContext, ToolkitCore
+
+
+def _definitions(toolkit: ToolkitCore[Any]) -> list[dict[str, Any]]:
+    """Each tool as the OpenAI Responses file has it: name, description, parameters, strict
+    (the neutral JSON Schema form, with the strict flag the spec chose)."""
+    try:
+        tools = toolkit._provider_schema("openai_responses")
+    except NotImplementedError:
+        tools = [
+            {**t, "parameters": t.get("input_schema") or {"type": "object", "properties": {}}}
+            for t in toolkit._provider_schema("tools")
+        ]
+    return [
+        {
+            "name": t["name"],
+            "description": t.get("description", ""),
+            "parameters": t["parameters"],
+            "strict": bool(t.get("strict", False)),
+        }
+        for t in tools
+    ]
+
+
+# -- pydantic-ai -------------------------------------------------------------------------------
+
+
+def pydantic_ai_toolset(
+    toolkit: ToolkitCore[Any], *, max_retries: int = 2, toolset_id: str | None = None
+) -> Any:
+    """A pydantic-ai toolset: `Agent(model, toolsets=[pydantic_ai_toolset(tk)])`.
+
+    A call with invalid arguments (or one whose handler fails) is answered with pydantic-ai's
+    retry prompt carrying the toolkit's message, up to `max_retries` times per tool."""
+    from pydantic_ai import ModelRetry
+    from pydantic_ai.tools import ToolDefinition
+    from pydantic_ai.toolsets import AbstractToolset
+    from pydantic_ai.toolsets.abstract import ToolsetTool
+    from pydantic_core import SchemaValidator, core_schema
+
+    definitions = _definitions(toolkit)
+    # The toolkit validates with the generated model; pydantic-ai only parses the JSON object.
+    passthrough = SchemaValidator(core_schema.dict_schema())
+
+    class GeneratedToolset(AbstractToolset[Any]):
+        @property
+        def id(self) -> str | None:
+            return toolset_id
+
+        async def get_tools(self, ctx: Any) -> dict[str, Any]:
+            return {
+                d["name"]: ToolsetTool(
+                    toolset=self,
+                    tool_def=ToolDefinition(
+                        name=d["name"],
+                        description=d["description"],
+                        parameters_json_schema=d["parameters"],
+                        strict=d["strict"] or None,
+                    ),
+                    max_retries=max_retries,
+                    args_validator=passthrough,
+                )
+                for d in definitions
+            }
+
+        async def call_tool(self, name: str, tool_args: dict[str, Any], ctx: Any, tool: Any) -> Any:
+            context = ToolContext(
+                call_id=getattr(ctx, "tool_call_id", None), tool_name=name, provider="pydantic_ai"
+            )
+            result = await toolkit.execute(name, tool_args, context, offload=True)
+            if result.is_error:
+                raise ModelRetry(result.output)
+            return result.data if result.data is not None else result.output
+
+    return GeneratedToolset()
+
+
+# -- OpenAI Agents SDK -------------------------------------------------------------------------
+
+
+def openai_agents_tools(toolkit: ToolkitCore[Any]) -> list[Any]:
+    """A list of Agents SDK `FunctionTool`s: `Agent(name, tools=openai_agents_tools(tk))`.
+
+    The schema goes as generated; `strict_json_schema` is the spec's `strict`. An error result is
+    returned to the model as its text, which is how the Agents SDK lets a model correct a call."""
+    from agents import FunctionTool
+
+    def invoker(name: str) -> Any:
+        async def on_invoke_tool(ctx: Any, arguments: str) -> str:
+            context = ToolContext(
+                call_id=getattr(ctx, "tool_call_id", None), tool_name=name, provider="openai_agents"
+            )
+            result = await toolkit.execute(name, arguments, context, offload=True)
+            return result.output
+
+        return on_invoke_tool
+
+    return [
+        FunctionTool(
+            name=d["name"],
+            description=d["description"],
+            params_json_schema=d["parameters"],
+            on_invoke_tool=invoker(d["name"]),
+            strict_json_schema=d["strict"],
+        )
+        for d in _definitions(toolkit)
+    ]
+
+
+# -- LangChain / LangGraph ---------------------------------------------------------------------
+
+_CALL_ID: contextvars.ContextVar[str | None] = contextvars.ContextVar(
+    "toolnexus_call_id", default=None
+)
+
+
+def langchain_tools(toolkit: ToolkitCore[Any]) -> list[Any]:
+    """A list of LangChain tools, for LangGraph's `ToolNode`, `bind_tools` or any agent.
+
+    Invoked with a model's ToolCall, each answers with a `ToolMessage` carrying the call id; an
+    error result is a `ToolMessage` with `status="error"` and the toolkit's message."""
+    from langchain_core.tools import BaseTool, ToolException
+
+    class GeneratedTool(BaseTool):
+        args_schema: Any = None
+        handle_tool_error: Any = True
+
+        def invoke(self, input: Any, config: Any = None, **kwargs: Any) -> Any:
+            token = _CALL_ID.set(_call_id(input))
+            try:
+                return super().invoke(input, config, **kwargs)
+            finally:
+                _CALL_ID.reset(token)
+
+        async def ainvoke(self, input: Any, config: Any = None, **kwargs: Any) -> Any:
+            token = _CALL_ID.set(_call_id(input))
+            try:
+                return await super().ainvoke(input, config, **kwargs)
+            finally:
+                _CALL_ID.reset(token)
+
+        def _context(self) -> ToolContext:
+            return ToolContext(call_id=_CALL_ID.get(), tool_name=self.name, provider="langchain")
+
+        def _run(self, run_manager: Any = None, **arguments: Any) -> str:
+            result = toolkit.execute_sync(self.name, arguments, self._context())
+            if result.is_error:
+                raise ToolException(result.output)
+            return result.output
+
+        async def _arun(self, run_manager: Any = None, **arguments: Any) -> str:
+            result = await toolkit.execute(self.name, arguments, self._context(), offload=True)
+            if result.is_error:
+                raise ToolException(result.output)
+            return result.output
+
+    return [
+        GeneratedTool(name=d["name"], description=d["description"], args_schema=d["parameters"])
+        for d in _definitions(toolkit)
+    ]
+
+
+def _call_id(value: Any) -> str | None:
+    if isinstance(value, dict) and value.get("type") == "tool_call":
+        call_id = value.get("id")
+        return None if call_id is None else str(call_id)
+    return None

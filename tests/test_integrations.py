@@ -1,0 +1,202 @@
+"""The generated Toolkit inside pydantic-ai, the OpenAI Agents SDK and LangGraph, each driven end
+to end by the framework's own test model: the exact checked-in schema is what the framework
+offers, a bad argument comes back correctable, the model retries, and the call id arrives."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from typing import Annotated, Any
+
+import pytest
+from conftest import ROOT
+from langchain_core.messages import AnyMessage
+from langgraph.graph.message import add_messages
+from typing_extensions import TypedDict
+
+WEATHER = ROOT / "examples" / "weather"
+
+
+class State(TypedDict):
+    messages: Annotated[list[AnyMessage], add_messages]
+
+
+@pytest.fixture(scope="module")
+def tools() -> Any:
+    sys.path.insert(0, str(WEATHER))
+    try:
+        import tools
+    finally:
+        sys.path.remove(str(WEATHER))
+    return tools
+
+
+@pytest.fixture
+def calls() -> list[tuple[str, str | None, str | None]]:
+    return []
+
+
+@pytest.fixture
+def tk(tools: Any, calls: list[tuple[str, str | None, str | None]]) -> Any:
+    class Handlers(tools.ToolHandlers):  # type: ignore[misc]
+        async def get_weather(self, args: Any, ctx: Any) -> str:
+            calls.append((args.city, ctx.call_id, ctx.provider))
+            return f"{args.city}: 21C, clear"
+
+        def now(self, args: Any, ctx: Any) -> str:
+            return "12:00"
+
+    return tools.Toolkit(Handlers())
+
+
+def checked_in(tools: Any) -> dict[str, dict[str, Any]]:
+    return {t["name"]: t for t in tools.to_openai_responses()}
+
+
+def test_pydantic_ai_function_model(tools: Any, tk: Any, calls: list[Any]) -> None:
+    from pydantic_ai import Agent
+    from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart
+    from pydantic_ai.models.function import FunctionModel
+    from toolnexus_runtime.integrations import pydantic_ai_toolset
+
+    seen: dict[str, Any] = {}
+    retries: list[str] = []
+
+    def model(messages: list[Any], info: Any) -> ModelResponse:
+        seen["tools"] = {t.name: t for t in info.function_tools}
+        step = len(messages)
+        if step == 1:
+            return ModelResponse(parts=[ToolCallPart("get_weather", {"town": "Oslo"}, "call_1")])
+        if step == 3:
+            retries.extend(
+                str(getattr(p, "content", ""))
+                for p in messages[-1].parts
+                if "retry" in type(p).__name__.lower() or getattr(p, "outcome", "") == "retried"
+            )
+            return ModelResponse(parts=[ToolCallPart("get_weather", {"city": "Oslo"}, "call_2")])
+        return ModelResponse(parts=[TextPart("Oslo is 21C and clear.")])
+
+    agent = Agent(FunctionModel(model), toolsets=[pydantic_ai_toolset(tk)])
+    result = agent.run_sync("Weather in Oslo?")
+    assert result.output == "Oslo is 21C and clear."
+    assert calls == [("Oslo", "call_2", "pydantic_ai")]
+    assert retries and "city: Field required" in retries[0]
+    offered = seen["tools"]["get_weather"]
+    expected = checked_in(tools)["get_weather"]
+    assert offered.parameters_json_schema == expected["parameters"]
+    assert offered.description == expected["description"]
+
+
+def test_openai_agents_scripted_model(tools: Any, tk: Any, calls: list[Any]) -> None:
+    from agents import Agent, ModelSettings, Runner
+    from agents.items import ModelResponse
+    from agents.models.interface import Model
+    from agents.usage import Usage
+    from openai.types.responses import (
+        ResponseFunctionToolCall,
+        ResponseOutputMessage,
+        ResponseOutputText,
+    )
+    from toolnexus_runtime.integrations import openai_agents_tools
+
+    outputs: dict[str, str] = {}
+
+    class Scripted(Model):
+        def __init__(self) -> None:
+            self.turn = 0
+            self.tools: list[Any] = []
+
+        async def get_response(
+            self, system_instructions: Any, input: Any, *a: Any, **k: Any
+        ) -> Any:
+            self.turn += 1
+            self.tools = a[2] if len(a) > 2 else k.get("tools", [])
+            for item in input if isinstance(input, list) else []:
+                if isinstance(item, dict) and item.get("type") == "function_call_output":
+                    outputs[item["call_id"]] = item["output"]
+            if self.turn == 1:
+                items = [call("c1", {"town": "Oslo"})]
+            elif self.turn == 2:
+                items = [call("c2", {"city": "Oslo"})]
+            else:
+                text = ResponseOutputText(type="output_text", text="Oslo: clear.", annotations=[])
+                items = [
+                    ResponseOutputMessage(
+                        id="m", type="message", role="assistant", status="completed", content=[text]
+                    )
+                ]
+            return ModelResponse(output=items, usage=Usage(), response_id=None)
+
+        def stream_response(self, *a: Any, **k: Any) -> Any:
+            raise NotImplementedError
+
+    def call(call_id: str, arguments: dict[str, Any]) -> Any:
+        return ResponseFunctionToolCall(
+            type="function_call",
+            call_id=call_id,
+            name="get_weather",
+            arguments=json.dumps(arguments),
+            id=f"fc_{call_id}",
+            status="completed",
+        )
+
+    model = Scripted()
+    offered = openai_agents_tools(tk)
+    agent = Agent(name="weather", model=model, tools=offered, model_settings=ModelSettings())
+    result = asyncio.run(Runner.run(agent, "Weather in Oslo?"))
+    assert result.final_output == "Oslo: clear."
+    assert calls == [("Oslo", "c2", "openai_agents")]
+    assert "Invalid arguments for tool 'get_weather': city: Field required" in outputs["c1"]
+    assert outputs["c2"] == "Oslo: 21C, clear"
+    expected = checked_in(tools)
+    by_name = {t.name: t for t in offered}
+    assert by_name["get_weather"].params_json_schema == expected["get_weather"]["parameters"]
+    assert by_name["get_weather"].strict_json_schema is expected["get_weather"]["strict"]
+    assert by_name["now"].description == expected["now"]["description"]
+
+
+def test_langgraph_tool_node_in_a_graph(tools: Any, tk: Any, calls: list[Any]) -> None:
+    from langchain_core.messages import AIMessage, ToolMessage
+    from langchain_core.utils.function_calling import convert_to_openai_tool
+    from langgraph.graph import END, START, StateGraph
+    from langgraph.prebuilt import ToolNode
+    from toolnexus_runtime.integrations import langchain_tools
+
+    lc_tools = langchain_tools(tk)
+    script = [
+        AIMessage("", tool_calls=[{"name": "get_weather", "args": {"town": "Oslo"}, "id": "t1"}]),
+        AIMessage("", tool_calls=[{"name": "get_weather", "args": {"city": "Oslo"}, "id": "t2"}]),
+        AIMessage("Oslo is 21C and clear."),
+    ]
+
+    def model(state: State) -> dict[str, Any]:
+        return {"messages": [script[sum(isinstance(m, AIMessage) for m in state["messages"])]]}
+
+    def route(state: State) -> str:
+        return "tools" if state["messages"][-1].tool_calls else END  # type: ignore[union-attr]
+
+    graph = StateGraph(State)
+    graph.add_node("model", model)
+    graph.add_node("tools", ToolNode(lc_tools))
+    graph.add_edge(START, "model")
+    graph.add_conditional_edges("model", route, ["tools", END])
+    graph.add_edge("tools", "model")
+    final = asyncio.run(graph.compile().ainvoke({"messages": [("user", "Weather in Oslo?")]}))
+    replies = [m for m in final["messages"] if isinstance(m, ToolMessage)]
+    assert [(m.tool_call_id, m.status) for m in replies] == [("t1", "error"), ("t2", "success")]
+    assert "city: Field required" in replies[0].content
+    assert replies[1].content == "Oslo: 21C, clear"
+    assert final["messages"][-1].content == "Oslo is 21C and clear."
+    assert calls == [("Oslo", "t2", "langchain")]
+    # What LangChain sends a model is the checked-in schema.
+    sent = {t.name: convert_to_openai_tool(t)["function"] for t in lc_tools}
+    expected = checked_in(tools)["get_weather"]
+    assert sent["get_weather"]["parameters"] == expected["parameters"]
+    assert sent["get_weather"]["description"] == expected["description"]
+    # And the sync path (invoke with a ToolCall) answers with the call id too.
+    message = lc_tools[0].invoke(
+        {"type": "tool_call", "name": "get_weather", "args": {"city": "Rome"}, "id": "t3"}
+    )
+    assert isinstance(message, ToolMessage) and message.tool_call_id == "t3"
+    assert calls[-1] == ("Rome", "t3", "langchain")
