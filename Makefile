@@ -24,6 +24,9 @@ demo: $(VENV)/.installed
 	$(PY) examples/weather/demo.py
 	cd examples/shop && ../../$(GEN) build
 	$(PY) examples/shop/demo.py
+	$(PY) examples/frameworks/pydantic_ai_agent.py
+	$(PY) examples/frameworks/openai_agents_sdk.py
+	$(PY) examples/frameworks/langgraph_tool_node.py
 
 check-examples: $(VENV)/.installed
 	$(GEN) build examples/weather/specs --out examples/weather/tools --check

@@ -476,6 +476,10 @@ def main() -> None:
     )
     print("== execute() against a direct call and two peers", flush=True)
     bench_execute()
+    print("== MCP over streamable HTTP against FastMCP (real uvicorn, official client)", flush=True)
+    from mcp_http import bench_http
+
+    bench_http(record)
     if "--execute" in args:  # only the run-time figures
         sizes = []
     if sizes:

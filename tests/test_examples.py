@@ -8,18 +8,30 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
 from conftest import ROOT
 
 EXAMPLES = ROOT / "examples"
 
 
 def python(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    env_free = {"OPENAI_API_KEY": "", "ANTHROPIC_API_KEY": "", "GEMINI_API_KEY": "", "BEDROCK_MODEL_ID": ""}
+    env_free = {
+        "OPENAI_API_KEY": "",
+        "ANTHROPIC_API_KEY": "",
+        "GEMINI_API_KEY": "",
+        "BEDROCK_MODEL_ID": "",
+    }
     import os
 
     env = {**os.environ, **env_free}
     return subprocess.run(
-        [sys.executable, *args], cwd=cwd, capture_output=True, text=True, env=env, timeout=300, check=False
+        [sys.executable, *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+        check=False,
     )
 
 
@@ -69,9 +81,34 @@ def test_shop_served_over_mcp(tmp_path: Path) -> None:
     done = python(str(client), cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     answer = json.loads(done.stdout)
-    assert answer["tools"] == json.loads((EXAMPLES / "shop/shop_tools/schemas/mcp.json").read_text())
+    assert answer["tools"] == json.loads(
+        (EXAMPLES / "shop/shop_tools/schemas/mcp.json").read_text()
+    )
     assert answer["product"] == [
         False,
-        {"sku": "TEA-042", "name": "Darjeeling green tea", "price": {"amount": 12.5, "currency": "EUR"}, "in_stock": 40},
+        {
+            "sku": "TEA-042",
+            "name": "Darjeeling green tea",
+            "price": {"amount": 12.5, "currency": "EUR"},
+            "in_stock": 40,
+        },
     ]
     assert answer["missing"][0] is True and "NOPE" in answer["missing"][1]
+
+
+@pytest.mark.parametrize(
+    "script", ["pydantic_ai_agent.py", "openai_agents_sdk.py", "langgraph_tool_node.py"]
+)
+def test_framework_examples_call_retry_and_answer(script: str) -> None:
+    result = subprocess.run(
+        [sys.executable, str(EXAMPLES / "frameworks" / script)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    assert "Invalid arguments for tool 'get_weather': city: Field required" in out
+    assert "handler: get_weather(city='Oslo')" in out
+    assert "answer: " in out and "21C" in out.split("answer: ")[1]

@@ -90,7 +90,9 @@ class ShopTools(ToolHandlers):
         self.orders[order_id] = "placed"
         self.cart.clear()
         note = f" with the note {args.gift_note!r}" if args.gift_note else ""
-        return f"Order {order_id} placed for {args.ship_to.name}, paid by {args.payment.value}{note}."
+        return (
+            f"Order {order_id} placed for {args.ship_to.name}, paid by {args.payment.value}{note}."
+        )
 
     def order_status(self, args: OrderStatusArgs, ctx: ToolContext) -> ToolOutput:
         return self.orders.get(args.order_id, "unknown order")

@@ -24,9 +24,7 @@ def main() -> None:
         )
     else:
         (client, _), model = scripted.client_for("gemini", TURNS), "scripted"
-    run = Toolkit(ShopTools()).run_gemini(
-        client, model=model, contents=PROMPT, max_turns=8
-    )
+    run = Toolkit(ShopTools()).run_gemini(client, model=model, contents=PROMPT, max_turns=8)
     report("gemini", run)
     print(run.response.text)
 

@@ -21,9 +21,7 @@ def main() -> None:
         client, model = openai.OpenAI(), os.environ.get("OPENAI_MODEL", "gpt-5-mini")
     else:
         (client, _), model = scripted.client_for("openai_responses", TURNS), "scripted"
-    run = Toolkit(ShopTools()).run_openai_responses(
-        client, model=model, input=PROMPT, max_turns=8
-    )
+    run = Toolkit(ShopTools()).run_openai_responses(client, model=model, input=PROMPT, max_turns=8)
     report("openai_responses", run)
     print(run.response.output_text)
 

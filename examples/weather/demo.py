@@ -103,7 +103,10 @@ LOOP_START = {
     "openai_responses": {"model": "gpt-demo", "input": "Weather?"},
     "anthropic": {"model": "claude-demo", "messages": [{"role": "user", "content": "Weather?"}]},
     "gemini": {"model": "gemini-demo", "contents": "Weather?"},
-    "bedrock": {"modelId": "demo", "messages": [{"role": "user", "content": [{"text": "Weather?"}]}]},
+    "bedrock": {
+        "modelId": "demo",
+        "messages": [{"role": "user", "content": [{"text": "Weather?"}]}],
+    },
 }
 
 
