@@ -210,7 +210,6 @@ class ToolkitCore(Generic[H]):
         tools: Mapping[str, ToolSpec] | None = None,
         timeout: float | None = None,
         error_message: ErrorMessage | None = None,
-        instrument: Any = False,
     ) -> None:
         tools = self.TOOLS if tools is None else tools
         missing = []
@@ -235,10 +234,6 @@ class ToolkitCore(Generic[H]):
         self.error_message = error_message
         self._entries = entries
         self._unknown_hint = ", ".join(tools) or "(none)"
-        if instrument:
-            from .tracing import trace_calls  # OpenTelemetry only when asked for
-
-            trace_calls(self, instrument)
 
     def descriptions(self) -> dict[str, str]:
         """Each tool's description (from the generated package's schemas/tools.json)."""

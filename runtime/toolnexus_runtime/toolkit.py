@@ -7,10 +7,18 @@ event loop (`portal.run_sync`), with sync handlers in handler threads so none bl
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any, TypeVar
 
-from .core import OnToolCall, OnToolResult, Policy, ToolContext, ToolkitCore
+from .core import (
+    ErrorMessage,
+    OnToolCall,
+    OnToolResult,
+    Policy,
+    ToolContext,
+    ToolkitCore,
+    ToolSpec,
+)
 from .loops import DEFAULT_MAX_TURNS, Conversation, LoopOptions, RunResult
 from .loops import messages as _messages
 from .portal import run_sync
@@ -30,8 +38,24 @@ class Toolkit(ToolkitCore[H]):
     `Toolkit(handlers, timeout=None, error_message=None)`: `timeout` (seconds) applies to every
     call unless a call gives its own; `error_message(tool_name, exc) -> str` decides what the
     model sees when a handler raises anything but `ToolError` (the exception is logged on the
-    `toolnexus_runtime` logger either way).
+    `toolnexus_runtime` logger either way). `instrument=True` (or a TracerProvider) emits an
+    OpenTelemetry span per call (see `toolnexus_runtime.tracing`).
     """
+
+    def __init__(
+        self,
+        handlers: H,
+        *,
+        tools: Mapping[str, ToolSpec] | None = None,
+        timeout: float | None = None,
+        error_message: ErrorMessage | None = None,
+        instrument: Any = False,
+    ) -> None:
+        super().__init__(handlers, tools=tools, timeout=timeout, error_message=error_message)
+        if instrument:
+            from .tracing import trace_calls  # OpenTelemetry only when asked for
+
+            trace_calls(self, instrument)
 
     # -- provider schemas (fresh copies of the generated package's schemas/) ------------------
 
