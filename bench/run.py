@@ -127,8 +127,8 @@ def dmcg_baseline(specs: Path) -> float:
     """datamodel-code-generator's generate(), once per tool, warm, in this process."""
     from datamodel_code_generator import generate
 
-    from toolnexus_gen.models import _model_schema, _options  # the options the project uses
-    from toolnexus_gen.naming import python_names
+    from toolnexus_gen.codegen.models import _model_schema, _options  # the options the project uses
+    from toolnexus_gen.spec.naming import python_names
 
     class _Tool:  # just what _model_schema reads
         def __init__(self, schema: dict[str, Any]) -> None:
@@ -152,7 +152,7 @@ def model_floor() -> tuple[float, int]:
     build that makes a model waits for, however little else it does."""
     started = time.perf_counter()
     subprocess.run(
-        [sys.executable, "-c", "from toolnexus_gen.models import warm_up; warm_up()"], check=True
+        [sys.executable, "-c", "from toolnexus_gen.codegen.models import warm_up; warm_up()"], check=True
     )
     return time.perf_counter() - started, 0
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from conftest import ROOT, WEATHER, cli, cli_process, snapshot, write_specs
 
-from toolnexus_gen.output import MANIFEST
+from toolnexus_gen.fs.output import MANIFEST
 
 
 def test_build_then_check_is_fresh_and_unchanged_files_keep_mtime(tmp_path: Path) -> None:

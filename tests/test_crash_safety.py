@@ -43,7 +43,7 @@ def specs(version: str, count: int = 24) -> dict[str, Any]:
 
 def cache_is_whole(out: Path) -> None:
     """Cache files are replaced atomically too: each is absent or matches its own checksum."""
-    from toolnexus_gen import cache
+    from toolnexus_gen.incremental import cache
 
     for name in (cache.STATE, cache.UNITS, cache.MEMO):
         path = out / cache.CACHE_DIR / name

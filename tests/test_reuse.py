@@ -15,12 +15,12 @@ from conftest import cli, generated, reference, write_specs
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from toolnexus_gen import cache
-from toolnexus_gen.build import generate
-from toolnexus_gen.config import load_config
-from toolnexus_gen.options import resolve_options
+from toolnexus_gen.config.options import resolve_options
+from toolnexus_gen.config.pyproject import load_config
+from toolnexus_gen.incremental import cache
+from toolnexus_gen.pipeline.build import generate
+from toolnexus_gen.pipeline.units import files_of
 from toolnexus_gen.targets.base import assemble, dump_json, encode_entry, entry_depth
-from toolnexus_gen.units import files_of
 
 
 def spec(i: int, version: int = 0) -> dict[str, Any]:

@@ -173,16 +173,17 @@ def test_quiet_colour_and_no_color(tmp_path: Path) -> None:
 
 
 def test_every_config_key_and_target_option_is_documented() -> None:
-    from toolnexus_gen.config import KEYS
-    from toolnexus_gen.targetinfo import NAMES as TARGET_NAMES
+    from toolnexus_gen.config.pyproject import KEYS
     from toolnexus_gen.targets import TARGETS
+    from toolnexus_gen.targets.registry import NAMES, OPTIONS
 
     readme = (ROOT / "README.md").read_text()
-    assert tuple(TARGETS) == TARGET_NAMES
+    assert tuple(TARGETS) == NAMES
+    assert [TARGETS[name].name for name in NAMES] == list(NAMES)  # each module's own Target
     for key in KEYS:
         assert f"{key} = " in readme, key
-    for name, target in TARGETS.items():
-        for option, values in target.OPTIONS.items():
+    for name in NAMES:
+        for option, values in OPTIONS[name].items():
             assert f"{option} = " in readme, (name, option)
             for value in values:
                 assert value in readme, (name, option, value)
@@ -322,7 +323,7 @@ def test_mcp_structured_content_is_checked_against_the_output_schema(build_packa
 def test_init_adds_the_runtime_to_project_dependencies(
     before: str, after: str, tmp_path: Path
 ) -> None:
-    from toolnexus_gen.package import RUNTIME_REQUIREMENT
+    from toolnexus_gen.codegen.package import RUNTIME_REQUIREMENT
 
     assert RUNTIME_REQUIREMENT == "toolnexus-runtime>=0.1.0,<0.2"
     (tmp_path / "pyproject.toml").write_text(before)
@@ -347,7 +348,7 @@ def test_generated_package_refuses_a_runtime_outside_its_range(
 ) -> None:
     import toolnexus_runtime._version
 
-    from toolnexus_gen.package import RUNTIME_BELOW, RUNTIME_MINIMUM
+    from toolnexus_gen.codegen.package import RUNTIME_BELOW, RUNTIME_MINIMUM
 
     # The runtime in this repository is one the generator's packages accept.
     version = tuple(int(p) for p in toolnexus_runtime.__version__.split("."))

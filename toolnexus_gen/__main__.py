@@ -1,3 +1,3 @@
-from .cli import main
+from toolnexus_gen.cli import main
 
 main()

@@ -1,20 +1,22 @@
-"""The command line: parse options, call the library, print results, return an exit code.
-
-Only this module prints. Heavy imports happen inside commands so `--version` stays instant.
+"""The command line: parse the flags, call `session` (one line per command), print what it
+returns, and exit with the code it means. Only this module prints.
 """
 
 from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any, NoReturn, TypeVar
 
 import click
 
-from . import __version__
-from .diagnostics import Diagnostic, DiagnosticsError, ExitCode
-from .targetinfo import NAMES
+from toolnexus_gen import __version__, session
+from toolnexus_gen.diagnostics import Diagnostic, DiagnosticsError, ExitCode
+from toolnexus_gen.targets.registry import NAMES
+
+T = TypeVar("T")
 
 
 def _color() -> bool | None:
@@ -43,18 +45,14 @@ def _plural(count: int, word: str) -> str:
     return f"{count} {word}{'' if count == 1 else 's'}"
 
 
-def _options(specs_dir: Path | None, out_dir: Path | None, targets: tuple[str, ...]) -> Any:
-    """BuildOptions from pyproject.toml and the flags (flags win); exits 2 on a bad setting."""
-    from .config import load_config
-    from .options import UsageError, resolve_options
-
+def _run(fn: Callable[..., T], *args: Any) -> T:
+    """A session call; a user's mistake is printed and exits 2, never a traceback."""
     try:
-        config = load_config(Path.cwd())
-        return resolve_options(config, specs_dir, out_dir, targets or None)
+        return fn(*args)
     except DiagnosticsError as exc:
         _report(exc.diagnostics)
         sys.exit(ExitCode.INVALID)
-    except UsageError as exc:
+    except session.UserError as exc:
         _fail(str(exc))
 
 
@@ -94,75 +92,43 @@ def build(
     specs_dir: Path | None, out_dir: Path | None, targets: tuple[str, ...], check: bool, quiet: bool
 ) -> None:
     """Validate every spec in SPECS_DIR and write (or --check) the generated package."""
-    from . import cache, output
-    from .options import header_for
-    from .paths import display_path
-
-    options = _options(specs_dir, out_dir, targets)
-    out = display_path(options.out)
-    state = cache.load_state(options)
-    noop = cache.fast_noop(options, state, check=check)
-    if noop is not None:  # nothing changed since the last build: answered without the pipeline
-        for severity, line in noop.diagnostics:
-            _report_line(line, severity == "error")
-        if not quiet:
-            counts = f"{_plural(noop.tools, 'tool')}, {_plural(noop.targets, 'target')}"
-            if check:
-                _echo(f"{out} is up to date ({counts}).", fg="green")
-            else:
-                _echo(f"{counts}: 0 files written, {noop.files} unchanged in {out}", fg="green")
-        return
-    from .build import generate
-
-    try:
-        result = generate(options, state)
-    except RecursionError:  # a last line of defence: every known cause is a located error
-        _fail("a schema is nested or self-referencing beyond what can be processed")
-    _report(result.diagnostics)
-    if result.files is None:
-        errors = sum(d.is_error for d in result.diagnostics)
+    outcome = _run(session.build, specs_dir, out_dir, targets, check)
+    for line, is_error in outcome.diagnostics:
+        _report_line(line, is_error)
+    counts = f"{_plural(outcome.tools, 'tool')}, {_plural(outcome.targets, 'target')}"
+    if outcome.invalid:
+        errors = sum(is_error for _, is_error in outcome.diagnostics)
         _echo(f"{errors} error(s); nothing written.", err=True, fg="red", bold=True)
         sys.exit(ExitCode.INVALID)
-    tools = len(result.toolset.tools) if result.toolset else 0
-    if check:
-        report = output.check(options.out, result.files)
-        if report.up_to_date:
-            if not quiet:
-                _echo(
-                    f"{out} is up to date ({_plural(tools, 'tool')}, "
-                    f"{_plural(len(options.targets), 'target')}).",
-                    fg="green",
-                )
-            return
+    if check and outcome.check is not None and not outcome.check.up_to_date:
+        report = outcome.check
         for label, names in (
             ("changed", report.changed),
             ("missing", report.missing),
             ("stale", report.stale),
         ):
             for name in names:
-                _echo(f"{label}: {out}/{name}", err=True, fg="yellow")
+                _echo(f"{label}: {outcome.out}/{name}", err=True, fg="yellow")
         if report.diff:
             click.echo(report.diff, nl=False, err=True)
-        command = header_for(options).command
-        _echo(f"{out} is out of date: run `{command}`.", err=True, fg="red", bold=True)
-        sys.exit(ExitCode.STALE)
-    try:  # the cache is saved under the output lock, once the files are written
-        report = output.write(
-            options.out,
-            result.files,
-            lambda report: cache.save_build(options, result, report),
-            result.known,
-        )
-    except output.OwnershipError as exc:
-        _fail(str(exc))
-    if not quiet:
-        removed = f", {len(report.removed)} removed" if report.removed else ""
-        warnings = sum(not d.is_error for d in result.diagnostics)
-        warned = f", {_plural(warnings, 'warning')}" if warnings else ""
         _echo(
-            f"{_plural(tools, 'tool')}, {_plural(len(options.targets), 'target')}: "
-            f"{_plural(len(report.written), 'file')} written, {len(report.unchanged)} unchanged"
-            f"{removed}{warned} in {out}",
+            f"{outcome.out} is out of date: run `{outcome.command}`.", err=True, fg="red", bold=True
+        )
+        sys.exit(ExitCode.STALE)
+    if quiet:
+        return
+    if check:
+        _echo(f"{outcome.out} is up to date ({counts}).", fg="green")
+    elif outcome.noop:
+        _echo(f"{counts}: 0 files written, {outcome.files} unchanged in {outcome.out}", fg="green")
+    else:
+        assert outcome.report is not None
+        report = outcome.report
+        removed = f", {len(report.removed)} removed" if report.removed else ""
+        warned = f", {_plural(outcome.warnings, 'warning')}" if outcome.warnings else ""
+        _echo(
+            f"{counts}: {_plural(len(report.written), 'file')} written, "
+            f"{len(report.unchanged)} unchanged{removed}{warned} in {outcome.out}",
             fg="green",
         )
 
@@ -171,15 +137,8 @@ def build(
 @click.argument("code")
 def explain(code: str) -> None:
     """Explain a diagnostic CODE (for example TN113) and how to fix it."""
-    from .codes import CODES
-    from .targets.rules import RULES
-
-    code = code.upper()
-    known = {**CODES, **{c: (r.title, r.explain()) for c, r in RULES.items()}}
-    if code not in known:
-        _fail(f"unknown code {code!r}; known codes: {', '.join(sorted(known))}")
-    title, text = known[code]
-    _echo(f"{code}: {title}", bold=True)
+    title, text = _run(session.explain, code)
+    _echo(f"{code.upper()}: {title}", bold=True)
     click.echo(text)
 
 
@@ -188,10 +147,8 @@ def explain(code: str) -> None:
 @TARGET_OPTION
 def list_(specs_dir: Path | None, targets: tuple[str, ...]) -> None:
     """Show each tool in SPECS_DIR with the targets it goes to and its warnings."""
-    from .build import analyse
-
-    options = _options(specs_dir, None, targets)
-    analysis = analyse(options)
+    listing = _run(session.list_tools, specs_dir, targets)
+    options, analysis = listing.options, listing.analysis
     by_file: dict[str, list[Diagnostic]] = {}
     for diagnostic in analysis.diagnostics:
         by_file.setdefault(diagnostic.path, []).append(diagnostic)
@@ -235,10 +192,9 @@ def list_(specs_dir: Path | None, targets: tuple[str, ...]) -> None:
 def init(directory: Path, specs: str, out: str) -> None:
     """Start a project in DIRECTORY: a spec folder with one example spec, the
     [tool.toolnexus-gen] section, and a pre-commit hook. Existing files are never replaced."""
-    from . import project
-    from .package import RUNTIME_REQUIREMENT
+    from toolnexus_gen.codegen.package import RUNTIME_REQUIREMENT
 
-    report = project.init(directory, specs=specs, out=out, version=__version__)
+    report = _run(session.init, directory, specs, out)
     for path in report.created:
         _echo(f"created {path.as_posix()}", fg="green")
     for path in report.appended:
@@ -276,24 +232,11 @@ def init(directory: Path, specs: str, out: str) -> None:
 @click.option("--force", is_flag=True, help="Replace specs that already exist.")
 def import_(fmt: str, file: Path, specs_dir: Path | None, suffix: str, force: bool) -> None:
     """Write one spec per tool found in FILE, a provider tool list in FORMAT (a target name)."""
-    from . import importer, output
-    from .build import DEFAULT_SPECS
-    from .config import load_config
-    from .paths import display_path
+    from toolnexus_gen.fs.paths import display_path
 
-    try:
-        config = load_config(Path.cwd())
-    except DiagnosticsError as exc:
-        _report(exc.diagnostics)
-        sys.exit(ExitCode.INVALID)
-    folder = specs_dir or config.specs or Path(DEFAULT_SPECS)
-    try:
-        imported = importer.read(fmt, file)
-        files = importer.plan(imported, folder, f".{suffix}", force)
-    except importer.ImportError_ as exc:
-        _fail(str(exc))
-    output.create_user_files(files, replace=force)
-    for path in files:
+    outcome = _run(session.import_specs, fmt, file, specs_dir, suffix, force)
+    imported, folder = outcome.imported, outcome.folder
+    for path in outcome.written:
         _echo(f"wrote {display_path(path)}", fg="green")
     for note in imported.notes:
         _echo(f"note: {note}", err=True, fg="yellow")
@@ -305,7 +248,7 @@ def import_(fmt: str, file: Path, specs_dir: Path | None, suffix: str, force: bo
             err=True,
             fg="yellow",
         )
-    click.echo(f"{_plural(len(files), 'spec')} imported into {display_path(folder)}")
+    click.echo(f"{_plural(len(outcome.written), 'spec')} imported into {display_path(folder)}")
 
 
 @main.command()
@@ -325,33 +268,21 @@ def scaffold(file: Path, specs_dir: Path | None, out_dir: Path | None, class_nam
 
     Written once: if FILE exists it is left unchanged, and the methods that tools added since
     still need are printed instead."""
-    from . import output, project
-    from .build import analyse
-
-    options = _options(specs_dir, out_dir, ())
-    analysis = analyse(options)
-    _report(analysis.diagnostics)
-    if any(d.is_error for d in analysis.diagnostics):
-        _fail("fix the specs first; nothing written")
-    tools = analysis.toolset.tools
-    if file.exists():
-        try:
-            missing = project.missing_methods(file.read_text("utf-8"), tools)
-        except (OSError, UnicodeDecodeError, SyntaxError) as exc:
-            _fail(f"{file.as_posix()} exists and cannot be read as Python ({exc}); left unchanged")
-        if not missing:
-            _echo(
-                f"{file.as_posix()} exists and has a method for every tool; left unchanged",
-                fg="green",
-            )
-            return
+    outcome = _run(session.scaffold, file, specs_dir, out_dir, class_name)
+    _report(outcome.diagnostics)
+    if outcome.written:
         _echo(
-            f"{file.as_posix()} exists and is left unchanged; add {_plural(len(missing), 'method')} "
-            "for the new tools:",
+            f"wrote {file.as_posix()} ({_plural(outcome.tools, 'stub')}; imports {outcome.package})",
+            fg="green",
+        )
+    elif not outcome.missing:
+        _echo(
+            f"{file.as_posix()} exists and has a method for every tool; left unchanged", fg="green"
+        )
+    else:
+        _echo(
+            f"{file.as_posix()} exists and is left unchanged; add "
+            f"{_plural(len(outcome.missing), 'method')} for the new tools:",
             fg="yellow",
         )
-        click.echo(project.stubs_for(missing).rstrip("\n"))
-        return
-    package = project.package_import(options.out)
-    output.create_user_files({file: project.scaffold_source(tools, package, class_name)})
-    _echo(f"wrote {file.as_posix()} ({_plural(len(tools), 'stub')}; imports {package})", fg="green")
+        click.echo(outcome.stubs.rstrip("\n"))

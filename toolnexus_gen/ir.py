@@ -8,13 +8,10 @@ the frozen, name-sorted set of those.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import Any
 
-from .diagnostics import Diagnostic
-
-if TYPE_CHECKING:
-    from .bundle import Located
-    from .load import Document
+from toolnexus_gen.diagnostics import Diagnostic
 
 
 @dataclass(frozen=True)
@@ -111,3 +108,82 @@ class Unit:
     entries: dict[str, str] = field(default_factory=dict)  # file -> this tool's encoded entry
     model_key: str | None = None
     model_job: ModelJob | None = None  # made in this build: what generates its model if need be
+
+
+# -- parsed files and where schema nodes came from (spec/load.py and spec/bundle.py make these) ----------------------------------
+
+
+@dataclass(frozen=True)
+class Origin:
+    """Nodes under `prefix` of a bundled schema come from `pointer` in `document`."""
+
+    prefix: str
+    document: Document
+    pointer: str
+
+
+@dataclass
+class Located:
+    """A schema tree and where its nodes came from.
+
+    `moved` maps id() of nodes that transforms created to the pointer, in the bundled schema, of
+    the node they stand for; any other node's place follows from its parent's.
+    """
+
+    schema: dict[str, Any]
+    origins: tuple[Origin, ...]
+    moved: dict[int, str] = field(default_factory=dict)
+    keep: list[Any] = field(default_factory=list)  # keeps moved nodes alive while ids are in use
+
+    def source(self, pointer: str) -> tuple[Document, str]:
+        """The document and pointer that a bundled-schema pointer stands for."""
+        for origin in self.origins:  # longest prefix first
+            if pointer == origin.prefix or pointer.startswith(origin.prefix + "/"):
+                return origin.document, origin.pointer + pointer[len(origin.prefix) :]
+        first = self.origins[-1]
+        return first.document, first.pointer + pointer
+
+    def derive(self, schema: dict[str, Any]) -> Located:
+        return Located(schema, self.origins, dict(self.moved), list(self.keep))
+
+    def mark(self, node: Any, pointer: str) -> Any:
+        """Record that a new node stands for the bundled node at pointer; returns the node."""
+        if isinstance(node, (dict, list)):
+            self.moved[id(node)] = pointer
+            self.keep.append(node)
+        return node
+
+
+@dataclass(frozen=True)
+class Positions:
+    """1-based (line, col) of each value, and of each mapping key, by JSON pointer."""
+
+    values: dict[str, tuple[int, int]] = field(default_factory=dict)
+    keys: dict[str, tuple[int, int]] = field(default_factory=dict)
+
+    def value(self, pointer: str) -> tuple[int, int]:
+        return self._nearest(self.values, pointer)
+
+    def key(self, pointer: str) -> tuple[int, int]:
+        if pointer in self.keys:
+            return self.keys[pointer]
+        return self.value(pointer)
+
+    @staticmethod
+    def _nearest(table: dict[str, tuple[int, int]], pointer: str) -> tuple[int, int]:
+        while pointer:
+            if pointer in table:
+                return table[pointer]
+            pointer = pointer.rpartition("/")[0]
+        return table.get("", (1, 1))
+
+
+@dataclass(frozen=True)
+class Document:
+    """One parsed file: its data and where each part of it came from."""
+
+    path: Path  # absolute
+    display: str  # as shown in diagnostics
+    data: Any
+    positions: Positions
+    raw: bytes

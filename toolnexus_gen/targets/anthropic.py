@@ -6,13 +6,13 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-from .. import targetinfo
-from ..bundle import Cycle, Located, inline, walk
-from ..diagnostics import Diagnostic
-from ..ir import Tool, ToolInfo
-from ..load import join_pointer
-from . import openai, rules
-from .base import NameRule, input_schema
+from toolnexus_gen.diagnostics import Diagnostic
+from toolnexus_gen.ir import Located, Tool, ToolInfo
+from toolnexus_gen.spec.bundle import Cycle, inline, walk
+from toolnexus_gen.spec.pointer import join_pointer
+from toolnexus_gen.targets import openai, rules
+from toolnexus_gen.targets.base import NameRule, Target, input_schema
+from toolnexus_gen.targets.reading import Imported, add_spec, leftovers, require, tool_list
 
 NAME = "anthropic"
 FILE = "schemas/anthropic.json"
@@ -20,7 +20,6 @@ NAME_RULE = NameRule(
     r"[a-zA-Z0-9_-]{1,128}", "String should match pattern '^[a-zA-Z0-9_-]{1,128}$'"
 )
 MAX_STRICT_TOOLS, MAX_OPTIONAL, MAX_UNIONS = 20, 24, 16
-OPTIONS = targetinfo.OPTIONS[NAME]
 
 
 def document(entries: list[Any]) -> Any:
@@ -212,3 +211,31 @@ def first_recursive_ref(located: Located) -> tuple[str, str] | None:
     except Cycle as cycle:
         return cycle.pointer.removesuffix("/$ref"), rules.cycle_text(located, cycle)
     return None
+
+
+# -- import: provider JSON back to specs ------------------------------------------------------
+
+
+def read(data: Any, out: Imported) -> None:
+    """`toolnexus-gen import anthropic FILE`: the specs a provider file holds."""
+    for i, entry in enumerate(tool_list(data)):
+        where = f"tools[{i}]"
+        require(entry, where, "name", "input_schema")
+        extra: dict[str, Any] = {}
+        if isinstance(entry.get("input_examples"), list):
+            extra["examples"] = entry["input_examples"]
+        if isinstance(entry.get("strict"), bool):
+            extra["strict"] = entry["strict"]
+        known = {"name", "description", "input_schema", "input_examples", "strict", "type"}
+        add_spec(
+            out,
+            where,
+            entry["name"],
+            entry.get("description"),
+            entry["input_schema"],
+            extra,
+            leftovers(entry, known),
+        )
+
+
+TARGET = Target(NAME, FILE, document, entry, must_inline, check, check_all, read)

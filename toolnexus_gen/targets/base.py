@@ -8,10 +8,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ..bundle import Located
-from ..diagnostics import Diagnostic, Severity
-from ..ir import Tool, ToolInfo
-from .transforms import apply
+from toolnexus_gen.diagnostics import Diagnostic, Severity
+from toolnexus_gen.ir import Located, Tool, ToolInfo
+from toolnexus_gen.targets.reading import Imported
+from toolnexus_gen.targets.transforms import apply
 
 # A tool without arguments, for providers that want a schema anyway: accepted by OpenAI (which
 # rejects an object without "properties"), Anthropic, MCP and Bedrock alike.
@@ -101,3 +101,17 @@ class NameRule:
                 target=target,
             )
         ]
+
+
+@dataclass(frozen=True)
+class Target:
+    """One provider, as the generator knows it (its options and Python type: registry.INFO)."""
+
+    name: str
+    file: str  # the provider file in the output package, e.g. schemas/gemini.json
+    document: Callable[[list[Any]], Any]  # the file's wrapper around the tools' entries
+    entry: Callable[[Tool, dict[str, Any] | None, dict[str, Any]], Any]  # one tool's entry
+    must_inline: Callable[[dict[str, Any]], bool]  # whether $refs must be inlined
+    check: Callable[[Tool, Located | None, dict[str, Any]], list[Diagnostic]]  # per tool
+    check_all: Callable[[list[ToolInfo], dict[str, Any]], list[Diagnostic]]  # the whole set
+    read: Callable[[Any, Imported], None]  # `toolnexus-gen import`: provider JSON to specs

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from .. import targetinfo
-from ..bundle import Located
-from ..diagnostics import Diagnostic
-from ..ir import Tool, ToolInfo
-from .base import NameRule, input_schema
+from toolnexus_gen.diagnostics import Diagnostic
+from toolnexus_gen.ir import Located, Tool, ToolInfo
+from toolnexus_gen.targets.base import NameRule, Target, input_schema
+from toolnexus_gen.targets.reading import Imported, add_spec, leftovers, require, tool_list
 
 NAME = "bedrock"
 FILE = "schemas/bedrock.json"
@@ -16,7 +15,6 @@ NAME_RULE = NameRule(
     r"[a-zA-Z0-9_-]{1,64}",
     "Member must satisfy regular expression pattern: [a-zA-Z0-9_-]+ (1-64 characters)",
 )
-OPTIONS = targetinfo.OPTIONS[NAME]
 
 
 def document(entries: list[Any]) -> Any:
@@ -45,3 +43,30 @@ def check(tool: Tool, located: Located | None, options: dict[str, Any]) -> list[
 
 def check_all(tools: list[ToolInfo], options: dict[str, Any]) -> list[Diagnostic]:
     return []
+
+
+# -- import: provider JSON back to specs ------------------------------------------------------
+
+
+def read(data: Any, out: Imported) -> None:
+    """`toolnexus-gen import bedrock FILE`: the specs a provider file holds."""
+    for i, entry in enumerate(tool_list(data, "toolConfig")):
+        where = f"tools[{i}]"
+        require(entry, where, "toolSpec")
+        spec = entry["toolSpec"]
+        require(spec, f"{where}.toolSpec", "name")
+        schema = (spec.get("inputSchema") or {}).get("json")
+        extra = {"strict": spec["strict"]} if isinstance(spec.get("strict"), bool) else {}
+        known = {"name", "description", "inputSchema", "strict"}
+        add_spec(
+            out,
+            where,
+            spec["name"],
+            spec.get("description"),
+            schema,
+            extra,
+            leftovers(spec, known),
+        )
+
+
+TARGET = Target(NAME, FILE, document, entry, must_inline, check, check_all, read)

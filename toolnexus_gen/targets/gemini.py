@@ -11,13 +11,21 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-from .. import targetinfo
-from ..bundle import Cycle, Located, walk
-from ..diagnostics import Diagnostic
-from ..ir import Tool, ToolInfo
-from ..load import join_pointer
-from . import rules
-from .base import NameRule, effective
+from toolnexus_gen.diagnostics import Diagnostic
+from toolnexus_gen.ir import Located, Tool, ToolInfo
+from toolnexus_gen.spec.bundle import Cycle, walk
+from toolnexus_gen.spec.pointer import join_pointer
+from toolnexus_gen.spec.pointer import resolve as resolve_pointer
+from toolnexus_gen.targets import rules
+from toolnexus_gen.targets.base import NameRule, Target, effective
+from toolnexus_gen.targets.reading import (
+    Imported,
+    ImportError_,
+    add_spec,
+    leftovers,
+    lower_types,
+    require,
+)
 
 NAME = "gemini"
 FILE = "schemas/gemini.json"
@@ -26,7 +34,6 @@ NAME_RULE = NameRule(
     "must start with a letter or an underscore and contain only a-z, A-Z, 0-9, underscores, dots, colons "
     "and dashes, with a maximum length of 64",
 )
-OPTIONS = targetinfo.OPTIONS[NAME]
 MAX_DECLARATIONS = 512  # Gemini API; Vertex allows 128
 
 
@@ -337,11 +344,7 @@ def required_cycles(located: Located, target: str) -> Iterable[Diagnostic]:
                 yield from mandatory_refs(child, f"{pointer}/{keyword}/{i}")
 
     def resolve(pointer: str) -> Any:
-        node: Any = schema
-        for part in pointer.split("/")[1:]:
-            part = part.replace("~1", "/").replace("~0", "~")
-            node = node.get(part) if isinstance(node, dict) else None
-        return node
+        return resolve_pointer(schema, pointer, None)
 
     reported: set[str] = set()
 
@@ -365,3 +368,66 @@ def required_cycles(located: Located, target: str) -> Iterable[Diagnostic]:
                 yield from visit(ref, (*stack, ref))
 
     yield from visit("", ("",))
+
+
+# -- import: provider JSON back to specs ------------------------------------------------------
+
+
+def read(data: Any, out: Imported) -> None:
+    """`toolnexus-gen import gemini FILE`: the specs a provider file holds."""
+    if isinstance(data, dict) and "tools" in data:
+        data = data["tools"]
+    if isinstance(data, dict):
+        data = [data]
+    if not isinstance(data, list):
+        raise ImportError_('expected [{"functionDeclarations": [...]}]')
+    declarations: list[Any] = []
+    for i, wrapper in enumerate(data):
+        if isinstance(wrapper, dict) and (
+            "functionDeclarations" in wrapper or "function_declarations" in wrapper
+        ):
+            declarations += (
+                wrapper.get("functionDeclarations") or wrapper.get("function_declarations") or []
+            )
+        elif isinstance(wrapper, dict) and "name" in wrapper:
+            declarations.append(wrapper)  # a bare list of declarations
+        else:
+            out.notes.append(f"tools[{i}]: not a functionDeclarations wrapper; skipped")
+    json_schema = False
+    for i, entry in enumerate(declarations):
+        where = f"functionDeclarations[{i}]"
+        require(entry, where, "name")
+        schema = entry.get("parametersJsonSchema", entry.get("parameters_json_schema"))
+        if schema is not None:
+            json_schema = True
+        else:
+            schema = entry.get("parameters")
+            if schema is not None:
+                schema = lower_types(schema)
+        extra: dict[str, Any] = {}
+        output = entry.get("responseJsonSchema", entry.get("response"))
+        if output is not None:
+            extra["output_schema"] = lower_types(output)
+        known = {
+            "name",
+            "description",
+            "parameters",
+            "parametersJsonSchema",
+            "parameters_json_schema",
+            "response",
+            "responseJsonSchema",
+        }
+        add_spec(
+            out,
+            where,
+            entry["name"],
+            entry.get("description"),
+            schema,
+            extra,
+            leftovers(entry, known),
+        )
+    if json_schema:
+        out.options["gemini.schema_field"] = "parametersJsonSchema"
+
+
+TARGET = Target(NAME, FILE, document, entry, must_inline, check, check_all, read)

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from .. import targetinfo
-from ..bundle import Located
-from ..diagnostics import Diagnostic, Severity
-from ..ir import Tool, ToolInfo
-from .base import NameRule, input_schema
+from toolnexus_gen.diagnostics import Diagnostic, Severity
+from toolnexus_gen.ir import Located, Tool, ToolInfo
+from toolnexus_gen.targets.base import NameRule, Target, input_schema
+from toolnexus_gen.targets.reading import Imported, add_spec, leftovers, require, tool_list
 
 NAME = "mcp"
 FILE = "schemas/mcp.json"
@@ -18,7 +17,6 @@ NAME_RULE = NameRule(
     "SHOULD be 1-128 characters of A-Z, a-z, 0-9, underscore, hyphen and dot",
     Severity.WARNING,
 )
-OPTIONS = targetinfo.OPTIONS[NAME]
 
 
 def document(entries: list[Any]) -> Any:
@@ -64,3 +62,32 @@ def check(tool: Tool, located: Located | None, options: dict[str, Any]) -> list[
 
 def check_all(tools: list[ToolInfo], options: dict[str, Any]) -> list[Diagnostic]:
     return []
+
+
+# -- import: provider JSON back to specs ------------------------------------------------------
+
+
+def read(data: Any, out: Imported) -> None:
+    """`toolnexus-gen import mcp FILE`: the specs a provider file holds."""
+    for i, entry in enumerate(tool_list(data)):
+        where = f"tools[{i}]"
+        require(entry, where, "name", "inputSchema")
+        extra: dict[str, Any] = {}
+        if isinstance(entry.get("outputSchema"), dict):
+            extra["output_schema"] = entry["outputSchema"]
+        if isinstance(entry.get("annotations"), dict):
+            extra["annotations"] = entry["annotations"]
+        known = {"name", "title", "description", "inputSchema", "outputSchema", "annotations"}
+        add_spec(
+            out,
+            where,
+            entry["name"],
+            entry.get("description"),
+            entry["inputSchema"],
+            extra,
+            leftovers(entry, known),
+            title=entry.get("title"),
+        )
+
+
+TARGET = Target(NAME, FILE, document, entry, must_inline, check, check_all, read)

@@ -5,12 +5,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from .. import targetinfo
-from ..bundle import Located, walk
-from ..diagnostics import Diagnostic
-from ..ir import Tool, ToolInfo
-from . import rules
-from .base import NameRule, input_schema
+from toolnexus_gen.diagnostics import Diagnostic
+from toolnexus_gen.ir import Located, Tool, ToolInfo
+from toolnexus_gen.spec.bundle import walk
+from toolnexus_gen.targets import rules
+from toolnexus_gen.targets.base import NameRule, Target, input_schema
+from toolnexus_gen.targets.reading import Imported, add_spec, leftovers, require, tool_list
 
 NAME = "openai"
 FILE = "schemas/openai.json"
@@ -18,7 +18,6 @@ NAME_RULE = NameRule(
     r"[a-zA-Z0-9_-]{1,64}",
     "must be a-z, A-Z, 0-9, or contain underscores and dashes, with a maximum length of 64",
 )
-OPTIONS = targetinfo.OPTIONS[NAME]
 MAX_TOOLS = 128
 MAX_DESCRIPTION = 1024
 
@@ -224,3 +223,29 @@ def strict_findings(located: Located, target: str) -> Iterable[Diagnostic]:
             f"{properties} object properties and {enum_values} enum values exceed the "
             "strict-mode limits (5000 properties, 1000 enum values)",
         )
+
+
+# -- import: provider JSON back to specs ------------------------------------------------------
+
+
+def read(data: Any, out: Imported) -> None:
+    """`toolnexus-gen import openai FILE`: the specs a provider file holds."""
+    for i, entry in enumerate(tool_list(data)):
+        where = f"tools[{i}]"
+        require(entry, where, "function")
+        function = entry["function"]
+        require(function, f"{where}.function", "name")
+        extra = {"strict": function["strict"]} if isinstance(function.get("strict"), bool) else {}
+        known = {"name", "description", "parameters", "strict"}
+        add_spec(
+            out,
+            where,
+            function["name"],
+            function.get("description"),
+            function.get("parameters"),
+            extra,
+            leftovers(function, known),
+        )
+
+
+TARGET = Target(NAME, FILE, document, entry, must_inline, check, check_all, read)

@@ -8,16 +8,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from .. import targetinfo
-from ..bundle import Located
-from ..diagnostics import Diagnostic
-from ..ir import Tool, ToolInfo
-from .base import input_schema
-from .openai import NAME_RULE, check_count, check_schema
+from toolnexus_gen.diagnostics import Diagnostic
+from toolnexus_gen.ir import Located, Tool, ToolInfo
+from toolnexus_gen.targets.base import Target, input_schema
+from toolnexus_gen.targets.openai import NAME_RULE, check_count, check_schema
+from toolnexus_gen.targets.reading import Imported, add_spec, leftovers, require, tool_list
 
 NAME = "openai_responses"
 FILE = "schemas/openai_responses.json"
-OPTIONS = targetinfo.OPTIONS[NAME]
 
 
 def must_inline(options: dict[str, Any]) -> bool:
@@ -44,3 +42,31 @@ def check(tool: Tool, located: Located | None, options: dict[str, Any]) -> list[
 
 def check_all(tools: list[ToolInfo], options: dict[str, Any]) -> list[Diagnostic]:
     return check_count(tools, NAME)
+
+
+# -- import: provider JSON back to specs ------------------------------------------------------
+
+
+def read(data: Any, out: Imported) -> None:
+    """`toolnexus-gen import openai_responses FILE`: the specs a provider file holds."""
+    for i, entry in enumerate(tool_list(data)):
+        where = f"tools[{i}]"
+        require(entry, where, "name")
+        if entry.get("type", "function") != "function":
+            out.notes.append(f"{where}: a {entry.get('type')!r} tool is not a function; skipped")
+            continue
+        # strict: false is what the build writes when a spec says nothing, so leave it unsaid.
+        extra = {"strict": True} if entry.get("strict") is True else {}
+        known = {"type", "name", "description", "parameters", "strict"}
+        add_spec(
+            out,
+            where,
+            entry["name"],
+            entry.get("description"),
+            entry.get("parameters"),
+            extra,
+            leftovers(entry, known),
+        )
+
+
+TARGET = Target(NAME, FILE, document, entry, must_inline, check, check_all, read)

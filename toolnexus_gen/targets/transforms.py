@@ -10,16 +10,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ..bundle import (
+from toolnexus_gen.ir import Located
+from toolnexus_gen.spec.bundle import (
     ANNOTATIONS,
     ONE_SCHEMA,
     SCHEMA_LISTS,
     SCHEMA_MAPS,
-    Located,
     has_refs,
     inline,
 )
-from ..load import join_pointer
+from toolnexus_gen.spec.pointer import join_pointer
 
 NodeFn = Callable[[dict[str, Any], str, Located], dict[str, Any]]
 

@@ -8,9 +8,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .diagnostics import Diagnostic, DiagnosticsError
-from .paths import display_path
-from .targetinfo import NAMES, OPTIONS
+from toolnexus_gen.diagnostics import Diagnostic, DiagnosticsError
+from toolnexus_gen.fs.paths import display_path
+from toolnexus_gen.targets.registry import NAMES, OPTIONS
 
 if sys.version_info >= (3, 11):
     import tomllib

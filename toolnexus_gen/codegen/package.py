@@ -7,29 +7,14 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .ir import ToolSet
-from .options import Header
-from .pysource import docstring, py_str
+from toolnexus_gen.codegen.pysource import docstring, py_str
+from toolnexus_gen.config.options import Header
+from toolnexus_gen.ir import ToolSet
+from toolnexus_gen.targets.registry import INFO
 
 if TYPE_CHECKING:
     import jinja2
 
-TARGET_TYPES = {
-    "gemini": "list[dict[str, Any]]",
-    "openai": "list[dict[str, Any]]",
-    "openai_responses": "list[dict[str, Any]]",
-    "anthropic": "list[dict[str, Any]]",
-    "mcp": "list[dict[str, Any]]",
-    "bedrock": "dict[str, Any]",
-}
-TARGET_DOCS = {
-    "gemini": "Gemini `tools` (one functionDeclarations wrapper)",
-    "openai": "OpenAI Chat Completions `tools`",
-    "openai_responses": "OpenAI Responses `tools`",
-    "anthropic": "Anthropic Messages `tools`",
-    "mcp": "MCP `tools/list` tools",
-    "bedrock": "Bedrock Converse `toolConfig`",
-}
 # Templates rendered once each, named after the file they produce.
 PACKAGE_TEMPLATES = ("__init__.py", "dispatch.py", "handlers.py", "models/__init__.py")
 # The toolnexus-runtime versions generated packages work with: [minimum, below). A generated
@@ -41,7 +26,7 @@ RUNTIME_REQUIREMENT = f"toolnexus-runtime>={RUNTIME_MINIMUM},<{RUNTIME_BELOW}"
 
 
 def templates_dir() -> Path:
-    here = Path(__file__).parent
+    here = Path(__file__).parent.parent  # the package folder
     installed = here / "templates"  # inside a wheel
     return installed if installed.is_dir() else here.parent / "templates"
 
@@ -85,8 +70,8 @@ def render_package(toolset: ToolSet, header: Header) -> dict[str, str]:
         **_header_context(header),
         "tools": toolset.tools,
         "targets": toolset.targets,
-        "target_types": TARGET_TYPES,
-        "target_docs": TARGET_DOCS,
+        "target_types": {name: info.python_type for name, info in INFO.items()},
+        "target_docs": {name: info.python_doc for name, info in INFO.items()},
         "exports": _exports(toolset),
         "runtime_minimum": RUNTIME_MINIMUM,
         "runtime_below": RUNTIME_BELOW,

@@ -10,61 +10,19 @@ import bisect
 import json
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from .diagnostics import Diagnostic
-from .paths import display_path
+from toolnexus_gen.diagnostics import Diagnostic
+from toolnexus_gen.fs.paths import display_path
+from toolnexus_gen.ir import Document, Positions
+from toolnexus_gen.spec.pointer import join_pointer
 
 MAX_FILE_BYTES = 2 * 1024 * 1024
 MAX_DEPTH = 64
 MAX_NODES = 200_000
-
-
-def escape_pointer_token(token: str | int) -> str:
-    return str(token).replace("~", "~0").replace("/", "~1")
-
-
-def join_pointer(pointer: str, token: str | int) -> str:
-    return f"{pointer}/{escape_pointer_token(token)}"
-
-
-@dataclass(frozen=True)
-class Positions:
-    """1-based (line, col) of each value, and of each mapping key, by JSON pointer."""
-
-    values: dict[str, tuple[int, int]] = field(default_factory=dict)
-    keys: dict[str, tuple[int, int]] = field(default_factory=dict)
-
-    def value(self, pointer: str) -> tuple[int, int]:
-        return self._nearest(self.values, pointer)
-
-    def key(self, pointer: str) -> tuple[int, int]:
-        if pointer in self.keys:
-            return self.keys[pointer]
-        return self.value(pointer)
-
-    @staticmethod
-    def _nearest(table: dict[str, tuple[int, int]], pointer: str) -> tuple[int, int]:
-        while pointer:
-            if pointer in table:
-                return table[pointer]
-            pointer = pointer.rpartition("/")[0]
-        return table.get("", (1, 1))
-
-
-@dataclass(frozen=True)
-class Document:
-    """One parsed file: its data and where each part of it came from."""
-
-    path: Path  # absolute
-    display: str  # as shown in diagnostics
-    data: Any
-    positions: Positions
-    raw: bytes
 
 
 class LoadError(Exception):

@@ -8,8 +8,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .config import Config, find_pyproject
-from .targetinfo import NAMES
+from toolnexus_gen.config.pyproject import Config, find_pyproject
+from toolnexus_gen.targets.registry import NAMES
 
 
 @dataclass(frozen=True)

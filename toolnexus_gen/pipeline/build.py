@@ -12,10 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .cache import Memo, Snapshot, changed_specs, snapshot_inputs
-from .diagnostics import Diagnostic, DiagnosticsError, Severity, has_errors
-from .ir import ToolSet, Unit
-from .options import (
+from toolnexus_gen.config.options import (
     DEFAULT_OUT,
     DEFAULT_SPECS,
     BuildOptions,
@@ -23,11 +20,21 @@ from .options import (
     header_for,
     resolve_options,
 )
-from .parallel import pool_for
-from .paths import discover, display_path
+from toolnexus_gen.diagnostics import Diagnostic, DiagnosticsError, Severity, has_errors
+from toolnexus_gen.fs.paths import discover, display_path
+from toolnexus_gen.incremental.cache import (
+    Memo,
+    Snapshot,
+    changed_specs,
+    save_state,
+    snapshot_inputs,
+)
+from toolnexus_gen.incremental.parallel import pool_for
+from toolnexus_gen.ir import ToolSet, Unit
 
 if TYPE_CHECKING:
-    from .render import FileMap
+    from toolnexus_gen.fs.output import Report
+    from toolnexus_gen.pipeline.render import FileMap
 
 _first_build = True  # see generate()
 
@@ -43,6 +50,7 @@ __all__ = [
     "UsageError",
     "analyse",
     "generate",
+    "save_build",
     "header_for",
     "resolve_options",
 ]
@@ -76,9 +84,9 @@ def analyse(
     """Every spec's unit (the reused ones given, the others made now) and the whole set's
     diagnostics; nothing is rendered."""
     paths = discover(options.specs) if paths is None else paths
-    from .targets import TARGETS
-    from .units import make_units
-    from .validate import cross_tool
+    from toolnexus_gen.pipeline.units import make_units
+    from toolnexus_gen.spec.validate import cross_tool
+    from toolnexus_gen.targets import TARGETS
 
     known = {unit.rel for unit in reused}
     fresh = [path for path in paths if path.relative_to(options.specs).as_posix() not in known]
@@ -118,7 +126,7 @@ def generate(
     """The files of a build. With the cache, `state` (the last build's record,
     cache.load_state) lets the units of unchanged specs be reused."""
     global _first_build
-    from .models import warm_up
+    from toolnexus_gen.codegen.models import warm_up
 
     # Workers start first, while this process is small, for the specs to be made afresh; they
     # import datamodel-code-generator while this process reads and checks the specs. For a few
@@ -127,8 +135,9 @@ def generate(
     changed = changed_specs(options, state if use_cache else None)
     warm_few, _first_build = _first_build, False
     with pool_for(changed, warm_up, warm_few=warm_few):
-        from .render import render, render_models
-        from .reuse import Previous, records
+        from toolnexus_gen.codegen.package import package_files, package_key
+        from toolnexus_gen.incremental.reuse import Previous, records
+        from toolnexus_gen.pipeline.render import render, render_models
 
         inputs = snapshot_inputs(options.specs)  # before anything is read
         memo = Memo(options.out if use_cache else None)
@@ -140,15 +149,15 @@ def generate(
         if has_errors(diagnostics):
             return Generated(None, toolset, diagnostics)
         header = header_for(options)
+        key = package_key(toolset, header)
+        names = package_files(toolset.targets)
         rendered = render(
             toolset,
             analysis.units,
             header,
-            lambda: previous.package(toolset, header) if previous else None,
+            lambda: previous.package(key, names) if previous else None,
         )
-        reuse = records(
-            analysis.units, rendered.layout, toolset, header
-        )  # while the workers warm up
+        reuse = records(analysis.units, rendered.layout, key)  # while the workers warm up
         try:
             rendered.files.update(render_models(toolset, analysis.units, header, memo))
         except DiagnosticsError as exc:
@@ -161,3 +170,14 @@ def generate(
 def _ignored(diagnostic: Diagnostic, ignore: frozenset[str]) -> bool:
     # Structural problems (TN1xx) cannot be silenced: there would be nothing sound to generate.
     return diagnostic.code in ignore and not diagnostic.code.startswith("TN1")
+
+
+def save_build(options: BuildOptions, result: Generated, report: Report) -> None:
+    """Record a build whose files were just written (`report`: fs.output's): the per-tool memo
+    and the state the next build starts from."""
+    if result.memo is not None:
+        result.memo.save()
+    assert result.inputs is not None and result.toolset is not None
+    recorded = [[d.severity.value, d.format()] for d in result.diagnostics]
+    tools = len(result.toolset.tools)
+    save_state(options, result.inputs, report.recorded, recorded, tools, result.reuse)

@@ -27,14 +27,10 @@ import sys
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from . import __version__
-from .paths import CACHE_DIR, SPEC_SUFFIXES, TMP_SUFFIX
-
-if TYPE_CHECKING:
-    from .build import Generated
-    from .output import Report
+from toolnexus_gen import __version__
+from toolnexus_gen.fs.paths import CACHE_DIR, SPEC_SUFFIXES, TMP_SUFFIX
 
 STATE = "state.json"
 UNITS = "units.json"
@@ -55,7 +51,7 @@ def generator_fingerprint() -> str:
 
     Read from the file system without importing anything (this runs on the no-op fast path).
     """
-    here = os.path.dirname(os.path.abspath(__file__))
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the package folder
     parts = [__version__, sys.version.split()[0], _dist_version("datamodel_code_generator")]
     for root in (
         here,
@@ -109,7 +105,9 @@ def _load(path: Path) -> dict[str, Any] | None:
 
 
 def _save(path: Path, body: dict[str, Any]) -> None:
-    from .output import atomic_write  # the one module that writes into the output folder
+    from toolnexus_gen.fs.output import (
+        atomic_write,
+    )  # the one module that writes into the output folder
 
     text = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
     atomic_write(path, sha(text).encode("ascii") + b"\n" + text)
@@ -201,7 +199,7 @@ class NoOp:
 
 
 def build_key(options: Any) -> str:
-    from .options import header_for
+    from toolnexus_gen.config.options import header_for
 
     return sha(
         canonical(
@@ -252,7 +250,7 @@ def fast_noop(options: Any, state: dict[str, Any] | None, *, check: bool) -> NoO
 
 
 def _extra_files(out: str, outputs: dict[str, list[Any]]) -> bool:
-    from .output import LOCK, MANIFEST
+    from toolnexus_gen.fs.output import LOCK, MANIFEST
 
     allowed = {*outputs, MANIFEST, LOCK}
     for root, dirs, names in os.walk(out):
@@ -269,17 +267,6 @@ def _extra_files(out: str, outputs: dict[str, list[Any]]) -> bool:
             elif prefix + name not in allowed:
                 return True
     return False
-
-
-def save_build(options: Any, result: Generated, report: Report) -> None:
-    """Record a build whose files were just written (build.Generated, output.Report): the
-    per-tool memo and the state the next build starts from."""
-    if result.memo is not None:
-        result.memo.save()
-    assert result.inputs is not None and result.toolset is not None
-    recorded = [[d.severity.value, d.format()] for d in result.diagnostics]
-    tools = len(result.toolset.tools)
-    save_state(options, result.inputs, report.recorded, recorded, tools, result.reuse)
 
 
 def save_state(

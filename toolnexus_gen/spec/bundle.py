@@ -17,14 +17,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
-from .diagnostics import Diagnostic
-from .ir import Tool
-from .load import Document, Loader, LoadError, join_pointer
+from toolnexus_gen.diagnostics import Diagnostic
+from toolnexus_gen.ir import Document, Located, Origin, Tool
+from toolnexus_gen.spec.load import Loader, LoadError
+from toolnexus_gen.spec.pointer import escape, join_pointer, resolve, unescape
 
 # Keywords whose value is a schema, a list of schemas, or a mapping of names to schemas.
 ONE_SCHEMA = (
@@ -43,47 +44,6 @@ ONE_SCHEMA = (
 SCHEMA_LISTS = ("anyOf", "oneOf", "allOf", "prefixItems")
 SCHEMA_MAPS = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas")
 ANNOTATIONS = frozenset({"description", "title", "default", "examples", "$comment"})
-
-
-@dataclass(frozen=True)
-class Origin:
-    """Nodes under `prefix` of a bundled schema come from `pointer` in `document`."""
-
-    prefix: str
-    document: Document
-    pointer: str
-
-
-@dataclass
-class Located:
-    """A schema tree and where its nodes came from.
-
-    `moved` maps id() of nodes that transforms created to the pointer, in the bundled schema, of
-    the node they stand for; any other node's place follows from its parent's.
-    """
-
-    schema: dict[str, Any]
-    origins: tuple[Origin, ...]
-    moved: dict[int, str] = field(default_factory=dict)
-    keep: list[Any] = field(default_factory=list)  # keeps moved nodes alive while ids are in use
-
-    def source(self, pointer: str) -> tuple[Document, str]:
-        """The document and pointer that a bundled-schema pointer stands for."""
-        for origin in self.origins:  # longest prefix first
-            if pointer == origin.prefix or pointer.startswith(origin.prefix + "/"):
-                return origin.document, origin.pointer + pointer[len(origin.prefix) :]
-        first = self.origins[-1]
-        return first.document, first.pointer + pointer
-
-    def derive(self, schema: dict[str, Any]) -> Located:
-        return Located(schema, self.origins, dict(self.moved), list(self.keep))
-
-    def mark(self, node: Any, pointer: str) -> Any:
-        """Record that a new node stands for the bundled node at pointer; returns the node."""
-        if isinstance(node, (dict, list)):
-            self.moved[id(node)] = pointer
-            self.keep.append(node)
-        return node
 
 
 def walk(located: Located) -> Iterator[tuple[str, dict[str, Any], tuple[str, ...]]]:
@@ -174,14 +134,14 @@ class _Bundler:
             name = self._name(pointer, stem)
             self.imported[key] = name
             base = _schema_base(document)
-            self.origins.append(Origin(f"/{self.defs_key}/{_escape(name)}", document, pointer))
+            self.origins.append(Origin(f"/{self.defs_key}/{escape(name)}", document, pointer))
             self.new_defs[name] = None  # reserve the name before recursing (cycles)
             self.new_defs[name] = self.rewrite(node, document, base)
-        return f"#/{self.defs_key}/{_escape(self.imported[key])}"
+        return f"#/{self.defs_key}/{escape(self.imported[key])}"
 
     def _name(self, pointer: str, stem: str) -> str:
         last = pointer.rstrip("/").rpartition("/")[2] if pointer.strip("/") else stem.lstrip("_")
-        base = re.sub(r"[^A-Za-z0-9_.-]", "_", unquote(last).replace("~1", "/").replace("~0", "~"))
+        base = re.sub(r"[^A-Za-z0-9_.-]", "_", unescape(unquote(last)))
         base = base or "schema"
         name, n = base, 1
         while name in self.taken:
@@ -194,21 +154,8 @@ class _Bundler:
 _MISSING = object()
 
 
-def _escape(name: str) -> str:
-    return name.replace("~", "~0").replace("/", "~1")
-
-
 def _resolve(data: Any, pointer: str) -> Any:
-    node = data
-    for raw in pointer.split("/")[1:] if pointer else ():
-        part = raw.replace("~1", "/").replace("~0", "~")
-        if isinstance(node, dict) and part in node:
-            node = node[part]
-        elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
-            node = node[int(part)]
-        else:
-            return _MISSING
-    return node
+    return resolve(data, pointer, _MISSING)
 
 
 def _schema_base(document: Document) -> str:

@@ -14,11 +14,11 @@ import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from .cache import Memo
-from .diagnostics import Diagnostic, DiagnosticsError
-from .ir import ModelJob, Tool
-from .options import Header
-from .parallel import parallel_map
+from toolnexus_gen.config.options import Header
+from toolnexus_gen.diagnostics import Diagnostic, DiagnosticsError
+from toolnexus_gen.incremental.cache import Memo
+from toolnexus_gen.incremental.parallel import parallel_map
+from toolnexus_gen.ir import ModelJob, Tool
 
 LINE_LENGTH = 100
 

@@ -11,7 +11,8 @@ import referencing
 import referencing.exceptions
 from referencing.jsonschema import DRAFT202012
 
-from .load import Document, Loader, LoadError, iter_pointers, load_document
+from toolnexus_gen.ir import Document
+from toolnexus_gen.spec.load import Loader, LoadError, iter_pointers, load_document
 
 
 def document_uri(path: Path) -> str:
@@ -73,7 +74,7 @@ def ref_closure(
 ) -> list[tuple[str, str]]:
     """(path relative to the spec folder, SHA-256) of every file the schema's $refs reach,
     transitively: what a cached result about this schema depends on besides the schema itself."""
-    from .cache import sha
+    from toolnexus_gen.incremental.cache import sha
 
     load = load or Loader()
     root = specs_dir.resolve()

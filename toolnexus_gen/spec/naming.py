@@ -6,7 +6,7 @@ import builtins
 import keyword
 import re
 
-from .ir import PyNames
+from toolnexus_gen.ir import PyNames
 
 _NON_IDENT = re.compile(r"[^0-9A-Za-z_]+")
 _RESERVED = set(keyword.kwlist) | set(keyword.softkwlist) | set(dir(builtins))

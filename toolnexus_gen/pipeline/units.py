@@ -15,26 +15,26 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from .bundle import Cycle, bundle_tool
-from .cache import Memo, sha, unit_key
-from .diagnostics import has_errors
-from .ir import PLACED_KEYS, Tool, ToolInfo, Unit
-from .load import Document, Loader, LoadError, load_document
-from .models import model_job, model_key
-from .options import BuildOptions, Header
-from .refs import ref_closure
-from .targets import TARGETS
-from .targets.anthropic import optional_and_union_counts
-from .targets.base import effective, encode_entry, entry_depth
-from .targets.rules import cycle_finding
-from .validate import Validator
+from toolnexus_gen.codegen.models import model_job, model_key
+from toolnexus_gen.config.options import BuildOptions, Header
+from toolnexus_gen.diagnostics import has_errors
+from toolnexus_gen.incremental.cache import Memo, sha, unit_key
+from toolnexus_gen.ir import PLACED_KEYS, Document, Tool, ToolInfo, Unit
+from toolnexus_gen.spec.bundle import Cycle, bundle_tool
+from toolnexus_gen.spec.load import Loader, LoadError, load_document
+from toolnexus_gen.spec.refs import ref_closure
+from toolnexus_gen.spec.validate import Validator
+from toolnexus_gen.targets import TARGETS
+from toolnexus_gen.targets.anthropic import optional_and_union_counts
+from toolnexus_gen.targets.base import effective, encode_entry, entry_depth
+from toolnexus_gen.targets.rules import cycle_finding
 
 TOOLS_FILE = "schemas/tools.json"  # the neutral form behind tool_definitions()
 
 
 def files_of(targets: Sequence[str]) -> dict[str, Any]:
     """Each JSON file that carries one entry per tool, with its document function."""
-    files: dict[str, Any] = {TARGETS[name].FILE: TARGETS[name].document for name in targets}
+    files: dict[str, Any] = {TARGETS[name].file: TARGETS[name].document for name in targets}
     files[TOOLS_FILE] = _definitions
     return files
 
@@ -119,7 +119,7 @@ def _unit(
         diagnostics += target.check(tool, located, target_options)
         schema = located.schema if located is not None else None
         entry = target.entry(tool, schema, target_options)
-        entries[target.FILE] = encode_entry(entry, depths[target.FILE])
+        entries[target.file] = encode_entry(entry, depths[target.file])
     entries[TOOLS_FILE] = encode_entry(_definition(tool), depths[TOOLS_FILE])
     job = model_job(tool)
     return Unit(

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .paths import CACHE_DIR, TMP_SUFFIX
+from toolnexus_gen.fs.paths import CACHE_DIR, TMP_SUFFIX
 
 MANIFEST = ".toolnexus-gen.json"
 LOCK = ".toolnexus-gen.lock"  # held while a build writes, so two builds never interleave

@@ -11,13 +11,13 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from .cache import Memo
-from .ir import ToolSet, Unit
-from .models import model_sources
-from .options import Header
-from .package import model_header, render_package
-from .targets.base import assemble
-from .units import files_of
+from toolnexus_gen.codegen.models import model_sources
+from toolnexus_gen.codegen.package import model_header, render_package
+from toolnexus_gen.config.options import Header
+from toolnexus_gen.incremental.cache import Memo
+from toolnexus_gen.ir import ToolSet, Unit
+from toolnexus_gen.pipeline.units import files_of
+from toolnexus_gen.targets.base import assemble
 
 FileMap = dict[str, str]
 GITIGNORE = "# Written by toolnexus-gen.\n.toolnexus-gen.lock\n.toolnexus-gen.cache/\n"

@@ -12,9 +12,9 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .ir import ToolInfo
-from .package import RUNTIME_REQUIREMENT, ruff_sorted
-from .pysource import docstring, py_str
+from toolnexus_gen.codegen.package import RUNTIME_REQUIREMENT, ruff_sorted
+from toolnexus_gen.codegen.pysource import docstring, py_str
+from toolnexus_gen.ir import ToolInfo
 
 EXAMPLE_SPEC = """\
 # One tool per file: the name is the file stem. Build with `toolnexus-gen build`.

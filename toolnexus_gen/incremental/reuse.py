@@ -19,11 +19,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from .cache import Memo, Snapshot, canonical, load_reuse, sha, unit_key
-from .diagnostics import Diagnostic, Severity
-from .ir import PyNames, ToolInfo, ToolSet, Unit
-from .options import BuildOptions, Header
-from .package import package_files, package_key
+from toolnexus_gen.config.options import BuildOptions
+from toolnexus_gen.diagnostics import Diagnostic, Severity
+from toolnexus_gen.incremental.cache import Memo, Snapshot, canonical, load_reuse, sha, unit_key
+from toolnexus_gen.ir import PyNames, ToolInfo, Unit
 
 
 class Previous:
@@ -48,12 +47,13 @@ class Previous:
                 found.append(unit)
         return found
 
-    def package(self, toolset: ToolSet, header: Header) -> dict[str, str] | None:
-        """The last build's package files, if render_package would write them again."""
-        if self.kept.get("package") != package_digest(toolset, header):
+    def package(self, key: Any, names: Sequence[str]) -> dict[str, str] | None:
+        """The last build's package files `names`, if they were made from the same `key` (all
+        that rendering them reads: codegen.package.package_key)."""
+        if self.kept.get("package") != sha(canonical(key)):
             return None
         files = {}
-        for name in package_files(toolset.targets):
+        for name in names:
             text = self._text(name)
             if text is None:
                 return None
@@ -115,17 +115,13 @@ class Previous:
         return self._texts[name]
 
 
-def package_digest(toolset: ToolSet, header: Header) -> str:
-    return sha(canonical(package_key(toolset, header)))
-
-
 def records(
     units: Sequence[Unit],
     layout: dict[str, dict[str, tuple[int, int]]],
-    toolset: ToolSet,
-    header: Header,
+    package_key: Any,
 ) -> dict[str, Any]:
-    """What the build state keeps so that the next build can reuse this one's work."""
+    """What the build state keeps so that the next build can reuse this one's work
+    (`package_key`: what the package's Python files were rendered from)."""
     kept = {}
     for unit in units:
         assert unit.info is not None and unit.model_key is not None  # a build with no error
@@ -137,7 +133,7 @@ def records(
             "model": unit.model_key,
             "entries": {file: layout[file][unit.rel] for file in unit.entries},
         }
-    return {"units": kept, "package": package_digest(toolset, header)}
+    return {"units": kept, "package": sha(canonical(package_key))}
 
 
 def _diagnostic_record(d: Diagnostic) -> list[Any]:

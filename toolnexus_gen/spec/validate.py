@@ -19,13 +19,15 @@ from typing import Any
 import referencing.exceptions
 from jsonschema import Draft202012Validator
 
-from .cache import Memo
-from .diagnostics import Diagnostic, Severity
-from .ir import Tool, ToolInfo
-from .load import Document, Loader, join_pointer
-from .naming import python_names
-from .parallel import PARALLEL_MIN, parallel_map
-from .refs import SpecRegistry, document_uri, iter_refs, ref_closure, ref_problem
+from toolnexus_gen.diagnostics import Diagnostic, Severity
+from toolnexus_gen.incremental.cache import Memo
+from toolnexus_gen.incremental.parallel import PARALLEL_MIN, parallel_map
+from toolnexus_gen.ir import Document, Tool, ToolInfo
+from toolnexus_gen.spec.load import Loader
+from toolnexus_gen.spec.naming import python_names
+from toolnexus_gen.spec.pointer import join_pointer
+from toolnexus_gen.spec.refs import SpecRegistry, document_uri, iter_refs, ref_closure, ref_problem
+from toolnexus_gen.targets.registry import NAMES
 
 ENVELOPE_KEYS_NOTE = "keys starting with x- are ignored"
 _META = Draft202012Validator(Draft202012Validator.META_SCHEMA)
@@ -387,17 +389,15 @@ def _target_selection(
 ) -> frozenset[str] | None:
     if selection is None:
         return None
-    from .targets import TARGETS
-
     for key in ("only", "exclude"):
         for i, name in enumerate(selection.get(key, [])):
-            if name not in TARGETS:
+            if name not in NAMES:
                 out.add(
                     "TN117",
-                    f"unknown target {name!r} (known: {', '.join(TARGETS)})",
+                    f"unknown target {name!r} (known: {', '.join(NAMES)})",
                     f"/targets/{key}/{i}",
                 )
-    chosen = set(selection.get("only", TARGETS)) - set(selection.get("exclude", []))
+    chosen = set(selection.get("only", NAMES)) - set(selection.get("exclude", []))
     return frozenset(chosen)
 
 

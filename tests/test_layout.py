@@ -1,0 +1,132 @@
+"""The generator's house: stages a reader can name from the folder listing, imports in one
+direction (no circle, counting lazy and TYPE_CHECKING imports and the registry's own), one
+catalogue behind `explain` and the README's rule table."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from conftest import ROOT
+
+PACKAGE = ROOT / "toolnexus_gen"
+# Lowest first: a module may import its own layer or a lower one, never a higher one.
+LAYERS = [
+    {"toolnexus_gen", "ir", "diagnostics", "fs"},
+    {"config", "targets.registry"},
+    {"incremental"},
+    {"spec"},
+    {"targets"},
+    {"codegen"},
+    {"pipeline"},
+    {"commands"},
+    {"session"},
+    {"cli", "__main__"},
+]
+
+
+def modules() -> dict[str, Path]:
+    found = {}
+    for path in PACKAGE.rglob("*.py"):
+        parts = list(path.relative_to(ROOT).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        found[".".join(parts)] = path
+    return found
+
+
+def imports() -> dict[str, set[str]]:
+    known = modules()
+    graph: dict[str, set[str]] = {name: set() for name in known}
+    for name, path in known.items():
+        for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+            targets: list[str] = []
+            if isinstance(node, ast.Import):
+                targets = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                assert node.level == 0, f"{name}: relative import (the house uses absolute ones)"
+                # `from pkg import sub` depends on the module pkg.sub; `from mod import name`
+                # on mod.
+                targets = [f"{node.module}.{alias.name}" for alias in node.names]
+            for target in targets:
+                while target and target not in known and "." in target:
+                    target = target.rsplit(".", 1)[0]
+                if target in known and target != name:
+                    graph[name].add(target)
+    # TARGETS imports each target's module by name (importlib) on first use.
+    from toolnexus_gen.targets.registry import NAMES
+
+    graph["toolnexus_gen.targets"] |= {f"toolnexus_gen.targets.{n}" for n in NAMES}
+    return graph
+
+
+def layer(module: str) -> int:
+    short = module.removeprefix("toolnexus_gen.") if module != "toolnexus_gen" else module
+    best = None
+    for rank, names in enumerate(LAYERS):
+        for prefix in names:
+            if short == prefix or short.startswith(prefix + "."):
+                if best is None or len(prefix) > best[1]:
+                    best = (rank, len(prefix))
+    assert best is not None, f"{module} is in no layer: add it to LAYERS and the README"
+    return best[0]
+
+
+def test_the_import_graph_has_no_circle() -> None:
+    graph = imports()
+    state: dict[str, int] = {}
+    path: list[str] = []
+
+    def visit(node: str) -> None:
+        state[node] = 1
+        path.append(node)
+        for nxt in sorted(graph[node]):
+            if state.get(nxt) == 1:
+                cycle = path[path.index(nxt) :] + [nxt]
+                raise AssertionError("import circle: " + " -> ".join(cycle))
+            if nxt not in state:
+                visit(nxt)
+        path.pop()
+        state[node] = 2
+
+    for node in sorted(graph):
+        if node not in state:
+            visit(node)
+
+
+def test_imports_go_down_the_layers() -> None:
+    upward = [
+        f"{module} -> {target}"
+        for module, targets in imports().items()
+        for target in targets
+        if layer(target) > layer(module)
+    ]
+    assert upward == []
+
+
+def test_the_folder_listing_names_the_stages() -> None:
+    packages = sorted(p.name for p in PACKAGE.iterdir() if (p / "__init__.py").exists())
+    assert packages == [
+        "codegen",
+        "commands",
+        "config",
+        "diagnostics",
+        "fs",
+        "incremental",
+        "pipeline",
+        "spec",
+        "targets",
+    ]
+    for name in packages:  # each says what it holds
+        assert ast.get_docstring(ast.parse((PACKAGE / name / "__init__.py").read_text()))
+
+
+def test_readme_rule_table_is_the_catalogue() -> None:
+    from toolnexus_gen.diagnostics.catalogue import RULES, with_rule_table
+
+    readme = (ROOT / "README.md").read_text("utf-8")
+    assert with_rule_table(readme) == readme, (
+        "README rule table is stale: python -m toolnexus_gen.diagnostics.catalogue README.md"
+    )
+    for code, rule in RULES.items():
+        assert f"| `{code}` | {rule.severity.value} |" in readme

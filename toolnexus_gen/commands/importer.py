@@ -1,0 +1,70 @@
+"""`toolnexus-gen import FORMAT FILE`: existing provider tool JSON becomes one spec per tool.
+
+Building the imported specs for the same target gives the provider file back, with these
+normalisations (documented in the README):
+- a wrapper around the tool list (`{"tools": [...]}`, a JSON-RPC `tools/list` result, Bedrock's
+  `toolConfig`, a Gemini request body) is dropped: the build writes the bare list the target
+  always writes;
+- tools come out in name order;
+- Gemini's upper-case OpenAPI types (`"OBJECT"`) become JSON Schema's lower-case ones;
+- a tool without a description gets its title or name as description (specs need one);
+- keys a spec cannot hold are reported as not imported (for example Anthropic `cache_control`,
+  MCP `icons` and `_meta`).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from toolnexus_gen.fs.paths import SPEC_SUFFIXES
+from toolnexus_gen.targets import TARGETS
+from toolnexus_gen.targets.reading import Imported, ImportError_
+
+__all__ = ["ImportError_", "Imported", "plan", "read", "spec_text"]
+
+
+def read(fmt: str, path: Path) -> Imported:
+    """The specs a provider file holds; raises ImportError_ with a located message."""
+    try:
+        data = json.loads(path.read_text("utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ImportError_(f"{path}: cannot read: {exc}") from None
+    except json.JSONDecodeError as exc:
+        raise ImportError_(f"{path}:{exc.lineno}:{exc.colno}: invalid JSON: {exc.msg}") from None
+    out = Imported()
+    try:
+        TARGETS[fmt].read(data, out)
+    except ImportError_ as exc:
+        raise ImportError_(f"{path}: {exc}") from None
+    if not out.specs:
+        raise ImportError_(f"{path}: no tools found for format {fmt}")
+    return out
+
+
+def spec_text(spec: dict[str, Any], suffix: str) -> str:
+    if suffix == ".json":
+        return json.dumps(spec, indent=2, ensure_ascii=False) + "\n"
+    text: str = yaml.safe_dump(spec, sort_keys=False, allow_unicode=True, width=10_000)
+    return text
+
+
+def plan(imported: Imported, specs_dir: Path, suffix: str, force: bool) -> dict[Path, str]:
+    """The files to write; raises ImportError_ when one exists (unless force) or clashes."""
+    files: dict[Path, str] = {}
+    existing = {p.stem: p for p in specs_dir.glob("*") if p.suffix in SPEC_SUFFIXES}
+    clashes = []
+    for name, spec in sorted(imported.specs.items()):
+        path = specs_dir / f"{name}{suffix}"
+        other = existing.get(name)
+        if other is not None and (other != path or not force):
+            clashes.append(other)
+        files[path] = spec_text(spec, suffix)
+    if clashes:
+        listed = ", ".join(p.as_posix() for p in clashes)
+        hint = " (pass --force to replace them)" if all(p.suffix == suffix for p in clashes) else ""
+        raise ImportError_(f"these specs already exist: {listed}; nothing written{hint}")
+    return files

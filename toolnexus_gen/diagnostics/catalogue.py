@@ -1,0 +1,554 @@
+"""The one catalogue of diagnostic codes: what each means and how to fix it.
+
+`CODES` are the structural codes (TN1xx spec errors, TN2xx tool names, TN8xx configuration);
+`RULES` the provider compatibility rules (TN3xx), each with the provider's own error text.
+`toolnexus-gen explain CODE` prints an entry; the README's rule table is generated from `RULES`
+(`python -m toolnexus_gen.diagnostics.catalogue`, checked by the tests).
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+
+from toolnexus_gen.diagnostics import Severity
+
+CODES: dict[str, tuple[str, str]] = {
+    "TN101": (
+        "malformed JSON or YAML",
+        "The file does not parse. The message gives the parser's complaint and its line and column.\n"
+        "Fix: correct the syntax there. NaN and Infinity are not JSON numbers and are refused too.",
+    ),
+    "TN102": (
+        "unreadable file",
+        "The file cannot be read as UTF-8 text: it is binary, not UTF-8, unreadable, or larger than the\n"
+        "size limit for spec files.\nFix: save it as UTF-8 JSON or YAML.",
+    ),
+    "TN103": (
+        "empty file",
+        "A spec file must hold one tool. An empty file is almost always a mistake.\n"
+        "Fix: add at least `description:`, or move the file out of the spec folder.",
+    ),
+    "TN104": (
+        "document too deep or too large",
+        "The document is nested deeper than the limit, or YAML aliases expand it past the value\n"
+        "limit (an 'alias bomb').\nFix: flatten the schema with $defs and $ref.",
+    ),
+    "TN105": (
+        "duplicate or non-string key",
+        "A mapping repeats a key (JSON parsers silently keep the last one) or uses a non-string key.\n"
+        "Fix: keep one of them; quote keys such as `yes`, `on` or numbers in YAML.",
+    ),
+    "TN106": (
+        "YAML tag not allowed",
+        "Spec files hold plain data. YAML tags that construct objects (!!python/...), custom tags and\n"
+        "merge keys are refused so that reading a spec can never run code.\nFix: write plain values.",
+    ),
+    "TN107": (
+        "spec is not a mapping",
+        "The top level of a spec must be a mapping: the tool envelope (name, description,\n"
+        "input_schema, ...) or a bare JSON Schema object.\nFix: wrap it in a mapping.",
+    ),
+    "TN108": (
+        "unknown key",
+        "The envelope only knows name, title, description, input_schema, output_schema, examples,\n"
+        "strict, annotations and targets. Keys starting with x- are ignored; anything else is a typo\n"
+        "or a misplaced schema keyword.\nFix: correct the key, move it into input_schema, or prefix it with x-.",
+    ),
+    "TN109": (
+        "invalid envelope value",
+        "A key of the envelope has the wrong type or value (checked against the spec schema the\n"
+        "package ships: toolnexus_gen/spec.schema.json).\nFix: as the message says.",
+    ),
+    "TN110": (
+        "missing or empty description",
+        "Every tool needs a non-empty description: models choose tools by it, and Bedrock rejects an\n"
+        'empty one ("Member must have length greater than or equal to 1").\nFix: describe the tool.',
+    ),
+    "TN111": (
+        "name does not match file",
+        "A tool's name defaults to its file stem; when `name` is given it must equal the stem, so a\n"
+        "tool is always found by its file name.\nFix: rename the file or the tool.",
+    ),
+    "TN112": (
+        "invalid JSON Schema",
+        "input_schema or output_schema is not valid JSON Schema draft 2020-12 (for example\n"
+        "`type: strng`).\nFix: correct the keyword the pointer names.",
+    ),
+    "TN113": (
+        "input schema root is not an object",
+        'Every provider requires the arguments to be an object: OpenAI "schema must be a JSON Schema\n'
+        'of \'type: "object"\'", Anthropic "input_schema.type: Field required", Bedrock "must be one of\n'
+        'the following: object".\nFix: put the arguments under `type: object` / `properties`.',
+    ),
+    "TN114": (
+        "example does not match input schema",
+        "Each entry of `examples` must validate against input_schema: Anthropic sends them to the\n"
+        "model as input_examples, and a wrong example teaches wrong calls.\nFix: correct the example.",
+    ),
+    "TN115": (
+        "duplicate tool name",
+        "Two spec files define the same tool name (for example get_weather.json and\n"
+        "get_weather.yaml). Every provider keys calls by name.\nFix: remove or rename one.",
+    ),
+    "TN116": (
+        "Python name collision",
+        "Two tools become the same Python identifier (get-weather and get_weather both become\n"
+        "get_weather / GetWeatherArgs). toolnexus-gen never adds silent suffixes.\nFix: rename one tool.",
+    ),
+    "TN117": (
+        "unknown target",
+        "`targets.only` / `targets.exclude` name a target that does not exist.\n"
+        "Fix: use gemini, openai, openai_responses, anthropic, mcp or bedrock.",
+    ),
+    "TN118": (
+        "no tool specs",
+        "The spec folder holds no tool spec: it is empty, or every file in it starts with _ or .\n"
+        "(those are shared fragments). The build still writes an empty package.\n"
+        "Fix: add a spec (toolnexus-gen init writes an example), or point SPECS_DIR elsewhere.",
+    ),
+    "TN119": (
+        "argument model cannot be generated",
+        "datamodel-code-generator refused the input schema while making the typed argument model;\n"
+        "its message is quoted.\nFix: simplify the schema at the reported place, or report the\n"
+        "schema to toolnexus-gen so the generator can be worked around.",
+    ),
+    "TN120": (
+        "$ref not allowed or unresolvable",
+        "A $ref points outside the spec folder, to a URL (http:, https:, file:), or to nothing.\n"
+        "toolnexus-gen never fetches schemas over the network.\n"
+        "Fix: copy the schema into a `_shared/` file under the spec folder and reference it relatively.",
+    ),
+    "TN201": (
+        "tool name invalid for Gemini",
+        'Gemini: "Invalid function name. Must start with a letter or an underscore. Must be alphameric\n'
+        "(a-z, A-Z, 0-9), underscores (_), dots (.), colons (:), or dashes (-), with a maximum length of\n"
+        '64."\nFix: rename the tool, or exclude the gemini target for it (targets: {exclude: [gemini]}).',
+    ),
+    "TN202": (
+        "tool name invalid for OpenAI",
+        "OpenAI (Chat and Responses): \"Invalid 'tools[0].function.name': string does not match\n"
+        "pattern. Expected a string that matches the pattern '^[a-zA-Z0-9_-]+$'.\" (at most 64).\n"
+        "Fix: rename the tool (no dots, colons or spaces), or exclude the openai targets for it.",
+    ),
+    "TN203": (
+        "tool name invalid for Anthropic",
+        "Anthropic: \"tools.0.custom.name: String should match pattern '^[a-zA-Z0-9_-]{1,128}$'\".\n"
+        "Fix: rename the tool, or exclude the anthropic target for it.",
+    ),
+    "TN204": (
+        "tool name not recommended for MCP",
+        "MCP: tool names SHOULD be 1-128 characters of A-Z, a-z, 0-9, _, - and . (the SDK warns).\n"
+        "Fix: rename the tool.",
+    ),
+    "TN205": (
+        "tool name invalid for Bedrock",
+        "Bedrock Converse: \"Value at 'toolConfig.tools.N.member.toolSpec.name' failed to satisfy\n"
+        'constraint: Member must satisfy regular expression pattern: [a-zA-Z0-9_-]+" (1-64).\n'
+        "Fix: rename the tool, or exclude the bedrock target for it.",
+    ),
+    "TN801": (
+        "invalid pyproject.toml",
+        "The nearest pyproject.toml does not parse as TOML.\nFix: correct it at the given line.",
+    ),
+    "TN802": (
+        "invalid [tool.toolnexus-gen] setting",
+        "A key or value in [tool.toolnexus-gen] is unknown or has the wrong type. Keys: specs, out,\n"
+        "targets, ignore, and one table per target for its options (e.g. [tool.toolnexus-gen.gemini]\n"
+        'schema_field = "parametersJsonSchema").\nFix: as the message says.',
+    ),
+}
+
+
+E, W = Severity.ERROR, Severity.WARNING
+
+
+@dataclass(frozen=True)
+class Rule:
+    code: str
+    title: str
+    targets: str  # where it applies, in words
+    severity: Severity
+    provider_error: str  # the provider's own error text, as users have seen it
+    fix: str
+    transform: str | None = None  # the opt-in transform that removes the problem, if any
+
+    def explain(self) -> str:
+        lines = [
+            f"Applies to: {self.targets}. Severity: {self.severity.value}.",
+            f"Provider says: {self.provider_error}",
+            f"Fix: {self.fix}",
+        ]
+        if self.transform:
+            lines.append(f"Transform: {self.transform} (opt in per target: transforms = [...]).")
+        return "\n".join(lines)
+
+
+RULES: dict[str, Rule] = {
+    rule.code: rule
+    for rule in (
+        Rule(
+            "TN301",
+            "property name rejected by Anthropic",
+            "anthropic (always)",
+            E,
+            "tools.0.custom.input_schema.properties: Property keys should match pattern "
+            "'^[a-zA-Z0-9_.-]{1,64}$'",
+            "rename the property (letters, digits, _ . -; at most 64), or exclude anthropic for "
+            "this tool (targets: {exclude: [anthropic]})",
+        ),
+        Rule(
+            "TN302",
+            "array schema without items",
+            "openai, openai_responses (always); gemini parameters",
+            E,
+            "OpenAI: In context=('properties', 'paths'), array schema missing items. / Gemini: "
+            "...parameters.properties[tags].items: missing field.",
+            'add "items" (for example {"type": "string"}, or {} for anything on openai)',
+        ),
+        Rule(
+            "TN303",
+            "root object without properties",
+            "openai, openai_responses",
+            E,
+            "In context=(), object schema missing properties.",
+            'add "properties" (use {} and "additionalProperties": false for a tool without '
+            "arguments, or omit input_schema entirely)",
+        ),
+        Rule(
+            "TN304",
+            "description longer than 1024 characters",
+            "openai, openai_responses",
+            W,
+            "Invalid 'tools[6].function.description': string too long. Expected a string with "
+            "maximum length 1024 (observed through Azure and relays)",
+            "shorten the description; move detail into parameter descriptions",
+        ),
+        Rule(
+            "TN305",
+            "combinator at the root of the input schema",
+            "openai, openai_responses (anyOf/oneOf/allOf/enum/not); anthropic (anyOf/oneOf/allOf)",
+            E,
+            "OpenAI: schema must have type 'object' and not have 'oneOf'/'anyOf'/'allOf'/'enum'/"
+            "'not' at the top level. / Anthropic: input_schema does not support oneOf, allOf, or "
+            "anyOf at the top level",
+            "move the alternatives into a property, or make all properties optional and check the "
+            "combination in the handler",
+        ),
+        Rule(
+            "TN306",
+            "schema node without a type",
+            "gemini parameters; openai strict",
+            E,
+            "Gemini: ...type: must be specified when not using one_of, any_of or all_of fields / "
+            "OpenAI strict: schema must have a 'type' key",
+            'add "type" (for example "string")',
+        ),
+        Rule(
+            "TN310",
+            "keyword Gemini parameters does not know",
+            "gemini (schema_field = parameters)",
+            E,
+            'Invalid JSON payload received. Unknown name "<keyword>" at \'tools[0].'
+            "function_declarations[0].parameters...': Cannot find field.",
+            'remove the keyword, use schema_field = "parametersJsonSchema" for gemini, or opt in '
+            "to the transform named in the message where one keeps the meaning",
+        ),
+        Rule(
+            "TN311",
+            "type array in Gemini parameters",
+            "gemini parameters",
+            E,
+            "Unknown name \"type\" at '...': Proto field is not repeating, cannot start list.",
+            'write one type; for [T, "null"] opt in to the nullable transform (type: T, '
+            'nullable: true), or use schema_field = "parametersJsonSchema"',
+            "nullable",
+        ),
+        Rule(
+            "TN312",
+            "enum Gemini parameters cannot carry",
+            "gemini parameters",
+            E,
+            "Invalid value at '...enum[1]' (TYPE_STRING), 2 / ...enum: only allowed for STRING "
+            "type / ...enum[1]: cannot be empty",
+            'use string values (and type "string"), drop empty strings, or use schema_field = '
+            '"parametersJsonSchema"',
+        ),
+        Rule(
+            "TN313",
+            "string format Gemini parameters rejects",
+            "gemini parameters",
+            E,
+            "...format: only 'enum' and 'date-time' are supported for STRING type",
+            "remove the format (say it in the description), or use schema_field = "
+            '"parametersJsonSchema"',
+        ),
+        Rule(
+            "TN314",
+            "object without properties in Gemini parameters",
+            "gemini parameters",
+            E,
+            "...parameters.properties: should be non-empty for OBJECT type",
+            'give the object at least one property, or use schema_field = "parametersJsonSchema". '
+            "(A root with no properties is a tool without arguments: parameters is omitted.)",
+        ),
+        Rule(
+            "TN315",
+            "recursive schema that must be inlined",
+            "gemini parameters (and the inline_refs transform)",
+            E,
+            "Gemini parameters has no references: Unknown name \"$ref\" at '...': Cannot find "
+            "field.",
+            'use schema_field = "parametersJsonSchema" (which allows recursion through optional '
+            "properties), or break the cycle",
+        ),
+        Rule(
+            "TN316",
+            "additionalProperties in Gemini parameters",
+            "gemini parameters",
+            E,
+            "Invalid JSON payload received. Unknown name \"additionalProperties\" at '...': "
+            "Cannot find field.",
+            'use schema_field = "parametersJsonSchema" (which keeps it), or remove it',
+        ),
+        Rule(
+            "TN318",
+            "too many Gemini function declarations",
+            "gemini",
+            W,
+            "tools[0].function_declarations: [FIELD_INVALID] At most 512 function declarations "
+            "can be specified. (Vertex: 128)",
+            "send a subset per request (run_gemini(tools=[...])), or exclude some tools from "
+            "gemini. A warning: the file may hold more tools than one request sends",
+        ),
+        Rule(
+            "TN319",
+            "property name Gemini may reject",
+            "gemini",
+            W,
+            "Gemini parameter names must match ^[A-Za-z_][A-Za-z0-9_]{0,63}$ (documented rule)",
+            "rename the property, or exclude gemini for this tool",
+        ),
+        Rule(
+            "TN320",
+            "$ref with sibling keywords (Gemini parametersJsonSchema)",
+            "gemini (schema_field = parametersJsonSchema)",
+            E,
+            "$ref 'X' was set alongside unsupported fields. If a schema node has $ref set, then "
+            "only description and default can be set alongside it",
+            "move the other keywords into the referenced schema, wrap as allOf is not supported "
+            "either: or opt in to inline_refs",
+            "inline_refs",
+        ),
+        Rule(
+            "TN321",
+            "cycle through required properties",
+            "gemini parametersJsonSchema",
+            E,
+            "Cyclic references are unrolled to a limited degree and, as such, may only be used "
+            "within non-required properties.",
+            "make one property on the cycle optional",
+        ),
+        Rule(
+            "TN322",
+            "keyword Gemini parametersJsonSchema ignores",
+            "gemini parametersJsonSchema",
+            W,
+            "(no error: only the documented subset is applied; other keywords are ignored, so "
+            "the model is not held to them)",
+            "keep the constraint (your handler's model still enforces it) and say it in the "
+            "description, so the model knows",
+        ),
+        Rule(
+            "TN330",
+            "more than 128 tools for OpenAI",
+            "openai, openai_responses",
+            W,
+            "Invalid 'tools': array too long. Expected an array with maximum length 128",
+            "send a subset per request (run_openai(tools=[...])), or exclude some tools from the "
+            "openai targets. A warning: the file may hold more tools than one request sends",
+        ),
+        Rule(
+            "TN340",
+            "strict object without additionalProperties: false",
+            "openai, openai_responses (strict)",
+            E,
+            "Invalid schema for function 'f': In context=('properties', 'value'), "
+            "'additionalProperties' is required to be supplied and to be false.",
+            'add "additionalProperties": false to the object, or drop strict',
+        ),
+        Rule(
+            "TN341",
+            "strict object with optional properties",
+            "openai, openai_responses (strict)",
+            E,
+            "Invalid schema for function 'f': In context=(), 'required' is required to be "
+            "supplied and to be an array including every key in properties. Missing 'params'.",
+            'list every property in "required" and make optional ones nullable (type: [T, "null"]), '
+            "or drop strict",
+        ),
+        Rule(
+            "TN342",
+            "keyword OpenAI strict mode does not permit",
+            "openai, openai_responses (strict)",
+            E,
+            "Invalid schema for function 'f': In context=('properties', 'data'), 'allOf' is not "
+            "permitted.",
+            "remove the keyword or drop strict",
+        ),
+        Rule(
+            "TN343",
+            "default in OpenAI strict mode",
+            "openai, openai_responses (strict)",
+            W,
+            "In context=('properties', 'error'), 'default' is not permitted. (Azure OpenAI, and "
+            "api.openai.com until 2025)",
+            "state the default in the description",
+        ),
+        Rule(
+            "TN344",
+            "format OpenAI strict mode rejects",
+            "openai, openai_responses (strict)",
+            E,
+            "In context=('properties', 'url'), 'uri' is not a valid format.",
+            "use one of date-time, time, date, duration, email, hostname, ipv4, ipv6, uuid, or "
+            "remove the format",
+        ),
+        Rule(
+            "TN345",
+            "$ref with sibling keywords (OpenAI strict)",
+            "openai, openai_responses (strict)",
+            E,
+            "context=('properties', 'labels'), $ref cannot have keywords {'description'}",
+            "move the keywords into the referenced schema, or opt in to inline_refs",
+            "inline_refs",
+        ),
+        Rule(
+            "TN346",
+            "schema over OpenAI strict-mode limits",
+            "openai, openai_responses (strict)",
+            E,
+            "A schema may have up to 5000 object properties total, with up to 10 levels of "
+            "nesting; at most 1000 enum values; 120,000 characters of names and enum values",
+            "split the tool, or drop strict",
+        ),
+        Rule(
+            "TN350",
+            "strict object without additionalProperties: false",
+            "anthropic (strict)",
+            E,
+            "tools.0.custom: For 'object' type, 'additionalProperties' must be explicitly set to "
+            "false",
+            'add "additionalProperties": false to the object, or drop strict',
+        ),
+        Rule(
+            "TN351",
+            "constraint Anthropic strict mode does not support",
+            "anthropic (strict)",
+            E,
+            "Not supported: minimum, maximum, multipleOf, minLength, maxLength, array constraints "
+            "beyond minItems 0 or 1 (a 400 error with details)",
+            "remove the constraint (your handler's model still enforces it) or drop strict",
+        ),
+        Rule(
+            "TN352",
+            "recursive schema in Anthropic strict mode",
+            "anthropic (strict)",
+            E,
+            "Not supported: recursive schemas (a 400 error with details)",
+            "break the cycle or drop strict",
+        ),
+        Rule(
+            "TN353",
+            "format Anthropic strict mode rejects",
+            "anthropic (strict)",
+            E,
+            "supported string formats: date-time, time, date, duration, email, hostname, uri, "
+            "ipv4, ipv6, uuid",
+            "remove the format or drop strict",
+        ),
+        Rule(
+            "TN354",
+            "complex enum member in Anthropic strict mode",
+            "anthropic (strict)",
+            E,
+            "enum of primitives only",
+            "use primitive enum values or drop strict",
+        ),
+        Rule(
+            "TN355",
+            "over Anthropic's per-request strict limits",
+            "anthropic (strict)",
+            W,
+            "Schema is too complex for compilation. (limits: 20 strict tools, 24 optional "
+            "parameters, 16 parameters using anyOf or type arrays, across all strict tools)",
+            "drop strict from some tools, or send fewer strict tools per request "
+            "(run_anthropic(tools=[...])). A warning: the file may hold more than one request sends",
+        ),
+        Rule(
+            "TN356",
+            "regex feature Anthropic strict mode rejects",
+            "anthropic (strict)",
+            E,
+            "pattern: no backreferences, lookaround or \\b",
+            "simplify the pattern or drop strict",
+        ),
+        Rule(
+            "TN360",
+            "MCP outputSchema root not an object",
+            "mcp",
+            E,
+            'outputSchema must be an object schema (type: "object") under MCP 2025-11-25; '
+            "clients validate structuredContent against it",
+            'wrap the result: {"type": "object", "properties": {"result": ...}}',
+        ),
+    )
+}
+
+
+def all_codes() -> list[str]:
+    return sorted({*CODES, *RULES})
+
+
+def explain(code: str) -> tuple[str, str] | None:
+    """(title, explanation) of a code, or None when there is no such code."""
+    if code in RULES:
+        rule = RULES[code]
+        return rule.title, rule.explain()
+    return CODES.get(code)
+
+
+README_START = "<!-- rule table: generated by python -m toolnexus_gen.diagnostics.catalogue -->"
+README_END = "<!-- end of rule table -->"
+
+
+def rule_table() -> str:
+    """The README's table of provider rules, made from RULES."""
+    lines = [
+        "| code | severity | applies to | what | transform that fixes it |",
+        "|---|---|---|---|---|",
+    ]
+    for code in sorted(RULES):
+        rule = RULES[code]
+        transform = f"`{rule.transform}`" if rule.transform else ""
+        lines.append(
+            f"| `{code}` | {rule.severity.value} | {rule.targets} | {rule.title} | {transform} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def with_rule_table(readme: str) -> str:
+    """The README text with its rule table replaced by the catalogue's."""
+    start = readme.index(README_START) + len(README_START)
+    end = readme.index(README_END)
+    return readme[:start] + "\n" + rule_table() + readme[end:]
+
+
+if __name__ == "__main__":  # rewrite the README's rule table in place (or print it)
+    if len(sys.argv) > 1:
+        from pathlib import Path
+
+        path = Path(sys.argv[1])
+        path.write_text(with_rule_table(path.read_text("utf-8")), "utf-8")
+    else:
+        sys.stdout.write(rule_table())

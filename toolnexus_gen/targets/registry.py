@@ -1,0 +1,47 @@
+"""The targets by name, light on purpose: what the configuration, the command line and the
+generated Python need to know about each provider (its options, its Python type) without importing
+it, so `--version`, option errors and the no-op fast path stay instant. The targets themselves
+(`toolnexus_gen.targets.TARGETS`) are imported on first use.
+
+Adding a provider: its module in this folder (exporting `TARGET`), a runtime module in
+toolnexus_runtime/providers, and one line in INFO below.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+GEMINI_TRANSFORMS = ("const_to_enum", "nullable", "strip_meta", "inline_refs")
+JSON_SCHEMA_TRANSFORMS = ("strip_meta", "inline_refs")
+
+
+@dataclass(frozen=True)
+class TargetInfo:
+    options: dict[str, tuple[str, ...]]  # each option and its allowed values
+    python_type: str  # what to_<target>() returns, as generated Python spells it
+    python_doc: str  # what to_<target>() returns, in words
+
+
+LIST = "list[dict[str, Any]]"
+INFO: dict[str, TargetInfo] = {
+    "gemini": TargetInfo(
+        {"schema_field": ("parameters", "parametersJsonSchema"), "transforms": GEMINI_TRANSFORMS},
+        LIST,
+        "Gemini `tools` (one functionDeclarations wrapper)",
+    ),
+    "openai": TargetInfo(
+        {"transforms": JSON_SCHEMA_TRANSFORMS}, LIST, "OpenAI Chat Completions `tools`"
+    ),
+    "openai_responses": TargetInfo(
+        {"transforms": JSON_SCHEMA_TRANSFORMS}, LIST, "OpenAI Responses `tools`"
+    ),
+    "anthropic": TargetInfo(
+        {"transforms": JSON_SCHEMA_TRANSFORMS}, LIST, "Anthropic Messages `tools`"
+    ),
+    "mcp": TargetInfo({"transforms": JSON_SCHEMA_TRANSFORMS}, LIST, "MCP `tools/list` tools"),
+    "bedrock": TargetInfo(
+        {"transforms": JSON_SCHEMA_TRANSFORMS}, "dict[str, Any]", "Bedrock Converse `toolConfig`"
+    ),
+}
+NAMES: tuple[str, ...] = tuple(INFO)
+OPTIONS: dict[str, dict[str, tuple[str, ...]]] = {name: info.options for name, info in INFO.items()}
