@@ -21,7 +21,10 @@ SHARED = {
         "description": "Forecast",
         "input_schema": {
             "type": "object",
-            "properties": {"city": {"type": "string"}, "units": {"$ref": "_types.yaml#/$defs/Units"}},
+            "properties": {
+                "city": {"type": "string"},
+                "units": {"$ref": "_types.yaml#/$defs/Units"},
+            },
             "required": ["city"],
         },
         "examples": [{"city": "Oslo", "units": "c"}],
@@ -37,7 +40,9 @@ def uses_pipeline(project: Path, *args: str) -> bool:
         "try:\n    main()\nexcept SystemExit as e:\n    code = e.code\nelse:\n    code = 0\n"
         "print('PIPELINE' if 'toolnexus_gen.spec.validate' in sys.modules else 'FAST', code)\n"
     )
-    done = subprocess.run([sys.executable, "-c", code], cwd=project, capture_output=True, text=True, check=True)
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=project, capture_output=True, text=True, check=True
+    )
     return done.stdout.split()[0] == "PIPELINE"
 
 
@@ -65,13 +70,17 @@ def test_every_input_invalidates(project: Path, change: str) -> None:
     if change == "edit_spec":
         (specs / "now.yaml").write_text("description: Current time, edited\n")
     elif change == "edit_shared_ref":
-        (specs / "_types.yaml").write_text(json.dumps({"$defs": {"Units": {"type": "string", "enum": ["c", "f", "k"]}}}))
+        (specs / "_types.yaml").write_text(
+            json.dumps({"$defs": {"Units": {"type": "string", "enum": ["c", "f", "k"]}}})
+        )
     elif change == "add_spec":
         (specs / "later.yaml").write_text("description: Added later\n")
     elif change == "remove_spec":
         (specs / "now.yaml").unlink()
     elif change == "change_config":
-        (project / "pyproject.toml").write_text('[tool.toolnexus-gen.gemini]\nschema_field = "parametersJsonSchema"\n')
+        (project / "pyproject.toml").write_text(
+            '[tool.toolnexus-gen.gemini]\nschema_field = "parametersJsonSchema"\n'
+        )
     elif change == "edit_output":
         path = project / "out/schemas/openai.json"
         path.write_text(path.read_text().replace("Current time", "Tampered"))
@@ -136,7 +145,11 @@ def test_memo_reuses_models_and_keys_cover_the_schema(project: Path) -> None:
         json.dumps(
             {
                 "description": "Current weather for a city",
-                "input_schema": {"type": "object", "properties": {"city": {"type": "string"}, "days": {"type": "integer"}}, "required": ["city"]},
+                "input_schema": {
+                    "type": "object",
+                    "properties": {"city": {"type": "string"}, "days": {"type": "integer"}},
+                    "required": ["city"],
+                },
             }
         )
     )
@@ -146,7 +159,6 @@ def test_memo_reuses_models_and_keys_cover_the_schema(project: Path) -> None:
     assert "days" in (project / "out/models/get_weather.py").read_text()
 
 
-
 @pytest.mark.parametrize("spec_changed", [False, True])
 def test_a_killed_builds_cache_temporary_files_are_removed_by_the_next_build(
     project: Path, spec_changed: bool
@@ -154,7 +166,9 @@ def test_a_killed_builds_cache_temporary_files_are_removed_by_the_next_build(
     # A build killed while saving its cache leaves `.<name>.<pid>.tnx-tmp` beside the cache
     # files; the next build (a no-op or a real one) must clean it up, and `--check` must not.
     folder = project / "out" / cache.CACHE_DIR
-    leftovers = [folder / f".{name}.99999.tnx-tmp" for name in (cache.STATE, cache.UNITS, cache.MEMO)]
+    leftovers = [
+        folder / f".{name}.99999.tnx-tmp" for name in (cache.STATE, cache.UNITS, cache.MEMO)
+    ]
     for path in leftovers:
         path.write_bytes(b"half a cache file")
     assert cli("build", "specs", "--out", "out", "--check", cwd=project).exit_code == 0
@@ -164,4 +178,61 @@ def test_a_killed_builds_cache_temporary_files_are_removed_by_the_next_build(
     assert cli("build", "specs", "--out", "out", cwd=project).exit_code == 0
     assert not [path for path in leftovers if path.exists()]
     assert not uses_pipeline(project), "the build after the clean-up is a no-op again"
+    assert generated(project / "out") == reference(project)
+
+
+def build_spied(project: Path) -> tuple[list[int], bool, bool]:
+    """A build in a fresh process: the worker counts asked of pool_for, and whether
+    datamodel-code-generator and jinja2 were imported."""
+    code = (
+        "import sys\nfrom toolnexus_gen.incremental import parallel\n"
+        "import toolnexus_gen.pipeline.build as build\nasked = []\n"
+        "def spy(items, *a, **k):\n    asked.append(items)\n    return parallel.pool_for(items, *a, **k)\n"
+        "build.pool_for = spy\nfrom toolnexus_gen.cli import main\n"
+        "sys.argv = ['toolnexus-gen', 'build', 'specs', '--out', 'out', '-q']\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        "print(asked, 'datamodel_code_generator' in sys.modules, 'jinja2' in sys.modules)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=project, capture_output=True, text=True, check=True
+    )
+    asked, dmcg, jinja = done.stdout.rsplit(" ", 2)
+    return json.loads(asked), dmcg == "True", jinja.strip() == "True"
+
+
+@pytest.mark.parametrize(
+    "edit", ["description", "examples", "title", "annotations", "strict", "targets", "x-note"]
+)
+def test_an_edit_that_changes_no_model_starts_no_model_generator(project: Path, edit: str) -> None:
+    path = project / "specs" / "forecast.yaml"
+    import yaml
+
+    data = yaml.safe_load(path.read_text())
+    data.update(
+        {
+            "description": {"description": "Forecast for the coming days"},
+            "examples": {"examples": [{"city": "Rome"}]},
+            "title": {"title": "Forecast"},
+            "annotations": {"annotations": {"readOnlyHint": True}},
+            "strict": {"strict": False},
+            "targets": {"targets": {"exclude": ["bedrock"]}},
+            "x-note": {"x-note": "ours"},
+        }[edit]
+    )
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    asked, dmcg, jinja = build_spied(project)
+    assert asked == [0] and not dmcg, (asked, dmcg)
+    assert not jinja or edit == "targets"  # a target change renders dispatch.py again
+    assert generated(project / "out") == reference(project)
+
+
+def test_a_schema_edit_still_starts_the_model_generator(project: Path) -> None:
+    path = project / "specs" / "forecast.yaml"
+    path.write_text(
+        path.read_text().replace("required: [city]", "required: [city, units]")
+        if "required: [city]" in path.read_text()
+        else path.read_text().replace("- city\n", "- city\n  - units\n", 1)
+    )
+    asked, _, _ = build_spied(project)
+    assert asked == [1]
     assert generated(project / "out") == reference(project)

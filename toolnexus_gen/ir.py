@@ -108,6 +108,7 @@ class Unit:
     entries: dict[str, str] = field(default_factory=dict)  # file -> this tool's encoded entry
     model_key: str | None = None
     model_job: ModelJob | None = None  # made in this build: what generates its model if need be
+    model_input: str | None = None  # spec.load.model_input of the spec file
 
 
 # -- parsed files and where schema nodes came from (spec/load.py and spec/bundle.py make these) ----------------------------------

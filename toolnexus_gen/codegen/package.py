@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from toolnexus_gen.codegen.pysource import docstring, py_str
 from toolnexus_gen.config.options import Header
-from toolnexus_gen.ir import ToolSet
+from toolnexus_gen.ir import ToolInfo, ToolSet
 from toolnexus_gen.targets.registry import INFO
 
 if TYPE_CHECKING:
@@ -45,6 +46,7 @@ def environment() -> jinja2.Environment:
     )
     env.filters["py_str"] = py_str
     env.filters["docstring"] = docstring
+    env.filters["handler_method"] = handler_method
     return env
 
 
@@ -62,9 +64,13 @@ def package_files(targets: tuple[str, ...]) -> list[str]:
     return ["py.typed", *PACKAGE_TEMPLATES]
 
 
-def render_package(toolset: ToolSet, header: Header) -> dict[str, str]:
-    """The package's Python files, models aside: they depend on the tools' names, Python names
-    and descriptions only (package_key), so a build reuses them while those stay the same."""
+def render_package(
+    toolset: ToolSet, header: Header, only: Collection[str] | None = None
+) -> dict[str, str]:
+    """The package's Python files (those named in `only`, or all), models aside. Each depends
+    on what package_keys says, so a build reuses a file while its key stays the same."""
+    if only is not None and not only:
+        return {}
     env = environment()
     context: dict[str, Any] = {
         **_header_context(header),
@@ -91,23 +97,63 @@ def render_package(toolset: ToolSet, header: Header) -> dict[str, str]:
     }
     files = {"py.typed": ""}
     for name in package_files(toolset.targets)[1:]:
+        if only is not None and name not in only:
+            continue
         source = env.get_template(f"{name}.jinja").render(context)
         compile(source, name, "exec")  # a template bug must never reach disk
         files[name] = source
     return files
 
 
-def package_key(toolset: ToolSet, header: Header) -> list[Any]:
-    """Everything render_package reads (its templates are in the generator's fingerprint)."""
-    return [
-        header.specs_rel,
-        header.command,
-        list(toolset.targets),
-        [
-            [t.name, t.description, t.python.method, t.python.model, t.python.module]
-            for t in toolset.tools
-        ],
-    ]
+# handlers.py is its head (imports, the class line) and one method per tool, in name order.
+_METHOD = """
+    @abstractmethod
+    def {method}(
+        self,
+        args: {model},
+        ctx: ToolContext,
+    ) -> ToolOutput | Awaitable[ToolOutput]:
+        {doc}
+        raise NotImplementedError"""
+_FIRST_METHOD = "\n\n    @abstractmethod\n"
+
+
+def handler_method(tool: ToolInfo) -> str:
+    """One tool's abstract method in handlers.py (the template uses this too)."""
+    return _METHOD.format(
+        method=tool.python.method, model=tool.python.model, doc=docstring(tool.description, 8)
+    )
+
+
+def update_handlers(previous: str, toolset: ToolSet, fresh: Collection[str]) -> str | None:
+    """handlers.py when only descriptions changed since `previous` was written: its head kept,
+    its methods made again (None when `previous` has no method to tell its head by). Only the
+    methods of the `fresh` tools (made in this build) are new text, and only they are compiled."""
+    end = previous.find(_FIRST_METHOD)
+    if end < 0 or not toolset.tools:
+        return None
+    methods = []
+    for tool in toolset.tools:
+        method = handler_method(tool)
+        if tool.name in fresh:
+            compile(f"class C:{method}\n", "handlers.py", "exec")  # never a bad file on disk
+        methods.append(method)
+    return previous[:end] + "\n" + "\n".join(methods) + "\n"
+
+
+def package_keys(toolset: ToolSet, header: Header) -> dict[str, Any]:
+    """What each package file is rendered from (its template is in the generator's fingerprint).
+    Only handlers.py carries descriptions (as docstrings), so a description edit renders it
+    alone."""
+    names = [[t.name, t.python.method, t.python.model, t.python.module] for t in toolset.tools]
+    common = [header.specs_rel, header.command, list(toolset.targets), names]
+    keys: dict[str, Any] = {name: common for name in package_files(toolset.targets)}
+    keys["handlers.py"] = [*common, [t.description for t in toolset.tools]]
+    keys[HANDLERS_HEAD] = common  # what update_handlers keeps
+    return keys
+
+
+HANDLERS_HEAD = "handlers.py (head)"
 
 
 def _exports(toolset: ToolSet) -> list[str]:

@@ -153,23 +153,32 @@ class Snapshot:
     inputs: dict[str, list[Any]] = field(default_factory=dict)  # rel: [size, mtime_ns, sha]
 
 
-def changed_specs(options: Any, state: dict[str, Any] | None) -> int:
-    """About how many spec files changed since the last build (by stat alone; every one
-    without a state): how many workers to start."""
+def changed_specs(options: Any, state: dict[str, Any] | None) -> list[str]:
+    """The spec-folder files that changed since the last build, by stat alone (every one
+    without a state)."""
     current = spec_files(options.specs)
     if state is None:
-        return len(current)
+        return list(current)
     recorded: dict[str, list[Any]] = state["inputs"]
-    return sum(
-        rel not in recorded or [stat.st_size, stat.st_mtime_ns] != recorded[rel][:2]
+    return [
+        rel
         for rel, stat in current.items()
-    )
+        if rel not in recorded or [stat.st_size, stat.st_mtime_ns] != recorded[rel][:2]
+    ]
 
 
-def snapshot_inputs(specs: Path) -> Snapshot:
+def snapshot_inputs(specs: Path, state: dict[str, Any] | None = None) -> Snapshot:
+    """Every spec-folder file's size, mtime and SHA-256; a file whose size and mtime are what
+    the last build (`state`) recorded keeps its recorded SHA-256, as the no-op path trusts."""
+    recorded: dict[str, list[Any]] = state["inputs"] if state else {}
     snap = Snapshot()
     for rel, stat in sorted(spec_files(specs).items()):
-        snap.inputs[rel] = [stat.st_size, stat.st_mtime_ns, sha((specs / rel).read_bytes())]
+        known = recorded.get(rel)
+        if known is not None and known[:2] == [stat.st_size, stat.st_mtime_ns]:
+            snap.inputs[rel] = list(known)
+        else:
+            digest = sha((specs / rel).read_bytes())
+            snap.inputs[rel] = [stat.st_size, stat.st_mtime_ns, digest]
     return snap
 
 

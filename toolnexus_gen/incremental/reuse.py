@@ -21,7 +21,7 @@ from typing import Any
 
 from toolnexus_gen.config.options import BuildOptions
 from toolnexus_gen.diagnostics import Diagnostic, Severity
-from toolnexus_gen.incremental.cache import Memo, Snapshot, canonical, load_reuse, sha, unit_key
+from toolnexus_gen.incremental.cache import Memo, Snapshot, canonical, sha, unit_key
 from toolnexus_gen.ir import PyNames, ToolInfo, Unit
 
 
@@ -29,13 +29,18 @@ class Previous:
     """The last build under this build key, or nothing (every spec is then made afresh)."""
 
     def __init__(
-        self, options: BuildOptions, inputs: Snapshot, state: dict[str, Any] | None, memo: Memo
+        self,
+        options: BuildOptions,
+        inputs: Snapshot,
+        state: dict[str, Any] | None,
+        memo: Memo,
+        kept: dict[str, Any],
     ) -> None:
         self.options = options
         self.inputs = inputs
         self.memo = memo
         self.state = state or {}
-        self.kept = load_reuse(options, state) if state else {}
+        self.kept = kept  # cache.load_reuse
         self._texts: dict[str, str | None] = {}
 
     def units(self, paths: Sequence[Path]) -> list[Unit]:
@@ -47,18 +52,25 @@ class Previous:
                 found.append(unit)
         return found
 
-    def package(self, key: Any, names: Sequence[str]) -> dict[str, str] | None:
-        """The last build's package files `names`, if they were made from the same `key` (all
-        that rendering them reads: codegen.package.package_key)."""
-        if self.kept.get("package") != sha(canonical(key)):
-            return None
+    def package(self, keys: dict[str, Any]) -> dict[str, str]:
+        """The last build's package files whose key (what rendering them reads:
+        codegen.package.package_keys) is the same now; the others must be rendered."""
+        recorded = self.kept.get("package")
+        if not isinstance(recorded, dict):
+            return {}
         files = {}
-        for name in names:
-            text = self._text(name)
-            if text is None:
-                return None
-            files[name] = text
+        for name, key in keys.items():
+            if recorded.get(name) != sha(canonical(key)):
+                continue
+            text = self.text(name)
+            if text is not None:
+                files[name] = text
         return files
+
+    def matches(self, name: str, key: Any) -> bool:
+        """Whether the last build recorded `key` under `name` (see records)."""
+        recorded = self.kept.get("package")
+        return isinstance(recorded, dict) and recorded.get(name) == sha(canonical(key))
 
     def _unit(self, rel: str) -> Unit | None:
         record = self.kept.get("units", {}).get(rel)
@@ -77,7 +89,7 @@ class Previous:
             return None
         entries = {}
         for file, (start, end) in record["entries"].items():
-            text = self._text(file)
+            text = self.text(file)
             if text is None:
                 return None
             entries[file] = text[start:end]
@@ -89,6 +101,8 @@ class Previous:
             _info(record["info"]),
             entries,
             record["model"],
+            None,
+            record.get("model_input"),
         )
 
     def _sha(self, rel: str) -> str | None:
@@ -101,7 +115,7 @@ class Previous:
         except OSError:
             return None
 
-    def _text(self, name: str) -> str | None:
+    def text(self, name: str) -> str | None:
         """An output file's text, if it is still exactly what the last build wrote."""
         if name not in self._texts:
             self._texts[name] = None
@@ -118,10 +132,10 @@ class Previous:
 def records(
     units: Sequence[Unit],
     layout: dict[str, dict[str, tuple[int, int]]],
-    package_key: Any,
+    package_keys: dict[str, Any],
 ) -> dict[str, Any]:
     """What the build state keeps so that the next build can reuse this one's work
-    (`package_key`: what the package's Python files were rendered from)."""
+    (`package_keys`: what each package Python file was rendered from)."""
     kept = {}
     for unit in units:
         assert unit.info is not None and unit.model_key is not None  # a build with no error
@@ -131,9 +145,11 @@ def records(
             "diagnostics": [_diagnostic_record(d) for d in unit.diagnostics],
             "info": _info_record(unit.info),
             "model": unit.model_key,
+            "model_input": unit.model_input,
             "entries": {file: layout[file][unit.rel] for file in unit.entries},
         }
-    return {"units": kept, "package": sha(canonical(package_key))}
+    package = {name: sha(canonical(key)) for name, key in package_keys.items()}
+    return {"units": kept, "package": package}
 
 
 def _diagnostic_record(d: Diagnostic) -> list[Any]:

@@ -26,6 +26,7 @@ from toolnexus_gen.incremental.cache import (
     Memo,
     Snapshot,
     changed_specs,
+    load_reuse,
     save_state,
     snapshot_inputs,
 )
@@ -120,6 +121,26 @@ def analyse(
     return Analysis(toolset, units, diagnostics)
 
 
+def _same_models(options: BuildOptions, kept: dict[str, Any], changed: list[str]) -> bool:
+    """Whether every changed spec file is one the last build made a unit of, with the same model
+    input (an edit of its description, examples, title...): then no model can change, and no
+    worker needs to start datamodel-code-generator."""
+    from toolnexus_gen.spec.load import LoadError, load_document, model_input
+
+    units = kept.get("units", {})
+    for rel in changed:
+        record = units.get(rel)
+        if record is None or record.get("model_input") is None:
+            return False
+        try:
+            document = load_document(options.specs / rel)
+        except LoadError:
+            return False
+        if model_input(document.data) != record["model_input"]:
+            return False
+    return True
+
+
 def generate(
     options: BuildOptions, state: dict[str, Any] | None = None, *, use_cache: bool = True
 ) -> Generated:
@@ -133,31 +154,39 @@ def generate(
     # specs that only pays in a process's first build (a command line run); a process that
     # builds again imports the generator itself, once, and reuses it.
     changed = changed_specs(options, state if use_cache else None)
+    kept = load_reuse(options, state) if state and use_cache else {}
+    fresh = 0 if _same_models(options, kept, changed) else len(changed)
     warm_few, _first_build = _first_build, False
-    with pool_for(changed, warm_up, warm_few=warm_few):
-        from toolnexus_gen.codegen.package import package_files, package_key
+    with pool_for(fresh, warm_up, warm_few=warm_few):
+        from toolnexus_gen.codegen.package import HANDLERS_HEAD, package_keys, update_handlers
         from toolnexus_gen.incremental.reuse import Previous, records
         from toolnexus_gen.pipeline.render import render, render_models
 
-        inputs = snapshot_inputs(options.specs)  # before anything is read
+        inputs = snapshot_inputs(options.specs, state if use_cache else None)  # before reading
         memo = Memo(options.out if use_cache else None)
         paths = discover(options.specs)
-        previous = Previous(options, inputs, state, memo) if use_cache else None
+        previous = Previous(options, inputs, state, memo, kept) if use_cache else None
         reused = previous.units(paths) if previous else []
         analysis = analyse(options, memo, paths, reused)
         toolset, diagnostics = analysis.toolset, analysis.diagnostics
         if has_errors(diagnostics):
             return Generated(None, toolset, diagnostics)
         header = header_for(options)
-        key = package_key(toolset, header)
-        names = package_files(toolset.targets)
-        rendered = render(
-            toolset,
-            analysis.units,
-            header,
-            lambda: previous.package(key, names) if previous else None,
-        )
-        reuse = records(analysis.units, rendered.layout, key)  # while the workers warm up
+        keys = package_keys(toolset, header)
+        package = previous.package(keys) if previous else {}
+        if (
+            previous
+            and "handlers.py" not in package
+            and previous.matches(HANDLERS_HEAD, keys[HANDLERS_HEAD])
+        ):
+            # Only descriptions changed: its methods are made again, without a template.
+            remade = {u.info.name for u in analysis.units if u.model_job is not None and u.info}
+            old = previous.text("handlers.py")
+            updated = update_handlers(old, toolset, remade) if old is not None else None
+            if updated is not None:
+                package["handlers.py"] = updated
+        rendered = render(toolset, analysis.units, header, package)
+        reuse = records(analysis.units, rendered.layout, keys)  # while the workers warm up
         try:
             rendered.files.update(render_models(toolset, analysis.units, header, memo))
         except DiagnosticsError as exc:

@@ -8,11 +8,11 @@ datamodel-code-generator.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from toolnexus_gen.codegen.models import model_sources
-from toolnexus_gen.codegen.package import model_header, render_package
+from toolnexus_gen.codegen.package import model_header, package_files, render_package
 from toolnexus_gen.config.options import Header
 from toolnexus_gen.incremental.cache import Memo
 from toolnexus_gen.ir import ToolSet, Unit
@@ -34,11 +34,11 @@ def render(
     toolset: ToolSet,
     units: Sequence[Unit],
     header: Header,
-    package: Callable[[], dict[str, str] | None] = lambda: None,
+    reused: dict[str, str] | None = None,
 ) -> Rendered:
     """Every file but the models (render_models). `units` in name order, one per tool of
-    toolset; `package` gives the last build's package files when they are still what
-    render_package would write (None: render them)."""
+    toolset; `reused` holds the last build's package files that are still what render_package
+    would write (the others are rendered)."""
     rendered = Rendered({})
     for file, document in files_of(toolset.targets).items():
         carried = [unit for unit in units if file in unit.entries]
@@ -49,7 +49,10 @@ def render(
         }
     # The build's lock file and cache stay in the folder; keep them out of version control.
     rendered.files[".gitignore"] = GITIGNORE
-    rendered.files.update(package() or render_package(toolset, header))
+    reused = reused or {}
+    missing = [name for name in package_files(toolset.targets) if name not in reused]
+    rendered.files.update(reused)
+    rendered.files.update(render_package(toolset, header, missing))
     return rendered
 
 

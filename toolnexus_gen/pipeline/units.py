@@ -21,7 +21,7 @@ from toolnexus_gen.diagnostics import has_errors
 from toolnexus_gen.incremental.cache import Memo, sha, unit_key
 from toolnexus_gen.ir import PLACED_KEYS, Document, Tool, ToolInfo, Unit
 from toolnexus_gen.spec.bundle import Cycle, bundle_tool
-from toolnexus_gen.spec.load import Loader, LoadError, load_document
+from toolnexus_gen.spec.load import Loader, LoadError, load_document, model_input
 from toolnexus_gen.spec.refs import ref_closure
 from toolnexus_gen.spec.validate import Validator
 from toolnexus_gen.targets import TARGETS
@@ -131,6 +131,7 @@ def _unit(
         dict(sorted(entries.items())),
         model_key(memo, job, header),
         job,
+        model_input(document.data),
     )
 
 
