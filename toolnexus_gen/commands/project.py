@@ -14,6 +14,7 @@ from pathlib import Path
 
 from toolnexus_gen.codegen.package import RUNTIME_REQUIREMENT, ruff_sorted
 from toolnexus_gen.codegen.pysource import docstring, py_str
+from toolnexus_gen.config.pyproject import read_pyproject
 from toolnexus_gen.ir import ToolInfo
 
 EXAMPLE_SPEC = """\
@@ -93,10 +94,10 @@ def init(root: Path, specs: str = "specs", out: str = "tools", version: str = ""
     section = CONFIG_SECTION.format(specs=specs, out=out)
     if not pyproject.exists():
         _create(pyproject, section.lstrip("\n"), report)
-    elif "[tool.toolnexus-gen" in pyproject.read_text("utf-8"):
+    elif "[tool.toolnexus-gen" in read_pyproject(pyproject):
         report.kept.append(f"{pyproject.as_posix()} (already has [tool.toolnexus-gen])")
     else:
-        text = pyproject.read_text("utf-8")
+        text = read_pyproject(pyproject)
         with pyproject.open("a", encoding="utf-8") as handle:  # append only: never rewrite
             handle.write(("" if text.endswith("\n") else "\n") + section)
         report.appended.append(pyproject)
@@ -122,7 +123,7 @@ def _require_runtime(pyproject: Path, report: InitReport) -> None:
     else:  # pragma: no cover
         import tomli as tomllib
 
-    text = pyproject.read_text("utf-8")
+    text = read_pyproject(pyproject)
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError:

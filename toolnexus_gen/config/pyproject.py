@@ -40,12 +40,30 @@ def find_pyproject(start: Path) -> Path | None:
     return None
 
 
+def read_pyproject(path: Path) -> str:
+    """The text of a pyproject.toml; not UTF-8 is a located TN802 (TOML files are UTF-8)."""
+    raw = path.read_bytes()
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        before = raw[: exc.start]
+        line = before.count(b"\n") + 1
+        col = exc.start - (before.rfind(b"\n") + 1) + 1
+        message = (
+            f"pyproject.toml is not UTF-8 (byte 0x{raw[exc.start]:02x}); TOML files are UTF-8: "
+            "save it as UTF-8"
+        )
+        raise DiagnosticsError(
+            [Diagnostic(display_path(path), line, col, "TN802", message)]
+        ) from None
+
+
 def load_config(start: Path) -> Config:
     path = find_pyproject(start)
     if path is None:
         return Config(root=start.resolve(), path=None)
-    text = path.read_text("utf-8")
     display = display_path(path)
+    text = read_pyproject(path)
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:

@@ -119,6 +119,12 @@ CODES: dict[str, tuple[str, str]] = {
         "toolnexus-gen never fetches schemas over the network.\n"
         "Fix: copy the schema into a `_shared/` file under the spec folder and reference it relatively.",
     ),
+    "TN121": (
+        "symbolic link leaves the spec folder",
+        "A spec file, or a folder under the spec folder, is a symbolic link to something outside\n"
+        "it. Nothing outside the spec folder is ever read, so the link is refused, not followed.\n"
+        "Fix: copy the file into the spec folder, or move the link's target under it.",
+    ),
     "TN201": (
         "tool name invalid for Gemini",
         'Gemini: "Invalid function name. Must start with a letter or an underscore. Must be alphameric\n'

@@ -4,6 +4,7 @@ no-op fast path imports it."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 SPEC_SUFFIXES = (".json", ".yaml", ".yml")  # what counts as a spec file
@@ -23,6 +24,21 @@ def discover(specs_dir: Path) -> list[Path]:
         if path.suffix in SPEC_SUFFIXES and not is_hidden(rel) and path.is_file():
             found.append(path)
     return sorted(found, key=lambda p: p.relative_to(specs_dir).as_posix())
+
+
+def escaping_links(specs_dir: Path) -> list[Path]:
+    """Symbolic links (to files or folders) under specs_dir whose target is outside it: a spec
+    folder holds its own files, so these are refused rather than read or silently skipped."""
+    root = specs_dir.resolve()
+    found = []
+    for folder, dirs, files in os.walk(specs_dir):
+        for name in [*dirs, *files]:
+            path = Path(folder) / name
+            if path.is_symlink():
+                target = path.resolve()
+                if target != root and root not in target.parents:
+                    found.append(path)
+    return sorted(found)
 
 
 def display_path(path: Path) -> str:

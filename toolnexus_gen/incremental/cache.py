@@ -132,6 +132,9 @@ def spec_files(specs: Path) -> dict[str, os.stat_result]:
             if entry.is_dir(follow_symlinks=False):
                 if not entry.name.startswith("."):
                     stack.append(name)
+            elif entry.is_symlink() and entry.is_dir():
+                # a linked folder is an input too (the build refuses one that leaves the folder)
+                found[name + "/"] = entry.stat(follow_symlinks=False)
             elif entry.name.endswith(SPEC_SUFFIXES):
                 found[name] = entry.stat()
     return found
@@ -141,6 +144,8 @@ def _same(stat: os.stat_result, recorded: list[Any], path: str) -> bool:
     """True when the file still has the recorded content (stat first, SHA-256 when stat differs)."""
     if stat.st_size == recorded[0] and stat.st_mtime_ns == recorded[1]:
         return True
+    if path.endswith("/"):
+        return False
     try:
         with open(path, "rb") as handle:
             return bool(sha(handle.read()) == recorded[2])
@@ -176,6 +181,8 @@ def snapshot_inputs(specs: Path, state: dict[str, Any] | None = None) -> Snapsho
         known = recorded.get(rel)
         if known is not None and known[:2] == [stat.st_size, stat.st_mtime_ns]:
             snap.inputs[rel] = list(known)
+        elif rel.endswith("/"):  # a linked folder: where it points
+            snap.inputs[rel] = [stat.st_size, stat.st_mtime_ns, sha(os.readlink(specs / rel[:-1]))]
         else:
             digest = sha((specs / rel).read_bytes())
             snap.inputs[rel] = [stat.st_size, stat.st_mtime_ns, digest]

@@ -21,7 +21,7 @@ from toolnexus_gen.config.options import (
     resolve_options,
 )
 from toolnexus_gen.diagnostics import Diagnostic, DiagnosticsError, Severity, has_errors
-from toolnexus_gen.fs.paths import discover, display_path
+from toolnexus_gen.fs.paths import discover, display_path, escaping_links
 from toolnexus_gen.incremental.cache import (
     Memo,
     Snapshot,
@@ -89,10 +89,27 @@ def analyse(
     from toolnexus_gen.spec.validate import cross_tool
     from toolnexus_gen.targets import TARGETS
 
+    links = escaping_links(options.specs)  # refused, never read
     known = {unit.rel for unit in reused}
-    fresh = [path for path in paths if path.relative_to(options.specs).as_posix() not in known]
+    fresh = [
+        path
+        for path in paths
+        if path.relative_to(options.specs).as_posix() not in known and path not in links
+    ]
     units = [*reused, *make_units(fresh, options, header_for(options), memo or Memo(None))]
     diagnostics = [d for unit in units for d in unit.diagnostics]
+    for link in links:
+        kind = "folder" if link.is_dir() else "file"
+        diagnostics.append(
+            Diagnostic(
+                display_path(link.parent) + "/" + link.name,  # the link, not where it points
+                1,
+                1,
+                "TN121",
+                f"symbolic link to a {kind} outside the spec folder, refused: a spec folder holds "
+                "its own files (copy it in, or move the link's target under the spec folder)",
+            )
+        )
     named = sorted(
         ((unit.info, unit) for unit in units if unit.info is not None),
         key=lambda pair: (pair[0].name, pair[1].rel),
