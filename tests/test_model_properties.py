@@ -11,6 +11,7 @@ from conftest import WEATHER
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis_jsonschema import from_schema
+from pydantic import ValidationError
 from test_generated_quality import HOSTILE
 from test_runtime import SPECS
 from test_targets_sdk import RICH
@@ -94,3 +95,84 @@ def test_model_agrees_with_schema(name: str, models: dict[str, Any]) -> None:
         assert validator.is_valid(dumped), (instance, dumped)
 
     check()
+
+
+# -- the reverse: what the schema rejects, the model rejects -----------------------------------
+
+WRONG_VALUES = st.sampled_from([None, "5", 5, 5.5, True, [], {}, "", "x" * 50, -1, 10**9])
+
+
+def nulls_an_optional_property_without_default(schema: dict[str, Any], instance: Any) -> bool:
+    """The one disagreement left on purpose: a model field for an optional property without a
+    default is `X | None = None` (None is how a model says "absent"), so it takes an explicit
+    null that the schema would refuse."""
+    properties = schema.get("properties") or {}
+    required = set(schema.get("required") or [])
+    return isinstance(instance, dict) and any(
+        value is None
+        and name in properties
+        and name not in required
+        and "default" not in properties[name]
+        for name, value in instance.items()
+    )
+
+
+@pytest.mark.parametrize("name", sorted(SCHEMAS))
+def test_model_rejects_what_the_schema_rejects(name: str, models: dict[str, Any]) -> None:
+    schema = SCHEMAS[name]
+    model = models[name]
+    validator = jsonschema.Draft202012Validator(schema, format_checker=jsonschema.FormatChecker())
+
+    @settings(max_examples=80, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(st.tuples(from_schema(schema, allow_x00=True), st.data()))
+    def check(pair: tuple[Any, st.DataObject]) -> None:
+        valid, data = pair
+        if not isinstance(valid, dict):
+            return
+        instance = dict(valid)
+        properties = sorted((schema.get("properties") or {}).keys())
+        how = data.draw(st.sampled_from(["replace", "remove", "add"]))
+        key = data.draw(st.sampled_from([*properties, "not_a_property"]))
+        if how == "replace":
+            instance[key] = data.draw(WRONG_VALUES)
+        elif how == "remove":
+            instance.pop(key, None)
+        else:
+            instance[f"unexpected_{key}"] = data.draw(WRONG_VALUES)
+        if validator.is_valid(instance) or nulls_an_optional_property_without_default(
+            schema, instance
+        ):
+            return
+        with pytest.raises(ValidationError):
+            model.model_validate(instance)
+
+    check()
+
+
+@pytest.fixture(scope="module")
+def no_arguments(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    from conftest import build_in
+
+    pkg = build_in(tmp_path_factory.mktemp("noargs"), {"now.yaml": {"description": "Now"}})
+    return pkg.NowArgs
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.dictionaries(st.text(min_size=1), WRONG_VALUES, min_size=1))
+def test_a_tool_without_arguments_takes_none(no_arguments: Any, instance: dict[str, Any]) -> None:
+    # every provider file says {"type": "object", "properties": {}, "additionalProperties": false}
+    assert no_arguments.model_validate({}).model_dump() == {}
+    with pytest.raises(ValidationError):
+        no_arguments.model_validate(instance)
+
+
+@pytest.mark.parametrize("name", sorted(SCHEMAS))
+def test_descriptions_reach_the_models_json_schema(name: str, models: dict[str, Any]) -> None:
+    properties = SCHEMAS[name].get("properties") or {}
+    model = models[name]
+    by_alias = {field.alias or key: field for key, field in model.model_fields.items()}
+    generated = model.model_json_schema(by_alias=True).get("properties", {})
+    for prop, sub in properties.items():
+        if isinstance(sub, dict) and isinstance(sub.get("description"), str) and "$ref" not in sub:
+            assert by_alias[prop].description == sub["description"], prop
+            assert generated[prop]["description"] == sub["description"], prop

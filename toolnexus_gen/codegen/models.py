@@ -25,6 +25,7 @@ LINE_LENGTH = 100
 
 def _options(header: str, class_name: str) -> dict[str, Any]:
     from datamodel_code_generator import DataModelType, Formatter, InputFileType, PythonVersion
+    from datamodel_code_generator.enums import StrictTypes
 
     return {
         "input_file_type": InputFileType.JsonSchema,
@@ -40,7 +41,12 @@ def _options(header: str, class_name: str) -> dict[str, Any]:
         "use_union_operator": True,
         "set_default_enum_member": True,
         "field_constraints": True,
-        "use_field_description": True,
+        # As strict as the schema: a default does not make a property nullable, a string is not
+        # a number and a number not a boolean (pydantic's lax mode would take "5" or 1).
+        "strict_nullable": True,
+        "strict_types": [StrictTypes.str, StrictTypes.int, StrictTypes.float, StrictTypes.bool],
+        # Descriptions stay in Field(description=...), so model_json_schema() carries them.
+        "use_field_description": False,
         "use_schema_description": False,
         "allow_remote_refs": False,
     }
@@ -177,8 +183,8 @@ def _normalising_names(schema: Any) -> dict[str, str]:
 
 
 def _model_schema(tool: Tool) -> dict[str, Any]:
-    if tool.input_schema is None:
-        return {"type": "object", "properties": {}}
+    if tool.input_schema is None:  # as every provider file says: no arguments at all
+        return {"type": "object", "properties": {}, "additionalProperties": False}
     # The tool's description belongs to the tool, not the model; titles would rename classes.
     schema = dict(tool.input_schema)
     for key in ("title", "description", "examples", "$id"):

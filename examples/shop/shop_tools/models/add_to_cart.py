@@ -3,15 +3,12 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, StrictInt, StrictStr
 
 
 class LineItem(BaseModel):
-    sku: str
-    """
-    Product SKU, e.g. TEA-042
-    """
-    quantity: int = Field(..., ge=1, le=99)
+    sku: StrictStr = Field(..., description="Product SKU, e.g. TEA-042")
+    quantity: StrictInt = Field(..., ge=1, le=99)
 
 
 class AddToCartArgs(BaseModel):

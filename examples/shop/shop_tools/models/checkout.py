@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from enum import Enum
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, StrictStr
 
 
 class Payment(Enum):
@@ -14,19 +14,17 @@ class Payment(Enum):
 
 
 class Address(BaseModel):
-    name: str
-    street: str
-    city: str
-    country: str = Field(..., max_length=2, min_length=2)
-    """
-    ISO 3166-1 alpha-2 code
-    """
+    name: StrictStr
+    street: StrictStr
+    city: StrictStr
+    country: StrictStr = Field(
+        ..., description="ISO 3166-1 alpha-2 code", max_length=2, min_length=2
+    )
 
 
 class CheckoutArgs(BaseModel):
     ship_to: Address
     payment: Payment
-    gift_note: str | None = None
-    """
-    A note printed on the packing slip, or null
-    """
+    gift_note: StrictStr | None = Field(
+        None, description="A note printed on the packing slip, or null"
+    )

@@ -3,8 +3,8 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel
+from pydantic import BaseModel, StrictStr
 
 
 class GetProductArgs(BaseModel):
-    sku: str
+    sku: StrictStr

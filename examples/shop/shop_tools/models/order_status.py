@@ -3,8 +3,8 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, StrictStr
 
 
 class OrderStatusArgs(BaseModel):
-    order_id: str = Field(..., pattern="^ORD-[0-9]{4}$")
+    order_id: StrictStr = Field(..., pattern="^ORD-[0-9]{4}$")

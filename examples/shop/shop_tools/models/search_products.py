@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from enum import Enum
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, StrictFloat, StrictInt, StrictStr
 
 
 class Category(Enum):
@@ -21,15 +21,12 @@ class Currency(Enum):
 
 
 class Money(BaseModel):
-    amount: float = Field(..., ge=0.0)
+    amount: StrictFloat = Field(..., ge=0.0)
     currency: Currency
 
 
 class SearchProductsArgs(BaseModel):
-    query: str
-    """
-    Words to look for in product names
-    """
+    query: StrictStr = Field(..., description="Words to look for in product names")
     category: Category | None = None
     max_price: Money | None = None
-    limit: int | None = Field(5, ge=1, le=20)
+    limit: StrictInt = Field(5, ge=1, le=20)

@@ -3,11 +3,8 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field, StrictStr
 
 
 class GetWeatherArgs(BaseModel):
-    city: str
-    """
-    City name
-    """
+    city: StrictStr = Field(..., description="City name")

@@ -3,8 +3,10 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict
 
 
 class NowArgs(BaseModel):
-    pass
+    model_config = ConfigDict(
+        extra="forbid",
+    )
