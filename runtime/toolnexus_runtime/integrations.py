@@ -58,7 +58,7 @@ def pydantic_ai_toolset(
     # The toolkit validates with the generated model; pydantic-ai only parses the JSON object.
     passthrough = SchemaValidator(core_schema.dict_schema())
 
-    class GeneratedToolset(AbstractToolset[Any]):
+    class GeneratedToolset(AbstractToolset[Any]):  # type: ignore[misc]
         @property
         def id(self) -> str | None:
             return toolset_id
@@ -137,7 +137,7 @@ def langchain_tools(toolkit: ToolkitCore[Any]) -> list[Any]:
     error result is a `ToolMessage` with `status="error"` and the toolkit's message."""
     from langchain_core.tools import BaseTool, ToolException
 
-    class GeneratedTool(BaseTool):
+    class GeneratedTool(BaseTool):  # type: ignore[misc]
         args_schema: Any = None
         handle_tool_error: Any = True
 
