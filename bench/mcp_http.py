@@ -107,6 +107,9 @@ async def _calls(url: str, clients: int, calls: int) -> tuple[float, int]:
 
 
 def bench_http(record: Callable[..., None], rounds: int = 5) -> None:
+    import logging
+
+    logging.getLogger("httpx2").setLevel(logging.WARNING)  # one line per request otherwise
     with tempfile.TemporaryDirectory(prefix="tnx-http-") as tmp:
         folder = Path(tmp)
         (folder / "specs").mkdir()

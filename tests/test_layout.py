@@ -130,3 +130,18 @@ def test_readme_rule_table_is_the_catalogue() -> None:
     )
     for code, rule in RULES.items():
         assert f"| `{code}` | {rule.severity.value} |" in readme
+
+
+def test_the_command_line_starts_light() -> None:
+    """`--version`, option errors and the no-op build import none of the pipeline."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, toolnexus_gen.cli\n"
+        "heavy = ('yaml', 'jsonschema', 'jinja2', 'referencing', 'toolnexus_gen.spec.load',\n"
+        "         'toolnexus_gen.targets.base', 'toolnexus_gen.pipeline.build')\n"
+        "print(sorted(m for m in heavy if m in sys.modules))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"

@@ -7,12 +7,15 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from importlib import import_module
+from typing import TYPE_CHECKING
 
-from toolnexus_gen.targets.base import Target
 from toolnexus_gen.targets.registry import INFO, NAMES
 
+if TYPE_CHECKING:  # light on purpose: importing the registry runs this file
+    from toolnexus_gen.targets.base import Target
 
-class _Targets(Mapping[str, Target]):
+
+class _Targets(Mapping[str, "Target"]):
     """Each target's `Target`, its module imported on first use."""
 
     def __init__(self) -> None:
