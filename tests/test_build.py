@@ -8,6 +8,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 from conftest import ROOT, WEATHER, cli, cli_process, snapshot, write_specs
 
@@ -289,3 +290,32 @@ def test_parallel_build_gives_the_same_bytes_as_a_serial_one(tmp_path: Path) -> 
         assert result.returncode == 0, result.stderr
         trees.append(_tree_hash(project / "tools"))
     assert trees[0] == trees[1]
+
+
+def test_a_root_ref_to_an_object_is_an_object_root(build_package: Any) -> None:
+    pkg = build_package(
+        {
+            "create_note.json": {
+                "description": "Create a note",
+                "input_schema": {
+                    "$ref": "#/$defs/Note",
+                    "$defs": {
+                        "Note": {
+                            "type": "object",
+                            "properties": {"title": {"type": "string"}},
+                            "required": ["title"],
+                        }
+                    },
+                },
+            }
+        }
+    )
+    (entry,) = pkg.to_openai()
+    assert entry["function"]["parameters"] == {
+        "type": "object",
+        "properties": {"title": {"type": "string"}},
+        "required": ["title"],
+    }  # lifted to the root, the unused definition dropped
+    (declaration,) = pkg.to_gemini()[0]["functionDeclarations"]
+    assert declaration["parameters"]["type"] == "object"
+    assert pkg.CreateNoteArgs.model_validate({"title": "x"}).title == "x"

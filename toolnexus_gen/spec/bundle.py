@@ -249,8 +249,10 @@ def bundle_tool(tool: Tool, specs_dir: Path, load: Loader) -> tuple[Tool, list[D
     schema, output = tool.input_schema, tool.output_schema
     if schema is not None:
         located, broken = bundle(schema, tool.source, tool.schema_pointer, specs_dir, load)
-        schema = located.schema
         problems += [_broken(located, *item) for item in broken]
+        if not broken:
+            located = lift_root_ref(located)
+        schema = located.schema
     if output is not None:
         output_located, broken = bundle(output, tool.source, "/output_schema", specs_dir, load)
         output = output_located.schema
@@ -263,6 +265,33 @@ def bundle_tool(tool: Tool, specs_dir: Path, load: Loader) -> tuple[Tool, list[D
         output_located=output_located,
     )
     return bundled, problems
+
+
+def lift_root_ref(located: Located) -> Located:
+    """A root that is only a local `$ref` to an object schema (as zod writes them) becomes that
+    object, its definitions kept beside it: every provider wants an object at the root, and the
+    model a class of its own."""
+    root = located.schema
+    ref = root.get("$ref")
+    if "type" in root or not isinstance(ref, str) or not ref.startswith("#/"):
+        return located
+    target = resolve(root, unquote(ref[1:]), None)
+    if not isinstance(target, dict) or target.get("type") != "object" or "$ref" in target:
+        return located
+    rest = {k: v for k, v in root.items() if k != "$ref"}
+    parts = unquote(ref[1:]).split("/")[1:]
+    if len(parts) == 2 and parts[0] in ("$defs", "definitions"):
+        # The lifted definition stays only while another $ref still points to it.
+        others = {k: v for k, v in root.items() if k not in ("$ref", parts[0])}
+        defs = {k: v for k, v in rest[parts[0]].items() if k != parts[1]}
+        if has_refs([target, others, defs]):
+            defs = rest[parts[0]]
+        rest = {k: v for k, v in rest.items() if k != parts[0]} | ({parts[0]: defs} if defs else {})
+    lifted = located.derive({**target, **rest})
+    # The root's keywords now come from the target: diagnostics inside them point there.
+    for key, value in target.items():
+        lifted.mark(value, join_pointer(unquote(ref[1:]), key))
+    return lifted
 
 
 def _broken(located: Located, message: str, pointer: str) -> Diagnostic:

@@ -15,6 +15,7 @@ from functools import cache
 from importlib import resources
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote
 
 import referencing.exceptions
 from jsonschema import Draft202012Validator
@@ -26,6 +27,7 @@ from toolnexus_gen.ir import Document, Tool, ToolInfo
 from toolnexus_gen.spec.load import Loader
 from toolnexus_gen.spec.naming import python_names
 from toolnexus_gen.spec.pointer import join_pointer
+from toolnexus_gen.spec.pointer import resolve as resolve_pointer
 from toolnexus_gen.spec.refs import SpecRegistry, document_uri, iter_refs, ref_closure, ref_problem
 from toolnexus_gen.targets.registry import NAMES
 
@@ -57,7 +59,17 @@ def bare_input_schema(data: dict[str, Any]) -> dict[str, Any]:
 
 
 def is_bare_schema(data: dict[str, Any]) -> bool:
-    return "input_schema" not in data and ("type" in data or "properties" in data)
+    return "input_schema" not in data and ("type" in data or "properties" in data or "$ref" in data)
+
+
+def root_type(schema: dict[str, Any]) -> Any:
+    """The root's type; a root that is only a local `$ref` (as zod writes schemas) has the type
+    of what it points to."""
+    if "type" not in schema and isinstance(schema.get("$ref"), str):
+        target = resolve_pointer(schema, unquote(schema["$ref"].removeprefix("#")), None)
+        if schema["$ref"].startswith("#") and isinstance(target, dict):
+            return target.get("type")
+    return schema.get("type")
 
 
 class _Collector:
@@ -309,7 +321,7 @@ def _schema_is_valid(item: tuple[Any, bool]) -> bool:
     schema, root_object = item
     if next(_META.iter_errors(schema), None) is not None:
         return False
-    return not root_object or schema.get("type") == "object"
+    return not root_object or root_type(schema) == "object"
 
 
 def _check_schema(schema: Any, pointer: str, out: _Collector, *, root_object: bool) -> None:
@@ -323,8 +335,12 @@ def _check_schema(schema: Any, pointer: str, out: _Collector, *, root_object: bo
         out.add("TN112", f"{label} is not valid JSON Schema (draft 2020-12): {message}", where)
     if errors or not root_object:
         return
-    if schema.get("type") != "object":
+    if root_type(schema) != "object":
         got = f"type {schema['type']!r}" if "type" in schema else "no type"
+        if "type" not in schema and "$ref" in schema:
+            got = (
+                f"a $ref to {'no object' if root_type(schema) is None else repr(root_type(schema))}"
+            )
         out.add(
             "TN113",
             f"the root of input_schema must be an object schema (type: object), found {got}",
