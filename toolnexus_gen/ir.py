@@ -69,6 +69,14 @@ class ToolInfo:
     targets: frozenset[str] | None = None
     strict: bool | None = None
     strict_counts: tuple[int, int] = (0, 0)  # optional and union parameters (Anthropic strict)
+    # name_aliases: (target, the name that target's file gives the tool), where it differs
+    aliases: tuple[tuple[str, str], ...] = ()
+    # name_aliases: (target, JSON of its ArgumentMap), where property names differ
+    argument_aliases: tuple[tuple[str, str], ...] = ()
+
+    def sent_name(self, target: str) -> str:
+        """The tool's name in `target`'s file."""
+        return dict(self.aliases).get(target, self.name)
 
     def for_target(self, target: str) -> bool:
         return self.targets is None or target in self.targets

@@ -193,6 +193,24 @@ def load_schema(package: str, target: str) -> Any:
     return json.loads(text)
 
 
+def _unalias(arguments: Any, mapping: Mapping[str, Any]) -> Any:
+    """Arguments as the model sent them, with every aliased property name back to the spec's
+    (mapping: {alias: [name, mapping of its value]}); lists map element by element."""
+    if isinstance(arguments, list):
+        return [_unalias(item, mapping) for item in arguments]
+    if not isinstance(arguments, dict):
+        return arguments
+    out = {}
+    for key, value in arguments.items():
+        entry = mapping.get(key)
+        if entry is None:
+            out[key] = value
+        else:
+            name, inner = entry
+            out[name] = _unalias(value, inner) if inner else value
+    return out
+
+
 class ToolkitCore(Generic[H]):
     """Routes a tool call by name to a handler method, validating its arguments first.
 
@@ -234,12 +252,37 @@ class ToolkitCore(Generic[H]):
         self.error_message = error_message
         self._entries = entries
         self._unknown_hint = ", ".join(tools) or "(none)"
+        # name_aliases: what each provider file calls a tool or a property, back to the spec
+        aliases = {}
+        if self.SCHEMAS is not None and _schema_text(self.SCHEMAS, "aliases") is not None:
+            aliases = load_schema(self.SCHEMAS, "aliases")
+        self._tool_aliases: dict[str, dict[str, str]] = aliases.get("tools", {})
+        self._argument_aliases: dict[str, dict[str, Any]] = aliases.get("arguments", {})
 
     def descriptions(self) -> dict[str, str]:
         """Each tool's description (from the generated package's schemas/tools.json)."""
         if self.SCHEMAS is None:
             return {}
         return {t["name"]: t.get("description", "") for t in load_schema(self.SCHEMAS, "tools")}
+
+    def unalias(self, target: str, name: str, arguments: Any) -> tuple[str, Any]:
+        """A call as `target`'s file named it, back to the spec's tool and argument names."""
+        aliases = self._tool_aliases.get(target)
+        if aliases:
+            name = aliases.get(name, name)
+        maps = self._argument_aliases.get(target)
+        if maps and name in maps:
+            if isinstance(arguments, (str, bytes, bytearray)):
+                try:
+                    arguments = json.loads(arguments) if arguments.strip() else {}
+                except ValueError:
+                    return name, arguments  # execute explains the bad JSON
+            arguments = _unalias(arguments, maps[name])
+        return name, arguments
+
+    def sent_names(self, target: str) -> dict[str, str]:
+        """Spec tool name -> the name `target`'s file gives it, where they differ."""
+        return {name: alias for alias, name in self._tool_aliases.get(target, {}).items()}
 
     def _provider_schema(self, target: str) -> Any:
         """The tools in one provider's shape (from the generated package's schemas/)."""
@@ -477,19 +520,16 @@ class ToolkitCore(Generic[H]):
         """Execute every call of one provider response; the provider's reply to send back."""
         raw = provider.calls(payload)
         base = ctx or EMPTY_CONTEXT
-        calls = [
-            (
-                call.name,
-                call.arguments,
-                replace(
-                    base,
-                    provider=provider.NAME,
-                    tool_name=call.name,
-                    call_id=None if call.call_id is None else str(call.call_id),
-                ),
+        calls = []
+        for call in raw:
+            name, arguments = self.unalias(provider.NAME, call.name, call.arguments)
+            context = replace(
+                base,
+                provider=provider.NAME,
+                tool_name=name,
+                call_id=None if call.call_id is None else str(call.call_id),
             )
-            for call in raw
-        ]
+            calls.append((name, arguments, context))
         results = await self._execute_all(calls, policy)
         return provider.replies(raw, results)
 

@@ -16,12 +16,14 @@ from typing import Any
 
 from .core import ToolContext, ToolkitCore
 
+SOURCE = "openai_responses"  # the provider file whose tool definitions the frameworks get
+
 
 def _definitions(toolkit: ToolkitCore[Any]) -> list[dict[str, Any]]:
     """Each tool as the OpenAI Responses file has it: name, description, parameters, strict
     (the neutral JSON Schema form, with the strict flag the spec chose)."""
     try:
-        tools = toolkit._provider_schema("openai_responses")
+        tools = toolkit._provider_schema(SOURCE)
     except NotImplementedError:
         tools = [
             {**t, "parameters": t.get("input_schema") or {"type": "object", "properties": {}}}
@@ -58,7 +60,7 @@ def pydantic_ai_toolset(
     # The toolkit validates with the generated model; pydantic-ai only parses the JSON object.
     passthrough = SchemaValidator(core_schema.dict_schema())
 
-    class GeneratedToolset(AbstractToolset[Any]):  # type: ignore[misc]
+    class GeneratedToolset(AbstractToolset[Any]):  # type: ignore[misc, unused-ignore]
         @property
         def id(self) -> str | None:
             return toolset_id
@@ -80,6 +82,7 @@ def pydantic_ai_toolset(
             }
 
         async def call_tool(self, name: str, tool_args: dict[str, Any], ctx: Any, tool: Any) -> Any:
+            name, tool_args = toolkit.unalias(SOURCE, name, tool_args)
             context = ToolContext(
                 call_id=getattr(ctx, "tool_call_id", None), tool_name=name, provider="pydantic_ai"
             )
@@ -103,10 +106,11 @@ def openai_agents_tools(toolkit: ToolkitCore[Any]) -> list[Any]:
 
     def invoker(name: str) -> Any:
         async def on_invoke_tool(ctx: Any, arguments: str) -> str:
+            tool, args = toolkit.unalias(SOURCE, name, arguments)
             context = ToolContext(
-                call_id=getattr(ctx, "tool_call_id", None), tool_name=name, provider="openai_agents"
+                call_id=getattr(ctx, "tool_call_id", None), tool_name=tool, provider="openai_agents"
             )
-            result = await toolkit.execute(name, arguments, context, offload=True)
+            result = await toolkit.execute(tool, args, context, offload=True)
             return result.output
 
         return on_invoke_tool
@@ -137,7 +141,7 @@ def langchain_tools(toolkit: ToolkitCore[Any]) -> list[Any]:
     error result is a `ToolMessage` with `status="error"` and the toolkit's message."""
     from langchain_core.tools import BaseTool, ToolException
 
-    class GeneratedTool(BaseTool):  # type: ignore[misc]
+    class GeneratedTool(BaseTool):  # type: ignore[misc, unused-ignore]
         args_schema: Any = None
         handle_tool_error: Any = True
 
@@ -155,17 +159,18 @@ def langchain_tools(toolkit: ToolkitCore[Any]) -> list[Any]:
             finally:
                 _CALL_ID.reset(token)
 
-        def _context(self) -> ToolContext:
-            return ToolContext(call_id=_CALL_ID.get(), tool_name=self.name, provider="langchain")
+        def _call(self, arguments: Any) -> tuple[str, Any, ToolContext]:
+            tool, args = toolkit.unalias(SOURCE, self.name, arguments)
+            return tool, args, ToolContext(_CALL_ID.get(), tool, "langchain")
 
         def _run(self, run_manager: Any = None, **arguments: Any) -> str:
-            result = toolkit.execute_sync(self.name, arguments, self._context())
+            result = toolkit.execute_sync(*self._call(arguments))
             if result.is_error:
                 raise ToolException(result.output)
             return result.output
 
         async def _arun(self, run_manager: Any = None, **arguments: Any) -> str:
-            result = await toolkit.execute(self.name, arguments, self._context(), offload=True)
+            result = await toolkit.execute(*self._call(arguments), offload=True)
             if result.is_error:
                 raise ToolException(result.output)
             return result.output

@@ -124,6 +124,9 @@ class Conversation:
             self.records,
         )
         self.context = options.context
+        if allowed is not None:  # the names this provider's file gives them (name_aliases)
+            sent = toolkit.sent_names(self.NAME)
+            allowed = frozenset(sent.get(name, name) for name in allowed)
         self.schemas = self.select(toolkit._provider_schema(self.NAME), allowed)
         self.base_request = request
 

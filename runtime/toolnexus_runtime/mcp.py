@@ -99,7 +99,7 @@ def mcp_server(
         return listed
 
     async def call_tool(ctx: Any, params: Any) -> Any:
-        tool_name = params.name
+        tool_name, arguments = toolkit.unalias("mcp", params.name, params.arguments or {})
         context = ToolContext(
             call_id=None if ctx.request_id is None else str(ctx.request_id),
             tool_name=tool_name,

@@ -34,6 +34,7 @@ class BuildOptions:
     targets: tuple[str, ...] = NAMES
     target_options: dict[str, dict[str, Any]] = field(default_factory=dict)
     ignore: frozenset[str] = frozenset()
+    name_aliases: bool = False  # names a target rejects get aliases it accepts
 
 
 def resolve_options(
@@ -63,6 +64,7 @@ def resolve_options(
         targets=ordered,
         target_options=config.target_options,
         ignore=config.ignore,
+        name_aliases=config.name_aliases,
     )
 
 

@@ -18,7 +18,7 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 SECTION = "toolnexus-gen"
-KEYS = {"specs": str, "out": str, "targets": list, "ignore": list}
+KEYS = {"specs": str, "out": str, "targets": list, "ignore": list, "name_aliases": bool}
 
 
 @dataclass(frozen=True)
@@ -29,6 +29,7 @@ class Config:
     out: Path | None = None
     targets: tuple[str, ...] | None = None
     ignore: frozenset[str] = frozenset()
+    name_aliases: bool = False
     target_options: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
@@ -94,7 +95,7 @@ def load_config(start: Path) -> Config:
         elif not isinstance(value, KEYS[key]) or (
             isinstance(value, list) and not all(isinstance(v, str) for v in value)
         ):
-            kind = "a string" if KEYS[key] is str else "a list of strings"
+            kind = {str: "a string", bool: "true or false"}.get(KEYS[key], "a list of strings")
             bad(key, f"{key} must be {kind}, not {value!r}")
         else:
             values[key] = value
@@ -111,6 +112,7 @@ def load_config(start: Path) -> Config:
         out=root / values["out"] if "out" in values else None,
         targets=tuple(values["targets"]) if "targets" in values else None,
         ignore=frozenset(values.get("ignore", [])),
+        name_aliases=bool(values.get("name_aliases", False)),
         target_options=options,
     )
 

@@ -153,6 +153,26 @@ CODES: dict[str, tuple[str, str]] = {
         'constraint: Member must satisfy regular expression pattern: [a-zA-Z0-9_-]+" (1-64).\n'
         "Fix: rename the tool, or exclude the bedrock target for it.",
     ),
+    "TN210": (
+        "tool name aliased for a target (name_aliases)",
+        "The tool's name is one this target rejects, and `name_aliases = true` gave it an alias the\n"
+        "target accepts, in this target's file only (`github.create_issue` -> `github_create_issue`;\n"
+        "too long: cut, with a stable hash suffix). The dispatch table maps the alias back, so round\n"
+        "trips, loops, integrations and the MCP server reach the tool under its spec name.\n"
+        "Fix: nothing to do; rename the tool to silence it.",
+    ),
+    "TN211": (
+        "property name aliased for a target (name_aliases)",
+        "A property name this target rejects (Anthropic: ^[a-zA-Z0-9_.-]{1,64}$, so `$meta` or `año`)\n"
+        "is sent under an alias (`_meta`, `ano`), nested properties too. Arguments are mapped back\n"
+        "before validation: handlers see the spec's names.\nFix: nothing to do; rename to silence it.",
+    ),
+    "TN212": (
+        "two tools share a name in one target's file",
+        "Under name_aliases two tools end up with the same name in one provider file (for example\n"
+        "`a.b` and `a_b` for OpenAI). Both specs are named; no suffix is added silently.\n"
+        "Fix: rename one of the tools.",
+    ),
     "TN801": (
         "invalid pyproject.toml",
         "The nearest pyproject.toml does not parse as TOML.\nFix: correct it at the given line.",

@@ -226,6 +226,7 @@ def build_key(options: Any) -> str:
                 "targets": list(options.targets),
                 "options": options.target_options,
                 "ignore": sorted(options.ignore),
+                "name_aliases": options.name_aliases,
                 "command": header_for(options).command,
                 # diagnostics are recorded with paths relative to the working folder
                 "cwd": os.getcwd(),

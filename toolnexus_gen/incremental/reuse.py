@@ -171,11 +171,13 @@ def _info_record(info: ToolInfo) -> list[Any]:
         None if info.targets is None else sorted(info.targets),
         info.strict,
         list(info.strict_counts),
+        [list(pair) for pair in info.aliases],
+        [list(pair) for pair in info.argument_aliases],
     ]
 
 
 def _info(item: list[Any]) -> ToolInfo:
-    name, description, python, display, places, targets, strict, counts = item
+    name, description, python, display, places, targets, strict, counts, aliases, arguments = item
     return ToolInfo(
         name,
         description,
@@ -185,4 +187,6 @@ def _info(item: list[Any]) -> ToolInfo:
         None if targets is None else frozenset(targets),
         strict,
         (counts[0], counts[1]),
+        tuple((target, alias) for target, alias in aliases),
+        tuple((target, mapping) for target, mapping in arguments),
     )

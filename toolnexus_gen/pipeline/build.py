@@ -31,7 +31,7 @@ from toolnexus_gen.incremental.cache import (
     snapshot_inputs,
 )
 from toolnexus_gen.incremental.parallel import pool_for
-from toolnexus_gen.ir import ToolSet, Unit
+from toolnexus_gen.ir import ToolInfo, ToolSet, Unit
 
 if TYPE_CHECKING:
     from toolnexus_gen.fs.output import Report
@@ -130,12 +130,39 @@ def analyse(
                 Severity.WARNING,
             )
         )
+    diagnostics += _alias_collisions(toolset)
     if not has_errors(diagnostics):  # per-request limits, over every tool a target carries
         for name in options.targets:
             carried = [tool for tool in toolset.tools if tool.for_target(name)]
             diagnostics += TARGETS[name].check_all(carried, options.target_options.get(name, {}))
     diagnostics = sorted(set(d for d in diagnostics if not _ignored(d, options.ignore)))
     return Analysis(toolset, units, diagnostics)
+
+
+def _alias_collisions(toolset: ToolSet) -> list[Diagnostic]:
+    """Two tools that one target's file would name alike (through name_aliases)."""
+    found = []
+    for target in toolset.targets:
+        seen: dict[str, ToolInfo] = {}
+        for tool in toolset.tools:
+            if not tool.for_target(target):
+                continue
+            sent = tool.sent_name(target)
+            other = seen.setdefault(sent, tool)
+            if other is not tool and other.name != tool.name:  # same names: reported already
+                line, col = tool.place("name")
+                found.append(
+                    Diagnostic(
+                        tool.display,
+                        line,
+                        col,
+                        "TN212",
+                        f"{target}: tools {other.name!r} ({other.display}) and {tool.name!r} are "
+                        f"both sent as {sent!r}; rename one of them",
+                        target=target,
+                    )
+                )
+    return found
 
 
 def _same_models(options: BuildOptions, kept: dict[str, Any], changed: list[str]) -> bool:

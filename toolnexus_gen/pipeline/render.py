@@ -8,8 +8,10 @@ datamodel-code-generator.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from toolnexus_gen.codegen.models import model_sources
 from toolnexus_gen.codegen.package import model_header, package_files, render_package
@@ -47,6 +49,9 @@ def render(
         rendered.layout[file] = {
             unit.rel: place for unit, place in zip(carried, places, strict=True)
         }
+    aliases = alias_file(toolset)
+    if aliases is not None:
+        rendered.files[ALIASES_FILE] = aliases
     # The build's lock file and cache stay in the folder; keep them out of version control.
     rendered.files[".gitignore"] = GITIGNORE
     reused = reused or {}
@@ -54,6 +59,25 @@ def render(
     rendered.files.update(reused)
     rendered.files.update(render_package(toolset, header, missing))
     return rendered
+
+
+ALIASES_FILE = "schemas/aliases.json"
+
+
+def alias_file(toolset: ToolSet) -> str | None:
+    """The name maps of name_aliases, which the runtime reads to send calls back to the spec's
+    names: {"tools": {target: {alias: name}}, "arguments": {target: {tool: argument map}}}."""
+    tools: dict[str, dict[str, str]] = {}
+    arguments: dict[str, dict[str, Any]] = {}
+    for tool in toolset.tools:
+        for target, alias in tool.aliases:
+            tools.setdefault(target, {})[alias] = tool.name
+        for target, mapping in tool.argument_aliases:
+            arguments.setdefault(target, {})[tool.name] = json.loads(mapping)
+    if not tools and not arguments:
+        return None
+    body = {"tools": dict(sorted(tools.items())), "arguments": dict(sorted(arguments.items()))}
+    return json.dumps(body, indent=2, ensure_ascii=False) + "\n"
 
 
 def render_models(toolset: ToolSet, units: Sequence[Unit], header: Header, memo: Memo) -> FileMap:

@@ -11,22 +11,26 @@ entry in the target's file, encoded -> the model's memo key.
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from toolnexus_gen.codegen.models import model_job, model_key
 from toolnexus_gen.config.options import BuildOptions, Header
-from toolnexus_gen.diagnostics import has_errors
+from toolnexus_gen.diagnostics import Diagnostic, Severity, has_errors
 from toolnexus_gen.incremental.cache import Memo, sha, unit_key
-from toolnexus_gen.ir import PLACED_KEYS, Document, Tool, ToolInfo, Unit
+from toolnexus_gen.ir import PLACED_KEYS, Document, Located, Tool, ToolInfo, Unit
 from toolnexus_gen.spec.bundle import Cycle, bundle_tool
 from toolnexus_gen.spec.load import Loader, LoadError, load_document, model_input
 from toolnexus_gen.spec.refs import ref_closure
 from toolnexus_gen.spec.validate import Validator
 from toolnexus_gen.targets import TARGETS
+from toolnexus_gen.targets.aliases import ArgumentMap, alias_properties, make_alias
 from toolnexus_gen.targets.anthropic import optional_and_union_counts
-from toolnexus_gen.targets.base import effective, encode_entry, entry_depth
+from toolnexus_gen.targets.base import Target, effective, encode_entry, entry_depth
 from toolnexus_gen.targets.rules import cycle_finding
 
 TOOLS_FILE = "schemas/tools.json"  # the neutral form behind tool_definitions()
@@ -104,6 +108,8 @@ def _unit(
     if has_errors(diagnostics):
         return Unit(rel, key, files, tuple(diagnostics), None)
     entries = {}
+    aliases: list[tuple[str, str]] = []
+    argument_aliases: list[tuple[str, str]] = []
     for name in options.targets:
         if not tool.for_target(name):
             continue
@@ -116,23 +122,81 @@ def _unit(
             assert tool.located is not None
             diagnostics.append(cycle_finding(tool.located, cycle, name))
             continue
-        diagnostics += target.check(tool, located, target_options)
+        emitted = tool
+        if options.name_aliases:
+            emitted, located, mapping, found = _aliased(tool, located, target)
+            diagnostics += found
+            if emitted.name != tool.name:
+                aliases.append((name, emitted.name))
+            if mapping:
+                argument_aliases.append((name, json.dumps(mapping, sort_keys=True)))
+        diagnostics += target.check(emitted, located, target_options)
         schema = located.schema if located is not None else None
-        entry = target.entry(tool, schema, target_options)
+        entry = target.entry(emitted, schema, target_options)
         entries[target.file] = encode_entry(entry, depths[target.file])
     entries[TOOLS_FILE] = encode_entry(_definition(tool), depths[TOOLS_FILE])
     job = model_job(tool)
+    info = replace(info_of(tool), aliases=tuple(aliases), argument_aliases=tuple(argument_aliases))
     return Unit(
         rel,
         key,
         files,
         tuple(diagnostics),
-        info_of(tool),
+        info,
         dict(sorted(entries.items())),
         model_key(memo, job, header),
         job,
         model_input(document.data),
     )
+
+
+def _aliased(
+    tool: Tool, located: Located | None, target: Target
+) -> tuple[Tool, Located | None, ArgumentMap, list[Diagnostic]]:
+    """The tool as `target`'s file names it under name_aliases: a tool name and property names
+    the target rejects replaced by aliases it accepts, each reported as a warning."""
+    found: list[Diagnostic] = []
+    emitted = tool
+    rule = target.name_rule
+    if rule is not None and not re.fullmatch(rule.pattern, tool.name):
+        alias = make_alias(tool.name, rule.pattern, rule.max_length)
+        emitted = replace(tool, name=alias)
+        line, col = tool.place("name")
+        found.append(
+            Diagnostic(
+                tool.display,
+                line,
+                col,
+                "TN210",
+                f"{target.name}: tool name {tool.name!r} is sent as {alias!r} (name_aliases; "
+                f"{rule.text}); calls under the alias reach this tool",
+                Severity.WARNING,
+                target=target.name,
+            )
+        )
+    mapping: ArgumentMap = {}
+    prop = target.property_rule
+    if prop is not None and located is not None:
+        located, mapping, renamed = alias_properties(
+            located, re.compile(prop.pattern), prop.max_length, ".-"
+        )
+        for pointer, name, alias in renamed:
+            document, source = located.source(pointer)
+            line, col = document.positions.key(source)
+            found.append(
+                Diagnostic(
+                    document.display,
+                    line,
+                    col,
+                    "TN211",
+                    f"{target.name}: property {name!r} is sent as {alias!r} (name_aliases; "
+                    f"{prop.text}); handlers still see {name!r}",
+                    Severity.WARNING,
+                    pointer=source,
+                    target=target.name,
+                )
+            )
+    return emitted, located, mapping, found
 
 
 def info_of(tool: Tool) -> ToolInfo:

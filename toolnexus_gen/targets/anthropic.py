@@ -99,6 +99,9 @@ def check_all(tools: list[ToolInfo], options: dict[str, Any]) -> list[Diagnostic
 # -- the rules (catalogued in rules.py), on the schema as this target emits it -----------------
 
 PROPERTY = re.compile(r"[a-zA-Z0-9_.-]{1,64}")
+PROPERTY_RULE = NameRule(
+    PROPERTY.pattern, "Property keys should match pattern '^[a-zA-Z0-9_.-]{1,64}$'"
+)
 STRICT_FORMATS = openai.STRICT_FORMATS | {"uri"}
 UNSUPPORTED = (
     "minimum",
@@ -238,4 +241,6 @@ def read(data: Any, out: Imported) -> None:
         )
 
 
-TARGET = Target(NAME, FILE, document, entry, must_inline, check, check_all, read)
+TARGET = Target(
+    NAME, FILE, document, entry, must_inline, check, check_all, read, NAME_RULE, PROPERTY_RULE
+)

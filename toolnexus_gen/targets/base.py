@@ -85,6 +85,11 @@ class NameRule:
     text: str  # the provider's own words
     severity: Severity = Severity.ERROR
 
+    @property
+    def max_length(self) -> int:
+        found = re.search(r"\{\d+,(\d+)\}$", self.pattern)
+        return int(found.group(1)) if found else 64
+
     def check(self, tool: Tool | ToolInfo, target: str, code: str) -> list[Diagnostic]:
         if re.fullmatch(self.pattern, tool.name):
             return []
@@ -115,3 +120,5 @@ class Target:
     check: Callable[[Tool, Located | None, dict[str, Any]], list[Diagnostic]]  # per tool
     check_all: Callable[[list[ToolInfo], dict[str, Any]], list[Diagnostic]]  # the whole set
     read: Callable[[Any, Imported], None]  # `toolnexus-gen import`: provider JSON to specs
+    name_rule: NameRule | None = None  # tool names it takes (name_aliases fixes the others)
+    property_rule: NameRule | None = None  # property names it takes, where it restricts them

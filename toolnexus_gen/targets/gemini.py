@@ -430,4 +430,4 @@ def read(data: Any, out: Imported) -> None:
         out.options["gemini.schema_field"] = "parametersJsonSchema"
 
 
-TARGET = Target(NAME, FILE, document, entry, must_inline, check, check_all, read)
+TARGET = Target(NAME, FILE, document, entry, must_inline, check, check_all, read, NAME_RULE)

@@ -248,4 +248,4 @@ def read(data: Any, out: Imported) -> None:
         )
 
 
-TARGET = Target(NAME, FILE, document, entry, must_inline, check, check_all, read)
+TARGET = Target(NAME, FILE, document, entry, must_inline, check, check_all, read, NAME_RULE)
