@@ -286,7 +286,9 @@ def test_parallel_build_gives_the_same_bytes_as_a_serial_one(tmp_path: Path) -> 
     for jobs in ("2", "1"):
         project = tmp_path / f"jobs{jobs}"
         write_specs(project / "specs", many)
-        result = cli_process("build", "specs", "--out", "tools", cwd=project, env={"TOOLNEXUS_GEN_JOBS": jobs})
+        result = cli_process(
+            "build", "specs", "--out", "tools", cwd=project, env={"TOOLNEXUS_GEN_JOBS": jobs}
+        )
         assert result.returncode == 0, result.stderr
         trees.append(_tree_hash(project / "tools"))
     assert trees[0] == trees[1]

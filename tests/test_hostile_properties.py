@@ -25,7 +25,11 @@ TEXT = st.text(st.characters(blacklist_categories=("Cs",)), min_size=1, max_size
 NAMES = st.from_regex(r"[A-Za-z][A-Za-z0-9_.:-]{0,15}", fullmatch=True)
 ENUMS = st.lists(TEXT, min_size=1, max_size=4, unique=True)
 PROPERTY = st.tuples(TEXT, ENUMS, st.booleans(), st.booleans())  # name, values, default?, required?
-TOOL = st.tuples(NAMES, TEXT.filter(lambda s: s.strip() != ""), st.lists(PROPERTY, min_size=1, max_size=3, unique_by=lambda p: p[0]))
+TOOL = st.tuples(
+    NAMES,
+    TEXT.filter(lambda s: s.strip() != ""),
+    st.lists(PROPERTY, min_size=1, max_size=3, unique_by=lambda p: p[0]),
+)
 TOOLS = st.lists(
     TOOL,
     min_size=1,

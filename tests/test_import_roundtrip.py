@@ -26,10 +26,21 @@ TEXT = st.text(
     max_size=40,
 ).filter(lambda s: s.strip() == s and s != "")
 LEAVES = st.one_of(
-    st.fixed_dictionaries({"type": st.just("string")}, optional={"description": TEXT, "enum": st.lists(TEXT, min_size=1, max_size=4, unique=True)}),
-    st.fixed_dictionaries({"type": st.just("integer")}, optional={"minimum": st.integers(-5, 0), "maximum": st.integers(1, 99)}),
-    st.fixed_dictionaries({"type": st.sampled_from(["number", "boolean"])}, optional={"description": TEXT}),
-    st.fixed_dictionaries({"type": st.just("array"), "items": st.just({"type": "string"})}, optional={"maxItems": st.integers(1, 9)}),
+    st.fixed_dictionaries(
+        {"type": st.just("string")},
+        optional={"description": TEXT, "enum": st.lists(TEXT, min_size=1, max_size=4, unique=True)},
+    ),
+    st.fixed_dictionaries(
+        {"type": st.just("integer")},
+        optional={"minimum": st.integers(-5, 0), "maximum": st.integers(1, 99)},
+    ),
+    st.fixed_dictionaries(
+        {"type": st.sampled_from(["number", "boolean"])}, optional={"description": TEXT}
+    ),
+    st.fixed_dictionaries(
+        {"type": st.just("array"), "items": st.just({"type": "string"})},
+        optional={"maxItems": st.integers(1, 9)},
+    ),
 )
 
 
@@ -37,7 +48,9 @@ def objects(children: Any) -> Any:
     return st.dictionaries(NAMES, children, min_size=1, max_size=4).flatmap(
         lambda props: st.fixed_dictionaries(
             {"type": st.just("object"), "properties": st.just(props)},
-            optional={"required": st.lists(st.sampled_from(sorted(props)), unique=True, min_size=1)},
+            optional={
+                "required": st.lists(st.sampled_from(sorted(props)), unique=True, min_size=1)
+            },
         )
     )
 
@@ -55,16 +68,33 @@ TOOLS = st.lists(
 
 def provider_file(fmt: str, tools: list[tuple[str, str, dict[str, Any]]]) -> Any:
     if fmt == "gemini":
-        return [{"functionDeclarations": [{"name": n, "description": d, "parameters": s} for n, d, s in tools]}]
+        return [
+            {
+                "functionDeclarations": [
+                    {"name": n, "description": d, "parameters": s} for n, d, s in tools
+                ]
+            }
+        ]
     if fmt == "openai":
-        return [{"type": "function", "function": {"name": n, "description": d, "parameters": s}} for n, d, s in tools]
+        return [
+            {"type": "function", "function": {"name": n, "description": d, "parameters": s}}
+            for n, d, s in tools
+        ]
     if fmt == "openai_responses":
-        return [{"type": "function", "name": n, "description": d, "parameters": s, "strict": False} for n, d, s in tools]
+        return [
+            {"type": "function", "name": n, "description": d, "parameters": s, "strict": False}
+            for n, d, s in tools
+        ]
     if fmt == "anthropic":
         return [{"name": n, "description": d, "input_schema": s} for n, d, s in tools]
     if fmt == "mcp":
         return [{"name": n, "description": d, "inputSchema": s} for n, d, s in tools]
-    return {"tools": [{"toolSpec": {"name": n, "description": d, "inputSchema": {"json": s}}} for n, d, s in tools]}
+    return {
+        "tools": [
+            {"toolSpec": {"name": n, "description": d, "inputSchema": {"json": s}}}
+            for n, d, s in tools
+        ]
+    }
 
 
 def round_trip(fmt: str, tools: list[tuple[str, str, dict[str, Any]]], suffix: str) -> None:

@@ -44,7 +44,11 @@ def project(tmp_path: Path, rev: str, hook: str) -> Path:
     (repo / ".pre-commit-config.yaml").write_text(
         f"repos:\n  - repo: {ROOT.as_posix()}\n    rev: {rev}\n    hooks:\n      - id: {hook}\n"
     )
-    for args in (("init", "-q", "-b", "main"), ("config", "user.email", "t@example.com"), ("config", "user.name", "T")):
+    for args in (
+        ("init", "-q", "-b", "main"),
+        ("config", "user.email", "t@example.com"),
+        ("config", "user.name", "T"),
+    ):
         assert git(*args, cwd=repo).returncode == 0
     assert cli("build", cwd=repo).exit_code == 0
     return repo
@@ -54,19 +58,31 @@ def commit(repo: Path, home: Path, message: str) -> subprocess.CompletedProcess[
     assert git("add", "-A", cwd=repo).returncode == 0
     env = {**os.environ, "PRE_COMMIT_HOME": str(home), "NO_COLOR": "1"}
     return subprocess.run(
-        ["git", "commit", "-q", "-m", message], cwd=repo, capture_output=True, text=True, env=env, check=False
+        ["git", "commit", "-q", "-m", message],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
     )
 
 
 def install(repo: Path, home: Path) -> None:
     env = {**os.environ, "PRE_COMMIT_HOME": str(home)}
     done = subprocess.run(
-        [sys.executable, "-m", "pre_commit", "install"], cwd=repo, capture_output=True, text=True, env=env, check=False
+        [sys.executable, "-m", "pre_commit", "install"],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
     )
     assert done.returncode == 0, done.stdout + done.stderr
 
 
-def test_check_hook_stops_a_commit_with_stale_output(tmp_path: Path, hook_source: str, pre_commit_home: Path) -> None:
+def test_check_hook_stops_a_commit_with_stale_output(
+    tmp_path: Path, hook_source: str, pre_commit_home: Path
+) -> None:
     repo = project(tmp_path, hook_source, "toolnexus-gen-check")
     install(repo, pre_commit_home)
     first = commit(repo, pre_commit_home, "specs and generated tools")
@@ -85,7 +101,9 @@ def test_check_hook_stops_a_commit_with_stale_output(tmp_path: Path, hook_source
     assert git("status", "--porcelain", cwd=repo).stdout == ""
 
 
-def test_build_hook_regenerates_then_the_commit_passes(tmp_path: Path, hook_source: str, pre_commit_home: Path) -> None:
+def test_build_hook_regenerates_then_the_commit_passes(
+    tmp_path: Path, hook_source: str, pre_commit_home: Path
+) -> None:
     repo = project(tmp_path, hook_source, "toolnexus-gen")
     install(repo, pre_commit_home)
     assert commit(repo, pre_commit_home, "start").returncode == 0

@@ -175,7 +175,6 @@ def test_bare_json_schema_spec(tmp_path: Path) -> None:
     assert emitted == {k: v for k, v in bare.items() if k not in ("$schema", "$id", "examples")}
 
 
-
 def test_every_file_accepted_by_its_sdk(schemas: dict[str, Any]) -> None:
     assert set(schemas) >= {"gemini", "openai", "openai_responses", "anthropic", "mcp", "bedrock"}
     assert_accepted(schemas)

@@ -99,6 +99,14 @@ def build(
     if outcome.invalid:
         errors = sum(is_error for _, is_error in outcome.diagnostics)
         _echo(f"{errors} error(s); nothing written.", err=True, fg="red", bold=True)
+        if outcome.reach_would_build:
+            _echo(
+                'hint: every error here is one that profile = "reach" carries (name aliases, '
+                "meaning moved into descriptions); add it under [tool.toolnexus-gen] in "
+                "pyproject.toml to build for every target",
+                err=True,
+                fg="yellow",
+            )
         sys.exit(ExitCode.INVALID)
     if check and outcome.check is not None and not outcome.check.up_to_date:
         report = outcome.check
@@ -117,6 +125,8 @@ def build(
         sys.exit(ExitCode.STALE)
     if quiet:
         return
+    if outcome.reach:
+        _echo(f"reach: {outcome.reach}", fg="yellow")
     if check:
         _echo(f"{outcome.out} is up to date ({counts}).", fg="green")
     elif outcome.noop:

@@ -8,6 +8,7 @@ are imported inside the functions, so `--version` and the no-op build stay insta
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -24,6 +25,13 @@ if TYPE_CHECKING:
     from toolnexus_gen.fs.output import Report
     from toolnexus_gen.ir import ToolInfo
     from toolnexus_gen.pipeline.build import Analysis
+
+
+# Errors that profile = "reach" turns into warnings: names (aliases), what describe carries.
+REACH_CARRIES = frozenset(
+    {"TN201", "TN202", "TN203", "TN205", "TN301", "TN302", "TN306", "TN310", "TN311", "TN312"}
+    | {"TN313", "TN314", "TN316"}
+)
 
 
 class UserError(Exception):
@@ -73,6 +81,29 @@ class BuildOutcome:
     invalid: bool = False  # errors: nothing written
     report: Report | None = None  # what was written
     check: Report | None = None  # what --check found
+    codes: list[str] = field(default_factory=list)  # the code of each diagnostic, in order
+    profile: str | None = None  # the configured profile
+
+    @property
+    def reach(self) -> str:
+        """What name_aliases and describe did, in one line ("" when nothing)."""
+        aliases = sum(code in ("TN210", "TN211") for code in self.codes)
+        described = self.codes.count("TN220")
+        parts = [f"{aliases} alias{'es' if aliases != 1 else ''}"] if aliases else []
+        parts += (
+            [f"{described} removal{'s' if described != 1 else ''} described"] if described else []
+        )
+        return ", ".join(parts)
+
+    @property
+    def reach_would_build(self) -> bool:
+        """Whether every error is one that profile = "reach" carries (and it is not on)."""
+        errors = [
+            code
+            for (_, is_error), code in zip(self.diagnostics, self.codes, strict=True)
+            if is_error
+        ]
+        return bool(errors) and self.profile is None and set(errors) <= REACH_CARRIES
 
     @property
     def warnings(self) -> int:
@@ -91,6 +122,7 @@ def build(
         outcome = BuildOutcome(
             display_path(chosen.out), header_for(chosen).command, 0, len(chosen.targets), []
         )
+        outcome.profile = chosen.profile
         state = cache.load_state(chosen)
         noop = cache.fast_noop(chosen, state, check=check)
         if noop is not None:  # nothing changed since the last build: answered from its record
@@ -100,6 +132,11 @@ def build(
             ]
             return outcome
         return _full_build(chosen, state, check, outcome)
+
+
+def _code(line: str) -> str:
+    found = re.search(r": (?:error|warning)\[(TN\d+)\]", line)
+    return found.group(1) if found else ""
 
 
 def _full_build(
@@ -115,6 +152,7 @@ def _full_build(
             "a schema is nested or self-referencing beyond what can be processed"
         ) from None
     outcome.diagnostics = [(d.format(), d.is_error) for d in result.diagnostics]
+    outcome.codes = [d.code for d in result.diagnostics]
     outcome.tools = len(result.toolset.tools) if result.toolset else 0
     if result.files is None:
         outcome.invalid = True

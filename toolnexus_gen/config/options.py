@@ -35,6 +35,7 @@ class BuildOptions:
     target_options: dict[str, dict[str, Any]] = field(default_factory=dict)
     ignore: frozenset[str] = frozenset()
     name_aliases: bool = False  # names a target rejects get aliases it accepts
+    profile: str | None = None  # a named set of settings ("reach")
 
 
 def resolve_options(
@@ -65,6 +66,7 @@ def resolve_options(
         target_options=config.target_options,
         ignore=config.ignore,
         name_aliases=config.name_aliases,
+        profile=config.profile,
     )
 
 

@@ -18,7 +18,16 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 SECTION = "toolnexus-gen"
-KEYS = {"specs": str, "out": str, "targets": list, "ignore": list, "name_aliases": bool}
+KEYS = {
+    "specs": str,
+    "out": str,
+    "targets": list,
+    "ignore": list,
+    "name_aliases": bool,
+    "profile": str,
+}
+# profile = "reach": every tool to every target, each step a warning (README: Reach).
+PROFILES = ("reach",)
 
 
 @dataclass(frozen=True)
@@ -30,6 +39,7 @@ class Config:
     targets: tuple[str, ...] | None = None
     ignore: frozenset[str] = frozenset()
     name_aliases: bool = False
+    profile: str | None = None
     target_options: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
@@ -102,6 +112,18 @@ def load_config(start: Path) -> Config:
     for name in values.get("targets", []):
         if name not in NAMES:
             bad("targets", f"unknown target {name!r} (known: {', '.join(NAMES)})")
+    profile = values.get("profile")
+    if profile is not None and profile not in PROFILES:
+        bad("profile", f"unknown profile {profile!r} (known: {', '.join(PROFILES)})")
+    if profile == "reach":
+        values.setdefault("name_aliases", True)
+        for name in NAMES:  # describe added to each target's own transforms
+            chosen = options.setdefault(name, {})
+            transforms = list(chosen.get("transforms", []))
+            chosen["transforms"] = [
+                *transforms,
+                *(["describe"] if "describe" not in transforms else []),
+            ]
     if problems:
         raise DiagnosticsError(problems)
     root = path.parent
@@ -113,6 +135,7 @@ def load_config(start: Path) -> Config:
         targets=tuple(values["targets"]) if "targets" in values else None,
         ignore=frozenset(values.get("ignore", [])),
         name_aliases=bool(values.get("name_aliases", False)),
+        profile=profile,
         target_options=options,
     )
 

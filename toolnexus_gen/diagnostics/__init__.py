@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 
 class Severity(str, enum.Enum):
@@ -27,6 +27,8 @@ class Diagnostic:
     severity: Severity = Severity.ERROR
     pointer: str | None = None
     target: str | None = None
+    # a schema rule's finding: (bundled pointer of the node, keyword), for the describe transform
+    at: tuple[str, str | None] | None = field(default=None, compare=False, repr=False)
 
     def format(self) -> str:
         where = f" (at {self.pointer or '/'})" if self.pointer is not None else ""

@@ -173,6 +173,15 @@ CODES: dict[str, tuple[str, str]] = {
         "`a.b` and `a_b` for OpenAI). Both specs are named; no suffix is added silently.\n"
         "Fix: rename one of the tools.",
     ),
+    "TN220": (
+        "meaning moved into a description (describe transform)",
+        'With transforms = ["describe"] for a target, a keyword or construct that target cannot carry\n'
+        "is taken out of its schema and its meaning written into the description of the node that held\n"
+        "it (format: uri, no other properties, values: ...); where a nearby form keeps more meaning it is\n"
+        "used (oneOf -> anyOf, a string const -> enum, [T, null] -> nullable). The argument model is made\n"
+        "from the spec and still enforces the constraint: a call that breaks it gets an error result\n"
+        "naming it. Fix: nothing to do; it says what the provider no longer sees.",
+    ),
     "TN801": (
         "invalid pyproject.toml",
         "The nearest pyproject.toml does not parse as TOML.\nFix: correct it at the given line.",

@@ -31,6 +31,7 @@ from toolnexus_gen.targets import TARGETS
 from toolnexus_gen.targets.aliases import ArgumentMap, alias_properties, make_alias
 from toolnexus_gen.targets.anthropic import optional_and_union_counts
 from toolnexus_gen.targets.base import Target, effective, encode_entry, entry_depth
+from toolnexus_gen.targets.describe import describe
 from toolnexus_gen.targets.rules import cycle_finding
 
 TOOLS_FILE = "schemas/tools.json"  # the neutral form behind tool_definitions()
@@ -130,6 +131,21 @@ def _unit(
                 aliases.append((name, emitted.name))
             if mapping:
                 argument_aliases.append((name, json.dumps(mapping, sort_keys=True)))
+        if "describe" in target_options.get("transforms", ()):
+            if located is not None:
+                located, described = describe(emitted, located, target, target_options)
+                diagnostics += described
+            if emitted.output_located is not None:
+                output = effective(
+                    emitted,
+                    target_options,
+                    must_inline=target.must_inline(target_options),
+                    output=True,
+                )
+                assert output is not None
+                output, described = describe(emitted, output, target, target_options, output=True)
+                diagnostics += described
+                emitted = replace(emitted, output_located=output, output_schema=output.schema)
         diagnostics += target.check(emitted, located, target_options)
         schema = located.schema if located is not None else None
         entry = target.entry(emitted, schema, target_options)

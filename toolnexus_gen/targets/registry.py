@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-GEMINI_TRANSFORMS = ("const_to_enum", "nullable", "strip_meta", "inline_refs")
-JSON_SCHEMA_TRANSFORMS = ("strip_meta", "inline_refs")
+GEMINI_TRANSFORMS = ("const_to_enum", "nullable", "strip_meta", "inline_refs", "describe")
+JSON_SCHEMA_TRANSFORMS = ("strip_meta", "inline_refs", "describe")
 
 
 @dataclass(frozen=True)

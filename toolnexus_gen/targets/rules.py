@@ -44,6 +44,7 @@ def finding(
         rule.severity,
         pointer=place,
         target=target,
+        at=(pointer, keyword),
     )
 
 
