@@ -183,3 +183,56 @@ def test_describe_output_passes_each_targets_checks(
                 ]
 
             assert models("out") == models("plain")
+
+
+def test_strictify_makes_strict_schemas_and_a_null_means_absent(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text(REACH)
+    pkg = build_in(
+        tmp_path,
+        {
+            "search.json": {
+                "description": "Search",
+                "input_schema": {
+                    "type": "object",
+                    "properties": {
+                        "query": {"type": "string"},
+                        "limit": {"type": "integer", "default": 10},
+                        "window": {
+                            "type": "object",
+                            "properties": {"days": {"type": "integer", "default": 7}},
+                        },
+                    },
+                    "required": ["query"],
+                },
+            }
+        },
+    )
+    (entry,) = pkg.to_openai()
+    parameters = entry["function"]["parameters"]
+    assert entry["function"]["strict"] is True
+    assert parameters["required"] == ["query", "limit", "window"]
+    assert parameters["additionalProperties"] is False
+    assert parameters["properties"]["limit"]["type"] == ["integer", "null"]
+    window = parameters["properties"]["window"]
+    assert window["required"] == ["days"] and window["additionalProperties"] is False
+    assert pkg.to_openai_responses()[0]["strict"] is True
+    assert pkg.to_anthropic()[0]["strict"] is True
+    assert "strict" not in pkg.to_gemini()[0]["functionDeclarations"][0]  # no strict mode there
+
+    class Handlers(pkg.ToolHandlers):  # type: ignore[misc]
+        def search(self, args: Any, ctx: Any) -> Any:
+            window = args.window.days if args.window else None
+            return {"query": args.query, "limit": args.limit, "days": window}
+
+    tk = pkg.Toolkit(Handlers())
+    sent = {"query": "q", "limit": None, "window": {"days": None}}
+    call = {
+        "id": "c",
+        "type": "function",
+        "function": {"name": "search", "arguments": json.dumps(sent)},
+    }
+    (reply,) = tk.openai_tool_messages({"tool_calls": [call]})
+    assert json.loads(reply["content"]) == {"query": "q", "limit": 10, "days": 7}
+    # where the spec itself did not change (Gemini), null stays what it is: an invalid value
+    reply = tk.gemini_reply([{"functionCall": {"name": "search", "args": sent}}])
+    assert "error" in reply["parts"][0]["functionResponse"]["response"]

@@ -73,6 +73,8 @@ class ToolInfo:
     aliases: tuple[tuple[str, str], ...] = ()
     # name_aliases: (target, JSON of its ArgumentMap), where property names differ
     argument_aliases: tuple[tuple[str, str], ...] = ()
+    # strictify: (target, JSON of the map of properties it made nullable), where it did
+    null_maps: tuple[tuple[str, str], ...] = ()
 
     def sent_name(self, target: str) -> str:
         """The tool's name in `target`'s file."""

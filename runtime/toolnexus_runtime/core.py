@@ -193,6 +193,25 @@ def load_schema(package: str, target: str) -> Any:
     return json.loads(text)
 
 
+def _absent_nulls(arguments: Any, mapping: Mapping[str, Any]) -> Any:
+    """strictify: a null for a property the spec made optional means "absent" (mapping:
+    {name: [made nullable, mapping of its value]}), so the model's default applies."""
+    if isinstance(arguments, list):
+        return [_absent_nulls(item, mapping) for item in arguments]
+    if not isinstance(arguments, dict):
+        return arguments
+    out = {}
+    for key, value in arguments.items():
+        entry = mapping.get(key)
+        if entry is None:
+            out[key] = value
+        elif value is None and entry[0]:
+            continue
+        else:
+            out[key] = _absent_nulls(value, entry[1]) if entry[1] else value
+    return out
+
+
 def _unalias(arguments: Any, mapping: Mapping[str, Any]) -> Any:
     """Arguments as the model sent them, with every aliased property name back to the spec's
     (mapping: {alias: [name, mapping of its value]}); lists map element by element."""
@@ -258,6 +277,7 @@ class ToolkitCore(Generic[H]):
             aliases = load_schema(self.SCHEMAS, "aliases")
         self._tool_aliases: dict[str, dict[str, str]] = aliases.get("tools", {})
         self._argument_aliases: dict[str, dict[str, Any]] = aliases.get("arguments", {})
+        self._null_maps: dict[str, dict[str, Any]] = aliases.get("nulls", {})
 
     def descriptions(self) -> dict[str, str]:
         """Each tool's description (from the generated package's schemas/tools.json)."""
@@ -271,13 +291,21 @@ class ToolkitCore(Generic[H]):
         if aliases:
             name = aliases.get(name, name)
         maps = self._argument_aliases.get(target)
-        if maps and name in maps:
+        nulls = self._null_maps.get(target)
+        renamed = maps is not None and name in maps
+        absent = nulls is not None and name in nulls
+        if renamed or absent:
             if isinstance(arguments, (str, bytes, bytearray)):
                 try:
                     arguments = json.loads(arguments) if arguments.strip() else {}
                 except ValueError:
                     return name, arguments  # execute explains the bad JSON
-            arguments = _unalias(arguments, maps[name])
+            if absent:
+                assert nulls is not None
+                arguments = _absent_nulls(arguments, nulls[name])
+            if renamed:
+                assert maps is not None
+                arguments = _unalias(arguments, maps[name])
         return name, arguments
 
     def sent_names(self, target: str) -> dict[str, str]:

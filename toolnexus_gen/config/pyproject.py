@@ -117,13 +117,13 @@ def load_config(start: Path) -> Config:
         bad("profile", f"unknown profile {profile!r} (known: {', '.join(PROFILES)})")
     if profile == "reach":
         values.setdefault("name_aliases", True)
-        for name in NAMES:  # describe added to each target's own transforms
+        for name in NAMES:  # added to each target's own transforms (strictify where it exists)
             chosen = options.setdefault(name, {})
             transforms = list(chosen.get("transforms", []))
-            chosen["transforms"] = [
-                *transforms,
-                *(["describe"] if "describe" not in transforms else []),
-            ]
+            for transform in ("strictify", "describe"):
+                if transform in OPTIONS[name]["transforms"] and transform not in transforms:
+                    transforms.append(transform)
+            chosen["transforms"] = transforms
     if problems:
         raise DiagnosticsError(problems)
     root = path.parent

@@ -182,6 +182,14 @@ CODES: dict[str, tuple[str, str]] = {
         "from the spec and still enforces the constraint: a call that breaks it gets an error result\n"
         "naming it. Fix: nothing to do; it says what the provider no longer sees.",
     ),
+    "TN221": (
+        "tool sent in strict mode (strictify transform)",
+        'With transforms = ["strictify"] (openai, openai_responses, anthropic) the schema is made\n'
+        "strict-mode valid: every object closed, every optional property required and nullable, and the\n"
+        "tool goes out with strict: true. At run time a null for a property the spec made optional\n"
+        "means absent, so the model's default applies. Where strict mode still cannot carry a keyword,\n"
+        "describe handles it when it is on; otherwise the strict errors stand.\nFix: nothing to do.",
+    ),
     "TN801": (
         "invalid pyproject.toml",
         "The nearest pyproject.toml does not parse as TOML.\nFix: correct it at the given line.",

@@ -173,11 +173,24 @@ def _info_record(info: ToolInfo) -> list[Any]:
         list(info.strict_counts),
         [list(pair) for pair in info.aliases],
         [list(pair) for pair in info.argument_aliases],
+        [list(pair) for pair in info.null_maps],
     ]
 
 
 def _info(item: list[Any]) -> ToolInfo:
-    name, description, python, display, places, targets, strict, counts, aliases, arguments = item
+    (
+        name,
+        description,
+        python,
+        display,
+        places,
+        targets,
+        strict,
+        counts,
+        aliases,
+        arguments,
+        nulls,
+    ) = item
     return ToolInfo(
         name,
         description,
@@ -189,4 +202,5 @@ def _info(item: list[Any]) -> ToolInfo:
         (counts[0], counts[1]),
         tuple((target, alias) for target, alias in aliases),
         tuple((target, mapping) for target, mapping in arguments),
+        tuple((target, mapping) for target, mapping in nulls),
     )

@@ -66,17 +66,25 @@ ALIASES_FILE = "schemas/aliases.json"
 
 def alias_file(toolset: ToolSet) -> str | None:
     """The name maps of name_aliases, which the runtime reads to send calls back to the spec's
-    names: {"tools": {target: {alias: name}}, "arguments": {target: {tool: argument map}}}."""
+    names: {"tools": {target: {alias: name}}, "arguments": {target: {tool: argument map}}}; and
+    strictify's {"nulls": {target: {tool: {property: [made nullable, inner map]}}}}."""
     tools: dict[str, dict[str, str]] = {}
     arguments: dict[str, dict[str, Any]] = {}
+    nulls: dict[str, dict[str, Any]] = {}
     for tool in toolset.tools:
         for target, alias in tool.aliases:
             tools.setdefault(target, {})[alias] = tool.name
         for target, mapping in tool.argument_aliases:
             arguments.setdefault(target, {})[tool.name] = json.loads(mapping)
-    if not tools and not arguments:
+        for target, mapping in tool.null_maps:
+            nulls.setdefault(target, {})[tool.name] = json.loads(mapping)
+    if not tools and not arguments and not nulls:
         return None
-    body = {"tools": dict(sorted(tools.items())), "arguments": dict(sorted(arguments.items()))}
+    body = {
+        "tools": dict(sorted(tools.items())),
+        "arguments": dict(sorted(arguments.items())),
+        "nulls": dict(sorted(nulls.items())),
+    }
     return json.dumps(body, indent=2, ensure_ascii=False) + "\n"
 
 

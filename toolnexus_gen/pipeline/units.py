@@ -33,6 +33,7 @@ from toolnexus_gen.targets.anthropic import optional_and_union_counts
 from toolnexus_gen.targets.base import Target, effective, encode_entry, entry_depth
 from toolnexus_gen.targets.describe import describe
 from toolnexus_gen.targets.rules import cycle_finding
+from toolnexus_gen.targets.transforms import strictify
 
 TOOLS_FILE = "schemas/tools.json"  # the neutral form behind tool_definitions()
 
@@ -111,6 +112,7 @@ def _unit(
     entries = {}
     aliases: list[tuple[str, str]] = []
     argument_aliases: list[tuple[str, str]] = []
+    null_maps: list[tuple[str, str]] = []
     for name in options.targets:
         if not tool.for_target(name):
             continue
@@ -131,6 +133,25 @@ def _unit(
                 aliases.append((name, emitted.name))
             if mapping:
                 argument_aliases.append((name, json.dumps(mapping, sort_keys=True)))
+        if "strictify" in target_options.get("transforms", ()):
+            if located is not None:
+                located, nulls = strictify(located)
+                if nulls:
+                    null_maps.append((name, json.dumps(nulls, sort_keys=True)))
+            emitted = replace(emitted, strict=True)
+            line, col = tool.place("strict")
+            diagnostics.append(
+                Diagnostic(
+                    tool.display,
+                    line,
+                    col,
+                    "TN221",
+                    f"{name}: sent in strict mode (strictify): every object closed, every optional "
+                    "property required and nullable; a null there reaches the handler as absent",
+                    Severity.WARNING,
+                    target=name,
+                )
+            )
         if "describe" in target_options.get("transforms", ()):
             if located is not None:
                 located, described = describe(emitted, located, target, target_options)
@@ -152,7 +173,12 @@ def _unit(
         entries[target.file] = encode_entry(entry, depths[target.file])
     entries[TOOLS_FILE] = encode_entry(_definition(tool), depths[TOOLS_FILE])
     job = model_job(tool)
-    info = replace(info_of(tool), aliases=tuple(aliases), argument_aliases=tuple(argument_aliases))
+    info = replace(
+        info_of(tool),
+        aliases=tuple(aliases),
+        argument_aliases=tuple(argument_aliases),
+        null_maps=tuple(null_maps),
+    )
     return Unit(
         rel,
         key,

@@ -24,7 +24,12 @@ from toolnexus_gen.targets.base import Target
 from toolnexus_gen.targets.transforms import rewrite
 
 # The rules whose findings describe can fix.
-DESCRIBABLE = frozenset({"TN302", "TN306", "TN310", "TN311", "TN312", "TN313", "TN314", "TN316"})
+DESCRIBABLE = frozenset(
+    {"TN302", "TN306", "TN310", "TN311", "TN312", "TN313", "TN314", "TN316"}  # Gemini
+    | {"TN340", "TN350", "TN342", "TN344", "TN351", "TN353", "TN356"}  # strict mode
+)
+# Strict-mode findings fixed by taking the keyword out (its value goes into the description).
+REMOVE_KEYWORD = frozenset({"TN342", "TN344", "TN351", "TN353", "TN356"})
 SILENT = frozenset({"$schema", "$id", "$comment"})  # say nothing about the arguments
 MAX_ROUNDS = 500
 
@@ -63,6 +68,10 @@ def _fix(node: dict[str, Any], code: str, keyword: str | None) -> tuple[dict[str
         if value is True:
             return rest, "other properties allowed"
         return rest, f"other properties: {_text(value)}"
+    if code in REMOVE_KEYWORD:
+        return rest, f"{keyword}: {_text(node[keyword])}"
+    if code in ("TN340", "TN350") and keyword == "additionalProperties":
+        return {**node, "additionalProperties": False}, f"other properties: {_text(node[keyword])}"
     if code == "TN313" and keyword == "format":
         return rest, f"format: {node['format']}"
     if code == "TN312" and keyword == "enum":

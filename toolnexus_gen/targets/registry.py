@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 GEMINI_TRANSFORMS = ("const_to_enum", "nullable", "strip_meta", "inline_refs", "describe")
 JSON_SCHEMA_TRANSFORMS = ("strip_meta", "inline_refs", "describe")
+STRICT_TRANSFORMS = (*JSON_SCHEMA_TRANSFORMS, "strictify")  # targets with a strict mode
 
 
 @dataclass(frozen=True)
@@ -30,14 +31,12 @@ INFO: dict[str, TargetInfo] = {
         "Gemini `tools` (one functionDeclarations wrapper)",
     ),
     "openai": TargetInfo(
-        {"transforms": JSON_SCHEMA_TRANSFORMS}, LIST, "OpenAI Chat Completions `tools`"
+        {"transforms": STRICT_TRANSFORMS}, LIST, "OpenAI Chat Completions `tools`"
     ),
     "openai_responses": TargetInfo(
-        {"transforms": JSON_SCHEMA_TRANSFORMS}, LIST, "OpenAI Responses `tools`"
+        {"transforms": STRICT_TRANSFORMS}, LIST, "OpenAI Responses `tools`"
     ),
-    "anthropic": TargetInfo(
-        {"transforms": JSON_SCHEMA_TRANSFORMS}, LIST, "Anthropic Messages `tools`"
-    ),
+    "anthropic": TargetInfo({"transforms": STRICT_TRANSFORMS}, LIST, "Anthropic Messages `tools`"),
     "mcp": TargetInfo({"transforms": JSON_SCHEMA_TRANSFORMS}, LIST, "MCP `tools/list` tools"),
     "bedrock": TargetInfo(
         {"transforms": JSON_SCHEMA_TRANSFORMS}, "dict[str, Any]", "Bedrock Converse `toolConfig`"

@@ -137,3 +137,85 @@ def apply(
         if name in transforms:
             located = rewrite(located, NODE_TRANSFORMS[name])
     return located
+
+
+def strictify(located: Located) -> tuple[Located, dict[str, list[Any]]]:
+    """Transform `strictify` (openai, openai_responses, anthropic): every object closed, every
+    optional property required and nullable, so the schema is strict-mode valid; the tool goes out
+    with `strict: true`. Returns the map of the properties made nullable ({name: [made nullable,
+    map of its own properties]}): at run time a null there means "absent", so the spec's default
+    applies."""
+    result = located.derive(located.schema)
+
+    def nullable_of(schema: Any) -> Any:
+        if not isinstance(schema, dict):
+            return schema
+        kind = schema.get("type")
+        if isinstance(kind, str) and "$ref" not in schema and "enum" not in schema:
+            return {**schema, "type": [kind, "null"]}
+        if isinstance(kind, list):
+            return schema if "null" in kind else {**schema, "type": [*kind, "null"]}
+        return {"anyOf": [schema, {"type": "null"}]}
+
+    def visit(node: Any, pointer: str) -> tuple[Any, dict[str, list[Any]]]:
+        if isinstance(node, list):
+            pairs = [visit(item, f"{pointer}/{i}") for i, item in enumerate(node)]
+            merged: dict[str, list[Any]] = {}
+            for _, inner in pairs:
+                merged.update(inner)
+            return [item for item, _ in pairs], merged
+        if not isinstance(node, dict):
+            return node, {}
+        pointer = located.moved.get(id(node), pointer)
+        out: dict[str, Any] = {}
+        nulls: dict[str, list[Any]] = {}
+        for key, value in node.items():
+            if key == "properties" and isinstance(value, dict):
+                required = set(node.get("required") or [])
+                props = {}
+                for name, sub in value.items():
+                    child, inner = visit(sub, join_pointer(f"{pointer}/properties", name))
+                    made = name not in required and not _accepts_null(child)
+                    if made:
+                        child = result.mark(
+                            nullable_of(child), join_pointer(f"{pointer}/properties", name)
+                        )
+                    props[name] = child
+                    if made or inner:
+                        nulls[name] = [made, inner]
+                out[key] = props
+            elif key in ("items", "anyOf", "oneOf", "allOf", "$defs", "definitions"):
+                if isinstance(value, dict) and key in ("$defs", "definitions"):
+                    out[key] = {
+                        k: visit(v, join_pointer(f"{pointer}/{key}", k))[0]
+                        for k, v in value.items()
+                    }
+                else:
+                    out[key], inner = visit(value, f"{pointer}/{key}")
+                    for name, (made, sub) in inner.items():
+                        entry = nulls.setdefault(name, [made, {}])
+                        entry[0] = entry[0] or made
+                        entry[1].update(sub)
+            else:
+                out[key] = value
+        if isinstance(out.get("properties"), dict):
+            out["required"] = list(out["properties"])
+            out.setdefault("additionalProperties", False)
+        elif out.get("type") == "object" and "additionalProperties" not in out:
+            out["additionalProperties"] = False
+            out.setdefault("properties", {})
+            out["required"] = []
+        return result.mark(out, pointer), nulls
+
+    schema, nulls = visit(located.schema, "")
+    result.schema = schema
+    return result, nulls
+
+
+def _accepts_null(schema: Any) -> bool:
+    if not isinstance(schema, dict):
+        return False
+    kind = schema.get("type")
+    if kind == "null" or (isinstance(kind, list) and "null" in kind):
+        return True
+    return any(_accepts_null(b) for b in schema.get("anyOf") or [])
