@@ -143,7 +143,21 @@ def test_the_reply_echoes_the_name_the_model_sent(tk: Any) -> None:
         [{"type": "tool_use", "id": "c9", "name": "github_create_issue", "input": {"title": "x"}}]
     )
     assert reply["tool_use_id"] == "c9" and reply["is_error"]
-    assert "$meta" in reply["content"]  # the spec's name in the validation message
+    # the message names what the model sent: the tool and the property under their aliases
+    assert reply["content"].startswith("Invalid arguments for tool 'github_create_issue': _meta:")
+    (reply,) = tk.anthropic_tool_results(
+        [
+            {
+                "type": "tool_use",
+                "id": "c8",
+                "name": "github_create_issue",
+                "input": {"title": "x", "_meta": {}},
+            }
+        ]
+    )
+    assert "_meta.ano: Field required" in reply["content"]
+    direct = tk.execute_sync("github.create_issue", {"title": "x"})  # no provider: spec names
+    assert "'github.create_issue': $meta:" in direct.output
 
 
 def test_a_loop_offers_and_maps_aliases(tk: Any) -> None:

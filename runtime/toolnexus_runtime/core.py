@@ -52,6 +52,8 @@ class ToolResult:
     error_type: str | None = field(default=None, compare=False, repr=False)
     """Why a call failed, in a few words a dashboard can group by: `unknown_tool`,
     `invalid_arguments`, `timeout`, `invalid_output`, `ToolError`, or the exception's type."""
+    problems: tuple[tuple[tuple[Any, ...], str], ...] = field(default=(), compare=False, repr=False)
+    """For invalid arguments: (place, message) of each problem, the place in the spec's names."""
 
 
 class ToolError(Exception):
@@ -157,16 +159,31 @@ def _timed_out(name: str, timeout: float) -> ToolResult:
 
 
 def _invalid(name: str, exc: ValidationError) -> ToolResult:
-    problems = "; ".join(
-        f"{'.'.join(str(part) for part in error['loc']) or '(arguments)'}: {error['msg']}"
-        for error in exc.errors(include_url=False)
+    problems = tuple((tuple(e["loc"]), e["msg"]) for e in exc.errors(include_url=False))
+    return ToolResult(_invalid_text(name, problems), True, None, "invalid_arguments", problems)
+
+
+def _invalid_text(name: str, problems: Sequence[tuple[tuple[Any, ...], str]]) -> str:
+    listed = "; ".join(
+        f"{'.'.join(str(part) for part in loc) or '(arguments)'}: {message}"
+        for loc, message in problems
     )
-    return ToolResult(
-        f"Invalid arguments for tool '{name}': {problems}. Fix the arguments and call it again.",
-        True,
-        None,
-        "invalid_arguments",
-    )
+    return f"Invalid arguments for tool '{name}': {listed}. Fix the arguments and call it again."
+
+
+def _sent_place(loc: tuple[Any, ...], mapping: Mapping[str, Any]) -> tuple[Any, ...]:
+    """A place in the spec's names, in the names the provider's file gave (mapping: an
+    argument map, {alias: [name, inner]})."""
+    back = {name: (alias, inner) for alias, (name, inner) in mapping.items()}
+    out: list[Any] = []
+    for part in loc:
+        if isinstance(part, str) and part in back:
+            alias, inner = back[part]
+            out.append(alias)
+            back = {name: (a, i) for a, (name, i) in inner.items()}
+        else:
+            out.append(part)
+    return tuple(out)
 
 
 def unknown_tool(name: str, available: str) -> ToolResult:
@@ -559,6 +576,15 @@ class ToolkitCore(Generic[H]):
             )
             calls.append((name, arguments, context))
         results = await self._execute_all(calls, policy)
+        for i, (call, result) in enumerate(zip(raw, results, strict=True)):
+            name = calls[i][0]
+            if result.problems and (
+                call.name != name or name in self._argument_aliases.get(provider.NAME, {})
+            ):
+                # name what the model sent: the tool and argument names of the provider's file
+                mapping = self._argument_aliases.get(provider.NAME, {}).get(name, {})
+                places = tuple((_sent_place(loc, mapping), msg) for loc, msg in result.problems)
+                results[i] = replace(result, output=_invalid_text(call.name, places))
         return provider.replies(raw, results)
 
 
