@@ -8,13 +8,14 @@ come back in input order, so output never depends on scheduling.
 
 from __future__ import annotations
 
-import multiprocessing
-import multiprocessing.pool
 import os
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
+
+if TYPE_CHECKING:
+    import multiprocessing.pool
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -46,6 +47,8 @@ def pool_for(
     if _pool is not None or items < 1 or workers() < 2 or (items < PARALLEL_MIN and not warm_few):
         yield
         return
+    import multiprocessing  # only when workers start: a build that needs none never imports it
+
     if "fork" not in multiprocessing.get_all_start_methods() or threading.active_count() > 1:
         # Forking a process that runs other threads can deadlock a child on a lock one of them
         # held; in that case (toolnexus-gen used as a library, under a test runner) stay serial.
@@ -74,6 +77,8 @@ def _stop() -> None:
 
 
 def _children() -> set[int]:
+    import multiprocessing
+
     return {p.pid for p in multiprocessing.active_children() if p.pid is not None}
 
 

@@ -21,7 +21,7 @@ from toolnexus_gen.config.options import (
     resolve_options,
 )
 from toolnexus_gen.diagnostics import Diagnostic, DiagnosticsError, Severity, has_errors
-from toolnexus_gen.fs.paths import discover, display_path, escaping_links
+from toolnexus_gen.fs.paths import discover, display_path, escaping_links, is_hidden
 from toolnexus_gen.incremental.cache import (
     Memo,
     Snapshot,
@@ -139,6 +139,15 @@ def analyse(
     return Analysis(toolset, units, diagnostics)
 
 
+def _spec_paths(specs: Path, inputs: Snapshot) -> list[Path]:
+    """discover()'s answer, from the files the snapshot found (tool specs: not `_`/`.`)."""
+    return [
+        specs / rel
+        for rel in sorted(inputs.inputs)
+        if not rel.endswith("/") and not is_hidden(Path(rel))
+    ]
+
+
 def _alias_collisions(toolset: ToolSet) -> list[Diagnostic]:
     """Two tools that one target's file would name alike (through name_aliases)."""
     found = []
@@ -208,7 +217,7 @@ def generate(
 
         inputs = snapshot_inputs(options.specs, state if use_cache else None)  # before reading
         memo = Memo(options.out if use_cache else None)
-        paths = discover(options.specs)
+        paths = _spec_paths(options.specs, inputs)  # the snapshot's walk, not another one
         previous = Previous(options, inputs, state, memo, kept) if use_cache else None
         reused = previous.units(paths) if previous else []
         analysis = analyse(options, memo, paths, reused)
