@@ -304,6 +304,8 @@ def save_state(
         "diagnostics": diagnostics,
         "tools": tools,
         "targets": len(options.targets),
+        # each spec's model input (spec.load.model_input): read before any worker starts
+        "models": {rel: unit.get("model_input") for rel, unit in reuse.get("units", {}).items()},
     }
     # Apart, so the no-op path reads only the small state; tied to it by the outputs' digest.
     _save(options.out / CACHE_DIR / UNITS, {"outputs": sha(canonical(outputs)), **reuse})

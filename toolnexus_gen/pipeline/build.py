@@ -174,22 +174,21 @@ def _alias_collisions(toolset: ToolSet) -> list[Diagnostic]:
     return found
 
 
-def _same_models(options: BuildOptions, kept: dict[str, Any], changed: list[str]) -> bool:
+def _same_models(options: BuildOptions, state: dict[str, Any] | None, changed: list[str]) -> bool:
     """Whether every changed spec file is one the last build made a unit of, with the same model
     input (an edit of its description, examples, title...): then no model can change, and no
     worker needs to start datamodel-code-generator."""
     from toolnexus_gen.spec.load import LoadError, load_document, model_input
 
-    units = kept.get("units", {})
+    recorded = (state or {}).get("models", {})
     for rel in changed:
-        record = units.get(rel)
-        if record is None or record.get("model_input") is None:
+        if recorded.get(rel) is None:
             return False
         try:
             document = load_document(options.specs / rel)
         except LoadError:
             return False
-        if model_input(document.data) != record["model_input"]:
+        if model_input(document.data) != recorded[rel]:
             return False
     return True
 
@@ -207,10 +206,10 @@ def generate(
     # specs that only pays in a process's first build (a command line run); a process that
     # builds again imports the generator itself, once, and reuses it.
     changed = changed_specs(options, state if use_cache else None)
-    kept = load_reuse(options, state) if state and use_cache else {}
-    fresh = 0 if _same_models(options, kept, changed) else len(changed)
+    fresh = 0 if use_cache and _same_models(options, state, changed) else len(changed)
     warm_few, _first_build = _first_build, False
     with pool_for(fresh, warm_up, warm_few=warm_few):
+        kept = load_reuse(options, state) if state and use_cache else {}  # while workers start
         from toolnexus_gen.codegen.package import HANDLERS_HEAD, package_keys, update_handlers
         from toolnexus_gen.incremental.reuse import Previous, records
         from toolnexus_gen.pipeline.render import render, render_models
