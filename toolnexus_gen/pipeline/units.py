@@ -24,7 +24,8 @@ from toolnexus_gen.diagnostics import Diagnostic, Severity, has_errors
 from toolnexus_gen.incremental.cache import Memo, sha, unit_key
 from toolnexus_gen.ir import PLACED_KEYS, Document, Located, Tool, ToolInfo, Unit
 from toolnexus_gen.spec.bundle import Cycle, bundle_tool
-from toolnexus_gen.spec.load import Loader, LoadError, load_document, model_input
+from toolnexus_gen.spec.digest import model_input
+from toolnexus_gen.spec.load import Loader, LoadError, load_document
 from toolnexus_gen.spec.refs import ref_closure
 from toolnexus_gen.spec.validate import Validator
 from toolnexus_gen.targets import TARGETS

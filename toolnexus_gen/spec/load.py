@@ -305,30 +305,3 @@ def iter_pointers(data: Any, pointer: str = "") -> Iterator[tuple[str, Any]]:
             stack.extend((join_pointer(here, k), v) for k, v in reversed(list(value.items())))
         elif isinstance(value, list):
             stack.extend((join_pointer(here, i), v) for i, v in reversed(list(enumerate(value))))
-
-
-# Keys that never reach an argument model: the envelope's own (the model is made from the input
-# schema alone) and, at the schema's root, what describes the tool or the file
-# (codegen/models.py drops them too).
-_NOT_MODEL = frozenset({"description", "examples", "annotations", "title", "strict", "targets"})
-_NOT_MODEL_ROOT = frozenset({"title", "description", "examples", "$id", "$schema", "$comment"})
-
-
-def model_input(data: Any) -> str:
-    """A digest of what a spec's argument model is made from: equal digests (and unchanged
-    $ref files) mean the same model, so an edit of only the description, examples, title,
-    annotations, strict or targets never needs datamodel-code-generator."""
-    from toolnexus_gen.incremental.cache import canonical, sha
-
-    if not isinstance(data, dict):
-        return sha(canonical(data))
-    kept = {
-        key: value
-        for key, value in data.items()
-        if key not in _NOT_MODEL and key != "output_schema" and not str(key).startswith("x-")
-    }
-    schema = kept.get("input_schema", kept)
-    if isinstance(schema, dict):
-        trimmed = {k: v for k, v in schema.items() if k not in _NOT_MODEL_ROOT}
-        kept = {**kept, "input_schema": trimmed} if "input_schema" in kept else trimmed
-    return sha(canonical(kept))
