@@ -59,9 +59,8 @@ def _header_context(header: Header) -> dict[str, Any]:
     return {"specs_rel": header.specs_rel, "command": header.command}
 
 
-def package_files(targets: tuple[str, ...]) -> list[str]:
-    """The files render_package writes (the models aside)."""
-    return ["py.typed", *PACKAGE_TEMPLATES]
+# The files render_package writes (the models aside), whatever the targets.
+PACKAGE_FILES = ("py.typed", *PACKAGE_TEMPLATES)
 
 
 def render_package(
@@ -96,7 +95,7 @@ def render_package(
         ),
     }
     files = {"py.typed": ""}
-    for name in package_files(toolset.targets)[1:]:
+    for name in PACKAGE_TEMPLATES:
         if only is not None and name not in only:
             continue
         source = env.get_template(f"{name}.jinja").render(context)
@@ -147,7 +146,7 @@ def package_keys(toolset: ToolSet, header: Header) -> dict[str, Any]:
     alone."""
     names = [[t.name, t.python.method, t.python.model, t.python.module] for t in toolset.tools]
     common = [header.specs_rel, header.command, list(toolset.targets), names]
-    keys: dict[str, Any] = {name: common for name in package_files(toolset.targets)}
+    keys: dict[str, Any] = {name: common for name in PACKAGE_FILES}
     keys["handlers.py"] = [*common, [t.description for t in toolset.tools]]
     keys[HANDLERS_HEAD] = common  # what update_handlers keeps
     return keys

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from toolnexus_gen.codegen.models import model_sources
-from toolnexus_gen.codegen.package import model_header, package_files, render_package
+from toolnexus_gen.codegen.package import PACKAGE_FILES, model_header, render_package
 from toolnexus_gen.config.options import Header
 from toolnexus_gen.incremental.cache import Memo
 from toolnexus_gen.ir import ToolSet, Unit
@@ -55,7 +55,7 @@ def render(
     # The build's lock file and cache stay in the folder; keep them out of version control.
     rendered.files[".gitignore"] = GITIGNORE
     reused = reused or {}
-    missing = [name for name in package_files(toolset.targets) if name not in reused]
+    missing = [name for name in PACKAGE_FILES if name not in reused]
     rendered.files.update(reused)
     rendered.files.update(render_package(toolset, header, missing))
     return rendered

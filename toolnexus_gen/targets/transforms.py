@@ -119,7 +119,8 @@ NODE_TRANSFORMS: dict[str, NodeFn] = {
     "const_to_enum": const_to_enum,
     "nullable": nullable,
 }
-# Which transforms each target offers: see targetinfo (inline_refs is done by apply()).
+# Which transforms each target offers: see registry.py (inline_refs is done by apply(); describe,
+# strictify and the name aliases by pipeline/units.py, since they report what they change).
 
 
 def apply(
