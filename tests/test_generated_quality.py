@@ -32,6 +32,12 @@ HOSTILE = {
         "description": "builtin\nmultiline\n\n  indented\ttab\x00nul\u2028sep",
         "targets": {"exclude": ["gemini"]},
     },
+    # a tool from another source: no handler method, its binding (odd strings too) in TOOLS
+    "upstream.yaml": {
+        "description": "A tool served by an MCP server",
+        "input_schema": {"type": "object", "properties": {"q": {"type": "string"}}},
+        "source": {"mcp": {"server": 'o"k\\', "tool": "na'me"}},
+    },
     "user_uses_user_user.yaml": {
         "description": 'Ends with a quote "',
         "input_schema": {
@@ -99,18 +105,20 @@ def test_hostile_strings_cannot_inject_and_round_trip(packages: Path) -> None:
     script = (
         "import json, hostile, hostile.handlers as h\n"
         "doc = {t['name']: t['description'] for t in hostile.tool_definitions()}\n"
-        "print(json.dumps([doc, h.ToolHandlers.class_.__doc__, sorted(hostile.TOOLS)]))\n"
+        "b = hostile.TOOLS['upstream'].binding\n"
+        "print(json.dumps([doc, h.ToolHandlers.class_.__doc__, sorted(hostile.TOOLS), b]))\n"
     )
     result = run(sys.executable, "-c", script, cwd=packages)
     assert result.returncode == 0, result.stderr
     import json
 
-    descriptions, class_doc, names = json.loads(result.stdout)
+    descriptions, class_doc, names, binding = json.loads(result.stdout)
     assert descriptions == {
         name.removesuffix(".yaml"): spec["description"] for name, spec in HOSTILE.items()
     }
     assert class_doc == HOSTILE["class.yaml"]["description"]
-    assert names == ["None", "class", "print", "user_uses_user_user"]
+    assert names == ["None", "class", "print", "upstream", "user_uses_user_user"]
+    assert binding == HOSTILE["upstream.yaml"]["source"]
 
 
 RUNTIME_ONLY_SCRIPT = """

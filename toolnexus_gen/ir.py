@@ -34,6 +34,9 @@ class Tool:
     strict: bool | None = None
     annotations: dict[str, Any] | None = None
     targets: frozenset[str] | None = None  # None: every selected target
+    # how the tool runs when it is not a handler method: {kind: settings} (an MCP server's tool,
+    # an HTTP endpoint, a built-in); the runtime's executor of that kind runs it
+    binding: dict[str, Any] | None = None
     # pointer of the input schema inside the source document ("/input_schema" or "" for a bare schema)
     schema_pointer: str = "/input_schema"
     # the input schema, bundled (cross-file refs in its own $defs), with where each part came from
@@ -75,6 +78,12 @@ class ToolInfo:
     argument_aliases: tuple[tuple[str, str], ...] = ()
     # strictify: (target, JSON of the map of properties it made nullable), where it did
     null_maps: tuple[tuple[str, str], ...] = ()
+    binding: str | None = None  # Tool.binding as canonical JSON; None: a handler method
+
+    @property
+    def has_method(self) -> bool:
+        """Whether the tool is a method of ToolHandlers (else its binding runs it)."""
+        return self.binding is None
 
     def sent_name(self, target: str) -> str:
         """The tool's name in `target`'s file."""

@@ -259,7 +259,8 @@ def scaffold(
     outcome = ScaffoldOutcome(analysis.diagnostics)
     if any(d.is_error for d in analysis.diagnostics):
         raise DiagnosticsError(analysis.diagnostics)
-    tools = analysis.toolset.tools
+    # tools from other sources (MCP servers, HTTP endpoints, built-ins) need no method
+    tools = tuple(tool for tool in analysis.toolset.tools if tool.has_method)
     outcome.tools = len(tools)
     if file.exists():
         try:

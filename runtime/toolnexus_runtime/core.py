@@ -24,6 +24,7 @@ from typing import Any, Generic, NamedTuple, Protocol, TypeAlias, TypeVar
 from pydantic import BaseModel, ValidationError
 from pydantic_core import to_jsonable_python
 
+from .executors import Executor, SourceOptions, binding_kind, make_executor
 from .portal import HANDLER_THREADS, run_sync
 
 T = TypeVar("T")
@@ -63,11 +64,15 @@ class ToolError(Exception):
 
 
 class ToolSpec(NamedTuple):
-    """One row of a generated dispatch table."""
+    """One row of a generated dispatch table: a tool runs either as the handler `method`, or,
+    for a tool from another source (an MCP server, an HTTP endpoint, a built-in), through its
+    `binding` (`{kind: settings}`, see `toolnexus_runtime.executors`), and then `method` is None.
+    """
 
     name: str
     model: type[BaseModel]
-    method: str
+    method: str | None
+    binding: Mapping[str, Any] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -264,18 +269,27 @@ class ToolkitCore(Generic[H]):
         tools: Mapping[str, ToolSpec] | None = None,
         timeout: float | None = None,
         error_message: ErrorMessage | None = None,
+        sources: SourceOptions | None = None,
     ) -> None:
         tools = self.TOOLS if tools is None else tools
         missing = []
         entries: dict[str, _Entry] = {}
+        executors: dict[str, Executor] = {}
+        sources = sources or SourceOptions()
         for name, spec in tools.items():
-            fn = getattr(handlers, spec.method, None)
-            if fn is None or getattr(fn, "__isabstractmethod__", False):
-                missing.append(spec.method)
-                continue
             # The model's validator itself: what model_validate calls, without its per-call
             # keyword handling (half the cost of a small model's validation).
             validate = spec.model.__pydantic_validator__.validate_python
+            if spec.binding is not None:  # a tool from another source: its executor runs it
+                kind = binding_kind(spec.binding)
+                if kind not in executors:
+                    executors[kind] = make_executor(kind, self, sources)
+                entries[name] = _Entry(validate, executors[kind].bind(spec), True)
+                continue
+            fn = None if spec.method is None else getattr(handlers, spec.method, None)
+            if fn is None or getattr(fn, "__isabstractmethod__", False):
+                missing.append(spec.method or name)
+                continue
             entries[name] = _Entry(validate, fn, iscoroutinefunction(fn))
         if missing:
             raise TypeError(
@@ -287,6 +301,7 @@ class ToolkitCore(Generic[H]):
         self.timeout = timeout
         self.error_message = error_message
         self._entries = entries
+        self._executors = executors
         self._unknown_hint = ", ".join(tools) or "(none)"
         # name_aliases: what each provider file calls a tool or a property, back to the spec
         aliases = {}
@@ -295,6 +310,29 @@ class ToolkitCore(Generic[H]):
         self._tool_aliases: dict[str, dict[str, str]] = aliases.get("tools", {})
         self._argument_aliases: dict[str, dict[str, Any]] = aliases.get("arguments", {})
         self._null_maps: dict[str, dict[str, Any]] = aliases.get("nulls", {})
+
+    async def aclose(self) -> None:
+        """Close what the toolkit's bound tools hold open (MCP sessions, HTTP clients); calling
+        a bound tool afterwards opens them again."""
+        for executor in self._executors.values():
+            await executor.aclose()
+
+    def close(self) -> None:
+        """Sync twin of `aclose`."""
+        if self._executors:
+            run_sync(self.aclose())
+
+    async def __aenter__(self: T) -> T:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+    def __enter__(self: T) -> T:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
 
     def descriptions(self) -> dict[str, str]:
         """Each tool's description (from the generated package's schemas/tools.json)."""

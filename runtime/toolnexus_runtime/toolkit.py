@@ -7,7 +7,8 @@ event loop (`portal.run_sync`), with sync handlers in handler threads so none bl
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
+from os import PathLike
 from typing import Any, TypeVar
 
 from .core import (
@@ -19,6 +20,7 @@ from .core import (
     ToolkitCore,
     ToolSpec,
 )
+from .executors import SourceOptions
 from .loops import DEFAULT_MAX_TURNS, Conversation, LoopOptions, RunResult
 from .loops import messages as _messages
 from .portal import run_sync
@@ -40,6 +42,12 @@ class Toolkit(ToolkitCore[H]):
     model sees when a handler raises anything but `ToolError` (the exception is logged on the
     `toolnexus_runtime` logger either way). `instrument=True` (or a TracerProvider) emits an
     OpenTelemetry span per call (see `toolnexus_runtime.tracing`).
+
+    Tools that come from other sources need no handler method; what they reach is given here:
+    `mcp_config` (a path to an `mcp.json` or its dict) for tools snapshotted from MCP servers;
+    `workspace`, `allow_shell`, `fetch_allow`, `output_limit` and `ask` for the built-in tools;
+    `http_client` (an `httpx.AsyncClient` of your own) for tools bound to HTTP endpoints.
+    `await tk.aclose()` (or `async with tk:`) closes what they hold open.
     """
 
     def __init__(
@@ -50,8 +58,20 @@ class Toolkit(ToolkitCore[H]):
         timeout: float | None = None,
         error_message: ErrorMessage | None = None,
         instrument: Any = False,
+        mcp_config: str | PathLike[str] | Mapping[str, Any] | None = None,
+        workspace: str | PathLike[str] | None = None,
+        allow_shell: bool = True,
+        fetch_allow: Collection[str] | None = None,
+        output_limit: int = 30_000,
+        ask: Callable[..., Any] | None = None,
+        http_client: Any = None,
     ) -> None:
-        super().__init__(handlers, tools=tools, timeout=timeout, error_message=error_message)
+        sources = SourceOptions(
+            mcp_config, workspace, allow_shell, fetch_allow, output_limit, ask, http_client
+        )
+        super().__init__(
+            handlers, tools=tools, timeout=timeout, error_message=error_message, sources=sources
+        )
         if instrument:
             from .tracing import trace_calls  # OpenTelemetry only when asked for
 

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Collection
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from toolnexus_gen.codegen.pysource import docstring, py_str
+from toolnexus_gen.codegen.pysource import docstring, py_literal, py_str
 from toolnexus_gen.config.options import Header
 from toolnexus_gen.ir import ToolInfo, ToolSet
 from toolnexus_gen.targets.registry import INFO
@@ -47,7 +48,13 @@ def environment() -> jinja2.Environment:
     env.filters["py_str"] = py_str
     env.filters["docstring"] = docstring
     env.filters["handler_method"] = handler_method
+    env.filters["binding_literal"] = binding_literal
     return env
+
+
+def binding_literal(binding: str) -> str:
+    """A tool's binding (canonical JSON in ToolInfo) as the Python literal dispatch.py holds."""
+    return py_literal(json.loads(binding))
 
 
 def model_header(header: Header) -> str:
@@ -81,6 +88,8 @@ def render_package(
         "runtime_minimum": RUNTIME_MINIMUM,
         "runtime_below": RUNTIME_BELOW,
         "model_names": ruff_sorted([tool.python.model for tool in toolset.tools]),
+        "handler_models": ruff_sorted([t.python.model for t in toolset.tools if t.has_method]),
+        "bound": any(not tool.has_method for tool in toolset.tools),
         "model_modules": sorted((t.python.module, t.python.model) for t in toolset.tools),
         "dispatch_imports": ruff_sorted(
             [
@@ -133,6 +142,8 @@ def update_handlers(previous: str, toolset: ToolSet, fresh: Collection[str]) -> 
         return None
     methods = []
     for tool in toolset.tools:
+        if not tool.has_method:
+            continue
         method = handler_method(tool)
         if tool.name in fresh:
             compile(f"class C:{method}\n", "handlers.py", "exec")  # never a bad file on disk
@@ -144,7 +155,9 @@ def package_keys(toolset: ToolSet, header: Header) -> dict[str, Any]:
     """What each package file is rendered from (its template is in the generator's fingerprint).
     Only handlers.py carries descriptions (as docstrings), so a description edit renders it
     alone."""
-    names = [[t.name, t.python.method, t.python.model, t.python.module] for t in toolset.tools]
+    names = [
+        [t.name, t.python.method, t.python.model, t.python.module, t.binding] for t in toolset.tools
+    ]
     common = [header.specs_rel, header.command, list(toolset.targets), names]
     keys: dict[str, Any] = {name: common for name in PACKAGE_FILES}
     keys["handlers.py"] = [*common, [t.description for t in toolset.tools]]

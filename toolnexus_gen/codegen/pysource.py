@@ -60,3 +60,18 @@ def docstring(text: str, indent: int) -> str:
         f"{pad}{line.rstrip()}" if line.strip() else "" for line in lines[1:]
     ]
     return "\n".join(out) + f'\n{pad}"""'
+
+
+def py_literal(value: object) -> str:
+    """A Python literal for JSON data (dicts, lists, strings, numbers, booleans, null), on one
+    line, strings through py_str."""
+    if isinstance(value, str):
+        return py_str(value)
+    if value is None or isinstance(value, (bool, int, float)):
+        return repr(value)
+    if isinstance(value, list):
+        return "[" + ", ".join(py_literal(item) for item in value) + "]"
+    if isinstance(value, dict):
+        items = ", ".join(f"{py_str(str(k))}: {py_literal(v)}" for k, v in value.items())
+        return "{" + items + "}"
+    raise TypeError(f"not JSON data: {type(value).__name__}")

@@ -16,6 +16,7 @@ package's templated files are reused the same way, under a key of everything the
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
@@ -161,46 +162,33 @@ def _diagnostic(item: list[Any]) -> Diagnostic:
     return Diagnostic(path, line, col, code, message, Severity(severity), pointer, target)
 
 
-def _info_record(info: ToolInfo) -> list[Any]:
-    return [
-        info.name,
-        info.description,
-        [info.python.method, info.python.model, info.python.module],
-        info.display,
-        [list(place) for place in info.places],
-        None if info.targets is None else sorted(info.targets),
-        info.strict,
-        list(info.strict_counts),
-        [list(pair) for pair in info.aliases],
-        [list(pair) for pair in info.argument_aliases],
-        [list(pair) for pair in info.null_maps],
-    ]
+def _info_record(info: ToolInfo) -> dict[str, Any]:
+    """A ToolInfo as JSON: each field by name (tuples and sets as lists), so a new field needs
+    no change here."""
+    return {f.name: _plain(getattr(info, f.name)) for f in fields(ToolInfo)}
 
 
-def _info(item: list[Any]) -> ToolInfo:
-    (
-        name,
-        description,
-        python,
-        display,
-        places,
-        targets,
-        strict,
-        counts,
-        aliases,
-        arguments,
-        nulls,
-    ) = item
-    return ToolInfo(
-        name,
-        description,
-        PyNames(*python),
-        display,
-        tuple((line, col) for line, col in places),
-        None if targets is None else frozenset(targets),
-        strict,
-        (counts[0], counts[1]),
-        tuple((target, alias) for target, alias in aliases),
-        tuple((target, mapping) for target, mapping in arguments),
-        tuple((target, mapping) for target, mapping in nulls),
-    )
+def _plain(value: Any) -> Any:
+    if isinstance(value, PyNames):
+        return [value.method, value.model, value.module]
+    if isinstance(value, frozenset):
+        return sorted(value)
+    if isinstance(value, tuple):
+        return [_plain(item) for item in value]
+    return value
+
+
+def _info(item: dict[str, Any]) -> ToolInfo:
+    values: dict[str, Any] = {}
+    for f in fields(ToolInfo):
+        value = item[f.name]
+        if f.name == "python":
+            value = PyNames(*value)
+        elif isinstance(value, list):
+            value = (
+                frozenset(value)
+                if f.name == "targets"
+                else tuple(tuple(v) if isinstance(v, list) else v for v in value)
+            )
+        values[f.name] = value
+    return ToolInfo(**values)

@@ -21,7 +21,7 @@ from typing import Any
 from toolnexus_gen.codegen.models import model_job, model_key
 from toolnexus_gen.config.options import BuildOptions, Header
 from toolnexus_gen.diagnostics import Diagnostic, Severity, has_errors
-from toolnexus_gen.incremental.cache import Memo, sha, unit_key
+from toolnexus_gen.incremental.cache import Memo, canonical, sha, unit_key
 from toolnexus_gen.ir import PLACED_KEYS, Document, Located, Tool, ToolInfo, Unit
 from toolnexus_gen.spec.bundle import Cycle, bundle_tool
 from toolnexus_gen.spec.digest import model_input
@@ -253,4 +253,5 @@ def info_of(tool: Tool) -> ToolInfo:
         targets=tool.targets,
         strict=tool.strict,
         strict_counts=counts,
+        binding=None if tool.binding is None else canonical(tool.binding),
     )

@@ -211,9 +211,16 @@ def _validate_document(
         strict=envelope.get("strict"),
         annotations=envelope.get("annotations"),
         targets=selected,
+        binding=_binding(envelope),
         schema_pointer=schema_pointer,
     )
     return tool, out.diagnostics
+
+
+def _binding(envelope: dict[str, Any]) -> dict[str, Any] | None:
+    """How the tool runs when it is not a handler method ({kind: settings}), from its source."""
+    source = envelope.get("source")
+    return dict(source) if source else None
 
 
 TOOL_NAME = re.compile(r"[A-Za-z0-9_.:-]{1,128}")  # as spec.schema.json says for `name`
@@ -240,7 +247,7 @@ def _check_envelope(envelope: dict[str, Any], out: _Collector) -> None:
         )
     for error in _envelope_validator().iter_errors(envelope):
         pointer = "".join(f"/{join_pointer('', p)[1:]}" for p in error.absolute_path)
-        if error.validator in ("additionalProperties", "required"):
+        if error.validator in ("additionalProperties", "required") and not error.absolute_path:
             continue  # reported above, with better words
         if error.absolute_path and error.absolute_path[0] == "description":
             out.add("TN110", "description must be a non-empty string", pointer, show_pointer=False)
