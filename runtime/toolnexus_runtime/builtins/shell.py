@@ -47,8 +47,17 @@ async def bash(ws: Workspace, args: dict[str, Any], limit: int) -> str:
             kept.extend(chunk[: max(room, 0)])
             dropped += max(len(chunk) - max(room, 0), 0)
 
+    async def exited() -> int:
+        # Not process.wait(): on some Pythons it waits for the pipe to close too, which a
+        # child left behind keeps open.
+        delay = 0.002
+        while process.returncode is None:
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, 0.05)
+        return process.returncode
+
     reader = asyncio.ensure_future(collect())
-    waiter = asyncio.ensure_future(process.wait())
+    waiter = asyncio.ensure_future(exited())
     try:
         done, _ = await asyncio.wait({waiter}, timeout=timeout_ms / 1000)
     except BaseException:  # cancelled (the Toolkit's own timeout, a closed loop)

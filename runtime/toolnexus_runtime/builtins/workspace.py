@@ -84,6 +84,10 @@ class Workspace:
                         raise
                     os.mkdir(part, 0o777, dir_fd=fd)
                     child = os.open(part, _DIR, dir_fd=fd)
+                except NotADirectoryError:  # O_NOFOLLOW met a link (Linux says ENOTDIR)
+                    if stat.S_ISLNK(os.stat(part, dir_fd=fd, follow_symlinks=False).st_mode):
+                        raise OSError(errno.ELOOP, "a symbolic link on the path") from None
+                    raise
                 os.close(fd)
                 fd = child
         except OSError as exc:
