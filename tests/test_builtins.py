@@ -422,3 +422,15 @@ def test_an_unchanged_project_is_a_noop_that_keeps_its_warnings(tmp_path: Path) 
     )
     assert done.stdout.split()[-1] == "FAST"
     assert "warning[TN421]" in done.stderr
+
+
+def test_every_builtin_model_is_stable_under_ruff(full: Path) -> None:
+    ruff = Path(sys.executable).parent / "ruff"
+    done = subprocess.run(
+        [str(ruff), "format", "--isolated", "--check", "--diff", "tools"],
+        cwd=full,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
