@@ -41,6 +41,13 @@ def test_weather_demo() -> None:
     assert "demo: all round trips and loops ok" in done.stdout
 
 
+def test_agent_demo_edits_its_scratch_workspace() -> None:
+    done = python("agent.py", cwd=EXAMPLES / "agent")
+    assert done.returncode == 0, done.stderr
+    assert "agent demo: ok" in done.stdout
+    assert "error read        '../secret.txt' is outside the workspace" in done.stdout
+
+
 def test_shop_demo_every_provider() -> None:
     done = python("demo.py", cwd=EXAMPLES / "shop")
     assert done.returncode == 0, done.stderr

@@ -54,13 +54,15 @@ HOSTILE = {
         },
     },
 }
-PYTHON_FILES_OF = ("weather", "hostile")
+PYTHON_FILES_OF = ("weather", "hostile", "agent_tools")
 
 
 @pytest.fixture(scope="module")
 def packages(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("quality")
     shutil.copytree(ROOT / "examples/weather/tools", root / "weather")
+    # built-in tools and a skill tool (bound tools, skills_prompt)
+    shutil.copytree(ROOT / "examples/agent/agent_tools", root / "agent_tools")
     specs = write_specs(root / "hostile_specs", HOSTILE)
     result = cli("build", str(specs), "--out", str(root / "hostile"))
     assert result.exit_code == 0, result.stderr

@@ -100,6 +100,7 @@ class ToolInfo:
 class ToolSet:
     tools: tuple[ToolInfo, ...]  # sorted by name
     targets: tuple[str, ...]  # selected provider targets, in registry order
+    files: tuple[str, ...] = ()  # files sources add to the package (Contribution.files)
 
 
 @dataclass(frozen=True)
@@ -128,6 +129,26 @@ class Unit:
     model_key: str | None = None
     model_job: ModelJob | None = None  # made in this build: what generates its model if need be
     model_input: str | None = None  # spec.load.model_input of the spec file
+
+
+@dataclass(frozen=True)
+class Contributed:
+    """A spec a source makes in memory (a built-in tool, the skill tool). It goes through the
+    pipeline as a spec file's document does; its binding says how it runs."""
+
+    rel: str  # the name its unit is kept under: never a spec file's path ("builtin:read")
+    document: Document  # its data; display and positions: where its diagnostics point
+    binding: dict[str, Any]  # {kind: settings}, as Tool.binding
+
+
+@dataclass(frozen=True)
+class Contribution:
+    """What the sources add to a build besides the spec folder (sources/, asked by session.py):
+    specs made in memory, files for the package, and what they found wrong or worth saying."""
+
+    specs: tuple[Contributed, ...] = ()
+    files: tuple[tuple[str, str], ...] = ()  # (path in the package, text)
+    diagnostics: tuple[Diagnostic, ...] = ()
 
 
 # -- parsed files and where schema nodes came from (spec/load.py and spec/bundle.py make these) ----------------------------------

@@ -144,9 +144,10 @@ def _full_build(
 ) -> BuildOutcome:
     from toolnexus_gen.fs import output
     from toolnexus_gen.pipeline.build import generate, save_build
+    from toolnexus_gen.sources import contribute
 
     try:
-        result = generate(chosen, state)
+        result = generate(chosen, state, contribute=lambda: contribute(chosen))
     except RecursionError:  # a last line of defence: every known cause is a located error
         raise UserError(
             "a schema is nested or self-referencing beyond what can be processed"
@@ -183,10 +184,11 @@ class Listing:
 
 def list_tools(specs_dir: Path | None, targets: tuple[str, ...]) -> Listing:
     from toolnexus_gen.pipeline.build import analyse
+    from toolnexus_gen.sources import contribute
 
     chosen = options(specs_dir, None, targets)
     with os_errors():
-        return Listing(chosen, analyse(chosen))
+        return Listing(chosen, analyse(chosen, contribution=contribute(chosen)))
 
 
 def explain(code: str) -> tuple[str, str]:
@@ -252,10 +254,11 @@ def scaffold(
     from toolnexus_gen.commands import project
     from toolnexus_gen.fs import output
     from toolnexus_gen.pipeline.build import analyse
+    from toolnexus_gen.sources import contribute
 
     chosen = options(specs_dir, out_dir, ())
     with os_errors():
-        analysis = analyse(chosen)
+        analysis = analyse(chosen, contribution=contribute(chosen))
     outcome = ScaffoldOutcome(analysis.diagnostics)
     if any(d.is_error for d in analysis.diagnostics):
         raise DiagnosticsError(analysis.diagnostics)

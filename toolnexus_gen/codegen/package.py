@@ -90,18 +90,10 @@ def render_package(
         "model_names": ruff_sorted([tool.python.model for tool in toolset.tools]),
         "handler_models": ruff_sorted([t.python.model for t in toolset.tools if t.has_method]),
         "bound": any(not tool.has_method for tool in toolset.tools),
+        "skills": SKILLS_FILE in toolset.files,
         "model_modules": sorted((t.python.module, t.python.model) for t in toolset.tools),
-        "dispatch_imports": ruff_sorted(
-            [
-                "TOOLS",
-                "Toolkit",
-                "tool_definitions",
-                *(f"to_{t}" for t in toolset.targets),
-            ]
-        ),
-        "dispatch_exports": ruff_sorted(
-            ["TOOLS", "Toolkit", "tool_definitions", *(f"to_{t}" for t in toolset.targets)]
-        ),
+        "dispatch_imports": _dispatch_names(toolset),
+        "dispatch_exports": _dispatch_names(toolset),
     }
     files = {"py.typed": ""}
     for name in PACKAGE_TEMPLATES:
@@ -151,6 +143,15 @@ def update_handlers(previous: str, toolset: ToolSet, fresh: Collection[str]) -> 
     return previous[:end] + "\n" + "\n".join(methods) + "\n"
 
 
+# A package with skills (sources/skills.py writes this file) exports skills_prompt().
+SKILLS_FILE = "schemas/skills.json"
+
+
+def _dispatch_names(toolset: ToolSet) -> list[str]:
+    names = ["TOOLS", "Toolkit", "tool_definitions", *(f"to_{t}" for t in toolset.targets)]
+    return ruff_sorted(names + (["skills_prompt"] if SKILLS_FILE in toolset.files else []))
+
+
 def package_keys(toolset: ToolSet, header: Header) -> dict[str, Any]:
     """What each package file is rendered from (its template is in the generator's fingerprint).
     Only handlers.py carries descriptions (as docstrings), so a description edit renders it
@@ -158,7 +159,7 @@ def package_keys(toolset: ToolSet, header: Header) -> dict[str, Any]:
     names = [
         [t.name, t.python.method, t.python.model, t.python.module, t.binding] for t in toolset.tools
     ]
-    common = [header.specs_rel, header.command, list(toolset.targets), names]
+    common = [header.specs_rel, header.command, list(toolset.targets), names, list(toolset.files)]
     keys: dict[str, Any] = {name: common for name in PACKAGE_FILES}
     keys["handlers.py"] = [*common, [t.description for t in toolset.tools]]
     keys[HANDLERS_HEAD] = common  # what update_handlers keeps
@@ -185,6 +186,7 @@ def _exports(toolset: ToolSet) -> list[str]:
     ]
     names += [f"to_{target}" for target in toolset.targets]
     names += _mcp_names(toolset)
+    names += ["skills_prompt"] if SKILLS_FILE in toolset.files else []
     names += [tool.python.model for tool in toolset.tools]
     return ruff_sorted(names)
 

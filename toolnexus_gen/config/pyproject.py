@@ -18,16 +18,29 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 SECTION = "toolnexus-gen"
-KEYS = {
+KEYS: dict[str, Any] = {
     "specs": str,
     "out": str,
     "targets": list,
     "ignore": list,
     "name_aliases": bool,
     "profile": str,
+    "builtins": object,  # true, false, names or a table: _builtins_problem checks its shape
+    "skills": str,  # a folder of SKILL.md files (sources/skills.py)
 }
 # profile = "reach": every tool to every target, each step a warning (README: Reach).
 PROFILES = ("reach",)
+
+
+@dataclass(frozen=True)
+class Setting:
+    """A [tool.toolnexus-gen] value that a source reads, and where it is written: what the
+    source finds wrong with it (or makes of it) is reported there."""
+
+    value: Any
+    display: str  # the pyproject.toml, as diagnostics show it
+    line: int
+    col: int
 
 
 @dataclass(frozen=True)
@@ -41,6 +54,8 @@ class Config:
     name_aliases: bool = False
     profile: str | None = None
     target_options: dict[str, dict[str, Any]] = field(default_factory=dict)
+    builtins: Setting | None = None  # the value as written (bool, list of names, or a table)
+    skills: Setting | None = None  # its value: the skills folder (a Path)
 
 
 def find_pyproject(start: Path) -> Path | None:
@@ -102,10 +117,17 @@ def load_config(start: Path) -> Config:
         elif key not in KEYS:
             known = ", ".join([*KEYS, *NAMES])
             bad(key, f"unknown key {key!r} in [tool.{SECTION}] (known: {known})")
+        elif key == "builtins":
+            problem = _builtins_problem(value)
+            if problem:
+                bad(key, problem)
+            else:
+                values[key] = value
         elif not isinstance(value, KEYS[key]) or (
             isinstance(value, list) and not all(isinstance(v, str) for v in value)
         ):
-            kind = {str: "a string", bool: "true or false"}.get(KEYS[key], "a list of strings")
+            kinds: dict[Any, str] = {str: "a string", bool: "true or false"}
+            kind = kinds.get(KEYS[key], "a list of strings")
             bad(key, f"{key} must be {kind}, not {value!r}")
         else:
             values[key] = value
@@ -127,6 +149,12 @@ def load_config(start: Path) -> Config:
     if problems:
         raise DiagnosticsError(problems)
     root = path.parent
+
+    def setting(key: str, value: Any) -> Setting | None:
+        if key not in values:
+            return None
+        return Setting(value, display, *_key_position(text, key))
+
     return Config(
         root=root,
         path=path,
@@ -137,6 +165,24 @@ def load_config(start: Path) -> Config:
         name_aliases=bool(values.get("name_aliases", False)),
         profile=profile,
         target_options=options,
+        builtins=setting("builtins", values.get("builtins")),
+        skills=setting("skills", root / values["skills"] if "skills" in values else None),
+    )
+
+
+def _builtins_problem(value: Any) -> str | None:
+    """What is wrong with the shape of `builtins` (the names are the source's to check)."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return None
+    if isinstance(value, dict) and set(value) <= {"tools"}:
+        tools = value.get("tools", {})
+        if isinstance(tools, dict) and all(isinstance(v, bool) for v in tools.values()):
+            return None
+    return (
+        "builtins must be true, false, a list of tool names, or a table "
+        f"{{tools = {{bash = false}}}}, not {value!r}"
     )
 
 
@@ -185,6 +231,11 @@ def _key_position(text: str, key: str, table: str = "") -> tuple[int, int]:
             found = re.match(rf"^(\s*)[\"']?{re.escape(key)}[\"']?\s*=", line)
             if found:
                 return number, len(found.group(1)) + 1
+    if not table:  # written as a table of its own: [tool.toolnexus-gen.<key>]
+        for number, line in enumerate(text.splitlines(), 1):
+            match = header.match(line)
+            if match and (match.group(1) or "").split(".")[1:2] == [key]:
+                return number, 1
     return 1, 1
 
 

@@ -1,6 +1,7 @@
 """The one catalogue of diagnostic codes: what each means and how to fix it.
 
-`CODES` are the structural codes (TN1xx spec errors, TN2xx tool names, TN8xx configuration);
+`CODES` are the structural codes (TN1xx spec errors, TN2xx tool names, TN42x built-in tools and
+skills, TN8xx configuration);
 `RULES` the provider compatibility rules (TN3xx), each with the provider's own error text.
 `toolnexus-gen explain CODE` prints an entry; the README's rule table is generated from `RULES`
 (`python -m toolnexus_gen.diagnostics.catalogue`, checked by the tests).
@@ -190,6 +191,44 @@ CODES: dict[str, tuple[str, str]] = {
         "means absent, so the model's default applies. Where strict mode still cannot carry a keyword,\n"
         "describe handles it when it is on; otherwise the strict errors stand.\nFix: nothing to do.",
     ),
+    "TN420": (
+        "unknown built-in tool",
+        "`builtins` in [tool.toolnexus-gen] names a tool that is not one of the ten built-ins: bash,\n"
+        "read, write, edit, grep, glob, webfetch, question, apply_patch, todowrite.\n"
+        "Fix: correct the name (the message lists the known ones), or remove it.",
+    ),
+    "TN421": (
+        "built-in tool replaced by a spec",
+        "A spec file has the name of a selected built-in tool: the spec wins, and the tool becomes a\n"
+        "handler method like any other. Fix: nothing, if that is what you meant; otherwise rename the\n"
+        "spec, or leave the tool out of `builtins` (e.g. {tools = {read = false}}).",
+    ),
+    "TN422": (
+        "skills folder missing",
+        "`skills` in [tool.toolnexus-gen] names a folder that does not exist (paths are relative to the\n"
+        "pyproject.toml).\nFix: create the folder, or correct the setting.",
+    ),
+    "TN423": (
+        "malformed SKILL.md",
+        "A SKILL.md must start with YAML front matter between two --- lines, holding a non-empty\n"
+        "`name` and `description` (other keys are allowed); the body that follows is what the skill\n"
+        "tool returns. Fix: as the message says, at the line it names.",
+    ),
+    "TN424": (
+        "invalid skill name",
+        "Skill names follow the Agent Skills format: lowercase letters, digits and single hyphens, at\n"
+        "most 64 characters (pdf-forms, not PDF Forms).\nFix: rename the skill in its front matter.",
+    ),
+    "TN425": (
+        "two skills with one name",
+        "The skill tool chooses a skill by name, so names are unique across the skills folder. The\n"
+        "message names both SKILL.md files.\nFix: rename one of them.",
+    ),
+    "TN426": (
+        "no skills found",
+        "The skills folder holds no SKILL.md: the package gets no skill tool (schemas/skills.json is\n"
+        "empty and skills_prompt() says so).\nFix: add a skill folder with a SKILL.md, or drop the setting.",
+    ),
     "TN801": (
         "invalid pyproject.toml",
         "The nearest pyproject.toml does not parse as TOML.\nFix: correct it at the given line.",
@@ -197,7 +236,8 @@ CODES: dict[str, tuple[str, str]] = {
     "TN802": (
         "invalid [tool.toolnexus-gen] setting",
         "A key or value in [tool.toolnexus-gen] is unknown or has the wrong type. Keys: specs, out,\n"
-        "targets, ignore, and one table per target for its options (e.g. [tool.toolnexus-gen.gemini]\n"
+        "targets, ignore, name_aliases, profile, builtins, skills, and one table per target for its\n"
+        "options (e.g. [tool.toolnexus-gen.gemini]\n"
         'schema_field = "parametersJsonSchema").\nFix: as the message says.',
     ),
 }

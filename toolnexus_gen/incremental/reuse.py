@@ -23,7 +23,7 @@ from typing import Any
 from toolnexus_gen.config.options import BuildOptions
 from toolnexus_gen.diagnostics import Diagnostic, Severity
 from toolnexus_gen.incremental.cache import Memo, Snapshot, canonical, sha, unit_key
-from toolnexus_gen.ir import PyNames, ToolInfo, Unit
+from toolnexus_gen.ir import Contributed, PyNames, ToolInfo, Unit
 
 
 class Previous:
@@ -44,11 +44,16 @@ class Previous:
         self.kept = kept  # cache.load_reuse
         self._texts: dict[str, str | None] = {}
 
-    def units(self, paths: Sequence[Path]) -> list[Unit]:
-        """The reusable units among these spec files."""
+    def units(self, paths: Sequence[Path], contributed: Sequence[Contributed] = ()) -> list[Unit]:
+        """The reusable units among these spec files and these specs the sources made."""
         found = []
         for path in paths:
-            unit = self._unit(path.relative_to(self.options.specs).as_posix())
+            rel = path.relative_to(self.options.specs).as_posix()
+            unit = self._unit(rel, self._sha(rel))
+            if unit is not None:
+                found.append(unit)
+        for spec in contributed:  # made in memory: its bytes are what its key was made from
+            unit = self._unit(spec.rel, sha(spec.document.raw))
             if unit is not None:
                 found.append(unit)
         return found
@@ -73,11 +78,10 @@ class Previous:
         recorded = self.kept.get("package")
         return isinstance(recorded, dict) and recorded.get(name) == sha(canonical(key))
 
-    def _unit(self, rel: str) -> Unit | None:
+    def _unit(self, rel: str, spec: str | None) -> Unit | None:
         record = self.kept.get("units", {}).get(rel)
         if record is None:
             return None
-        spec = self._sha(rel)
         reached = []
         for path in record["reached"]:
             digest = self._sha(path)

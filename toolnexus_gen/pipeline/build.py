@@ -8,7 +8,7 @@ still holds, reuse.py) -> the whole set's checks (names across specs, per-reques
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -30,15 +30,17 @@ from toolnexus_gen.incremental.cache import (
     load_reuse,
     save_state,
     snapshot_inputs,
+    snapshot_sources,
 )
 from toolnexus_gen.incremental.parallel import pool_for
-from toolnexus_gen.ir import ToolInfo, ToolSet, Unit
+from toolnexus_gen.ir import Contribution, ToolInfo, ToolSet, Unit
 
 if TYPE_CHECKING:
     from toolnexus_gen.fs.output import Report
     from toolnexus_gen.pipeline.render import FileMap
 
 _first_build = True  # see generate()
+NOTHING = Contribution()  # a build of the spec folder alone
 
 # The stages themselves (units, render, the targets: jsonschema, PyYAML, the rules) are imported
 # inside the functions below, once the workers have started: they fork from a small process and
@@ -82,9 +84,10 @@ def analyse(
     memo: Memo | None = None,
     paths: Sequence[Path] | None = None,
     reused: Sequence[Unit] = (),
+    contribution: Contribution = NOTHING,
 ) -> Analysis:
-    """Every spec's unit (the reused ones given, the others made now) and the whole set's
-    diagnostics; nothing is rendered."""
+    """Every spec's unit (the reused ones given, the others made now), the specs the sources
+    contributed among them, and the whole set's diagnostics; nothing is rendered."""
     paths = discover(options.specs) if paths is None else paths
     from toolnexus_gen.pipeline.units import make_units
     from toolnexus_gen.spec.validate import cross_tool
@@ -97,8 +100,10 @@ def analyse(
         for path in paths
         if path.relative_to(options.specs).as_posix() not in known and path not in links
     ]
-    units = [*reused, *make_units(fresh, options, header_for(options), memo or Memo(None))]
+    made = [spec for spec in contribution.specs if spec.rel not in known]
+    units = [*reused, *make_units(fresh, options, header_for(options), memo or Memo(None), made)]
     diagnostics = [d for unit in units for d in unit.diagnostics]
+    diagnostics += contribution.diagnostics
     for link in links:
         kind = "folder" if link.is_dir() else "file"
         diagnostics.append(
@@ -115,10 +120,14 @@ def analyse(
         ((unit.info, unit) for unit in units if unit.info is not None),
         key=lambda pair: (pair[0].name, pair[1].rel),
     )
-    toolset = ToolSet(tuple(info for info, _ in named), options.targets)
+    toolset = ToolSet(
+        tuple(info for info, _ in named),
+        options.targets,
+        tuple(sorted(name for name, _ in contribution.files)),
+    )
     units = [unit for _, unit in named]
     diagnostics += cross_tool(toolset.tools)
-    if not paths and not diagnostics:
+    if not paths and not contribution.specs and not diagnostics:
         diagnostics.append(
             Diagnostic(
                 display_path(options.specs),
@@ -204,10 +213,16 @@ def _same_models(options: BuildOptions, state: dict[str, Any] | None, changed: l
 
 
 def generate(
-    options: BuildOptions, state: dict[str, Any] | None = None, *, use_cache: bool = True
+    options: BuildOptions,
+    state: dict[str, Any] | None = None,
+    *,
+    use_cache: bool = True,
+    contribute: Callable[[], Contribution] | None = None,
 ) -> Generated:
     """The files of a build. With the cache, `state` (the last build's record,
-    cache.load_state) lets the units of unchanged specs be reused."""
+    cache.load_state) lets the units of unchanged specs be reused. `contribute` asks the
+    sources what they add (session.py passes sources.contribute): called once the files they
+    read are recorded, so the record never claims an edit made while they were being read."""
     global _first_build
     from toolnexus_gen.codegen.models import warm_up
 
@@ -217,6 +232,10 @@ def generate(
     # builds again imports the generator itself, once, and reuses it.
     changed = changed_specs(options, state if use_cache else None)
     fresh = 0 if use_cache and _same_models(options, state, changed) else len(changed)
+    sources = snapshot_sources(options, state if use_cache else None)
+    contribution = contribute() if contribute is not None else NOTHING
+    if state is None or not use_cache:  # the sources' specs are made afresh too
+        fresh += len(contribution.specs)
     warm_few, _first_build = _first_build, False
     with pool_for(fresh, warm_up, warm_few=warm_few):
         kept = load_reuse(options, state) if state and use_cache else {}  # while workers start
@@ -225,11 +244,12 @@ def generate(
         from toolnexus_gen.pipeline.render import render, render_models
 
         inputs = snapshot_inputs(options.specs, state if use_cache else None)  # before reading
+        inputs.sources = sources
         memo = Memo(options.out if use_cache else None)
         paths = _spec_paths(options.specs, inputs)  # the snapshot's walk, not another one
         previous = Previous(options, inputs, state, memo, kept) if use_cache else None
-        reused = previous.units(paths) if previous else []
-        analysis = analyse(options, memo, paths, reused)
+        reused = previous.units(paths, contribution.specs) if previous else []
+        analysis = analyse(options, memo, paths, reused, contribution)
         toolset, diagnostics = analysis.toolset, analysis.diagnostics
         if has_errors(diagnostics):
             return Generated(None, toolset, diagnostics)
@@ -248,6 +268,7 @@ def generate(
             if updated is not None:
                 package["handlers.py"] = updated
         rendered = render(toolset, analysis.units, header, package)
+        rendered.files.update(contribution.files)
         reuse = records(analysis.units, rendered.layout, keys)  # while the workers warm up
         try:
             rendered.files.update(render_models(toolset, analysis.units, header, memo))

@@ -22,7 +22,7 @@ from toolnexus_gen.codegen.models import model_job, model_key
 from toolnexus_gen.config.options import BuildOptions, Header
 from toolnexus_gen.diagnostics import Diagnostic, Severity, has_errors
 from toolnexus_gen.incremental.cache import Memo, canonical, sha, unit_key
-from toolnexus_gen.ir import PLACED_KEYS, Document, Located, Tool, ToolInfo, Unit
+from toolnexus_gen.ir import PLACED_KEYS, Contributed, Document, Located, Tool, ToolInfo, Unit
 from toolnexus_gen.spec.bundle import Cycle, bundle_tool
 from toolnexus_gen.spec.digest import model_input
 from toolnexus_gen.spec.load import Loader, LoadError, load_document
@@ -62,22 +62,27 @@ def _definition(tool: Tool) -> dict[str, Any]:
 
 
 def make_units(
-    paths: Sequence[Path], options: BuildOptions, header: Header, memo: Memo
+    paths: Sequence[Path],
+    options: BuildOptions,
+    header: Header,
+    memo: Memo,
+    contributed: Sequence[Contributed] = (),
 ) -> list[Unit]:
-    """The units of these spec files, made afresh."""
+    """The units of these spec files, and of these specs the sources made, made afresh."""
     load = Loader()  # shared files are read once, however many specs reach them
     validator = Validator(options.specs, options.targets, memo, load)
-    documents: list[Document] = []
+    documents: list[tuple[Document, Contributed | None]] = []
     units: list[Unit] = []
     for path in paths:
         try:
-            documents.append(load_document(path))
+            documents.append((load_document(path), None))
         except LoadError as exc:
             units.append(Unit(_rel(path, options.specs), "", (), (exc.diagnostic,), None))
-    validator.prevalidate(documents)
+    documents += [(spec.document, spec) for spec in contributed]
+    validator.prevalidate([document for document, _ in documents])
     depths = {file: entry_depth(document) for file, document in files_of(options.targets).items()}
-    for document in documents:
-        units.append(_unit(document, validator, options, header, memo, load, depths))
+    for document, spec in documents:
+        units.append(_unit(document, validator, options, header, memo, load, depths, spec))
     return units
 
 
@@ -93,11 +98,14 @@ def _unit(
     memo: Memo,
     load: Loader,
     depths: dict[str, int],
+    contributed: Contributed | None = None,
 ) -> Unit:
-    rel = _rel(document.path, options.specs)
+    rel = contributed.rel if contributed else _rel(document.path, options.specs)
     tool, diagnostics = validator.document(document)
     if tool is None:
         return Unit(rel, "", (), tuple(diagnostics), None)
+    if contributed is not None:  # how a source's spec runs is the source's to say
+        tool = replace(tool, binding=contributed.binding)
     reached = sorted(
         {
             *ref_closure(tool.input_schema, document.path, options.specs, load),

@@ -223,6 +223,16 @@ _Loader.yaml_implicit_resolvers = {
 }
 
 
+def parse_yaml(text: str, display: str) -> tuple[Any, Positions]:
+    """YAML text (not a whole spec file: a SKILL.md's front matter) as plain data and the
+    positions of its parts, as strictly as a spec file is read; LoadError when it cannot be."""
+
+    def fail(code: str, message: str, line: int = 1, col: int = 1) -> LoadError:
+        return LoadError(Diagnostic(display, line, col, code, message))
+
+    return _parse_yaml(text, fail)
+
+
 def _parse_yaml(text: str, fail: Any) -> tuple[Any, Positions]:
     loader = _Loader(text)
     try:

@@ -25,7 +25,10 @@ if TYPE_CHECKING:
     from ..core import ToolContext, ToolkitCore, ToolSpec
 
 # kind -> the module that runs tools of that kind
-KINDS: dict[str, str] = {}
+KINDS: dict[str, str] = {
+    "builtin": "toolnexus_runtime.builtins",
+    "skill": "toolnexus_runtime.skills",
+}
 
 BoundTool = Callable[[BaseModel, "ToolContext"], Awaitable[Any]]
 """A bound tool: called with the validated arguments and the call's context; returns what a

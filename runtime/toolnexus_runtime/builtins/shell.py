@@ -1,0 +1,94 @@
+"""bash: a shell command in its own process group, inside the workspace, bounded in time.
+
+The whole group is killed (SIGKILL) at the timeout, when the call is cancelled, and when the
+shell itself has exited, so no child it left behind outlives the call. A shell is not a sandbox:
+the command starts in the workspace but can reach whatever the process can; switch it off with
+`allow_shell=False` where the model is not trusted with that.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+from contextlib import suppress
+from typing import Any
+
+from ..core import ToolError
+from .workspace import Workspace
+
+DEFAULT_TIMEOUT_MS = 60_000
+_CHUNK = 65536
+_DRAIN_SECONDS = 2.0  # waited for the output after the group is killed
+
+
+async def bash(ws: Workspace, args: dict[str, Any], limit: int) -> str:
+    workdir = ws.locate(args.get("workdir") or ".")
+    cwd = os.path.join(ws.root, workdir)
+    if not os.path.isdir(cwd):
+        raise ToolError(f"workdir {workdir} is not a folder in the workspace.")
+    timeout_ms = args.get("timeout") or DEFAULT_TIMEOUT_MS
+    process = await asyncio.create_subprocess_shell(
+        args["command"],
+        cwd=cwd,
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT,
+        start_new_session=True,  # its own process group: killed as a whole
+    )
+    kept = bytearray()
+    dropped = 0
+
+    async def collect() -> None:
+        nonlocal dropped
+        assert process.stdout is not None
+        while chunk := await process.stdout.read(_CHUNK):
+            room = limit * 4 - len(kept)  # enough bytes for `limit` characters of UTF-8
+            kept.extend(chunk[: max(room, 0)])
+            dropped += max(len(chunk) - max(room, 0), 0)
+
+    async def exited() -> int:
+        # Not process.wait(): on some Pythons it waits for the pipe to close too, which a
+        # child left behind keeps open.
+        delay = 0.002
+        while process.returncode is None:
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, 0.05)
+        return process.returncode
+
+    reader = asyncio.ensure_future(collect())
+    waiter = asyncio.ensure_future(exited())
+    try:
+        done, _ = await asyncio.wait({waiter}, timeout=timeout_ms / 1000)
+    except BaseException:  # cancelled (the Toolkit's own timeout, a closed loop)
+        _kill_group(process.pid)
+        reader.cancel()
+        waiter.cancel()
+        raise
+    _kill_group(process.pid)  # at the timeout all of it, else what it left behind
+    timed_out = not done
+    code = await waiter
+    try:  # the pipe closes once the group is gone (a child that left it may keep it open)
+        await asyncio.wait_for(reader, _DRAIN_SECONDS)
+    except asyncio.TimeoutError:  # noqa: UP041 (distinct on 3.10)
+        pass
+    output = kept.decode("utf-8", "replace")
+    if len(output) > limit or dropped:
+        shown = output[:limit]
+        output = (
+            f"{shown}\n\n[output cut: the first {len(shown)} characters shown; about "
+            f"{len(output) - len(shown) + dropped} more were not]"
+        )
+    if timed_out:
+        raise ToolError(
+            f"{output}\nbash: command timed out after {timeout_ms} ms; its process group "
+            "(the command and every child it started) was killed"
+        )
+    if code != 0:
+        raise ToolError(f"{output}\nbash: command exited with code {code}")
+    return output
+
+
+def _kill_group(pid: int) -> None:
+    with suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, signal.SIGKILL)
