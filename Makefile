@@ -16,7 +16,7 @@ GEN := $(VENV)/bin/toolnexus-gen
 $(VENV)/.installed: pyproject.toml runtime/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e './runtime[mcp,otel]' -e '.[test]'
+	$(PY) -m pip install --quiet -e './runtime[mcp,otel,rest]' -e '.[test]'
 	touch $@
 
 demo: $(VENV)/.installed

@@ -36,6 +36,7 @@ class BuildOptions:
     ignore: frozenset[str] = frozenset()
     name_aliases: bool = False  # names a target rejects get aliases it accepts
     profile: str | None = None  # a named set of settings ("reach")
+    base_url: str | None = None  # relative `http` URLs in specs are appended to it
 
 
 def resolve_options(
@@ -67,6 +68,7 @@ def resolve_options(
         ignore=config.ignore,
         name_aliases=config.name_aliases,
         profile=config.profile,
+        base_url=config.base_url,
     )
 
 

@@ -25,6 +25,7 @@ KEYS = {
     "ignore": list,
     "name_aliases": bool,
     "profile": str,
+    "base_url": str,
 }
 # profile = "reach": every tool to every target, each step a warning (README: Reach).
 PROFILES = ("reach",)
@@ -40,6 +41,7 @@ class Config:
     ignore: frozenset[str] = frozenset()
     name_aliases: bool = False
     profile: str | None = None
+    base_url: str | None = None  # what relative `http` URLs in specs are appended to
     target_options: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
@@ -124,6 +126,9 @@ def load_config(start: Path) -> Config:
                 if transform in OPTIONS[name]["transforms"] and transform not in transforms:
                     transforms.append(transform)
             chosen["transforms"] = transforms
+    base_url = values.get("base_url")
+    if base_url is not None and not _is_http_url(base_url):
+        bad("base_url", f"base_url must be an absolute http(s) URL, not {base_url!r}")
     if problems:
         raise DiagnosticsError(problems)
     root = path.parent
@@ -136,8 +141,16 @@ def load_config(start: Path) -> Config:
         ignore=frozenset(values.get("ignore", [])),
         name_aliases=bool(values.get("name_aliases", False)),
         profile=profile,
+        base_url=base_url,
         target_options=options,
     )
+
+
+def _is_http_url(text: str) -> bool:
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(text)
+    return parts.scheme in ("http", "https") and bool(parts.hostname) and not parts.fragment
 
 
 def _target_options(target: str, value: dict[str, Any], bad: Any) -> dict[str, Any]:

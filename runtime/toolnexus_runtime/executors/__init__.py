@@ -25,7 +25,9 @@ if TYPE_CHECKING:
     from ..core import ToolContext, ToolkitCore, ToolSpec
 
 # kind -> the module that runs tools of that kind
-KINDS: dict[str, str] = {}
+KINDS: dict[str, str] = {
+    "http": "toolnexus_runtime.executors.http",
+}
 
 BoundTool = Callable[[BaseModel, "ToolContext"], Awaitable[Any]]
 """A bound tool: called with the validated arguments and the call's context; returns what a
@@ -44,6 +46,7 @@ class SourceOptions:
     output_limit: int = 30_000
     ask: Callable[..., Any] | None = None
     http_client: Any = None
+    base_url: str | Mapping[str, str] | None = None
 
 
 class Executor(Protocol):
