@@ -14,8 +14,9 @@ A call, after the arguments passed the tool's model:
   result naming it, never a value); `{name}` in a header is the argument, the header left out
   when it is absent;
 - the arguments `query` lists, and all the others when the body is `none`, go to the query
-  string (lists as repeated keys, objects as JSON); otherwise the others are the JSON or form
-  body (`body_arg`: that argument's value is the body);
+  string (lists as repeated keys, objects as JSON, nulls left out); otherwise the others are the
+  JSON object or form body; with `body_arg`, that argument's value is the body and the others
+  go to the query string;
 - redirects are followed (5 at most) only within the same origin (scheme, host, port): a
   redirect elsewhere is an error result, so headers carrying credentials never leave the origin;
 - a 2xx JSON body is returned as data, any other as text (`result: text|json` decides instead);
@@ -124,6 +125,12 @@ class HttpExecutor:
 
     async def _send(self, call: _Call, args: dict[str, Any]) -> Any:
         secrets: list[str] = []
+        try:
+            return _redact(await self._exchange(call, args, secrets), secrets)
+        except ToolError as exc:  # an error result says no more than a result does
+            raise type(exc)(_redact(str(exc), secrets)) from None
+
+    async def _exchange(self, call: _Call, args: dict[str, Any], secrets: list[str]) -> Any:
         request_args = call.request(args, secrets)
         httpx = self._httpx
         client = self._client_now()
@@ -135,8 +142,7 @@ class HttpExecutor:
                 try:
                     following = response.next_request if response.is_redirect else None
                     if following is None:
-                        body = await _read(response)
-                        return _redact(call.result(response, body), secrets)
+                        return call.result(response, await _read(response))
                 finally:
                     await response.aclose()
                 if _origin(str(following.url)) != origin:
@@ -156,7 +162,7 @@ class HttpExecutor:
                 f"Tool '{call.name}': no answer from {origin}{within} ({type(exc).__name__})"
             ) from None
         except httpx.HTTPError as exc:  # connection refused, DNS, TLS, a broken response
-            reason = _redact(str(exc), secrets) or type(exc).__name__
+            reason = str(exc) or type(exc).__name__
             raise HttpUnreachable(
                 f"Tool '{call.name}': cannot reach {origin}: {type(exc).__name__}: {reason}"
             ) from None
@@ -224,7 +230,7 @@ class _Call:
         for key, value in args.items():
             if key in used:
                 continue
-            if key in self.query or (self.body == "none" and key != self.body_arg):
+            if key in self.query or self.body == "none" or (self.body_arg and key != self.body_arg):
                 if value is not None:
                     params.extend((key, item) for item in _query_values(value))
             elif key != self.body_arg:
