@@ -123,7 +123,7 @@ def serving(recorder: Recorder | None = None) -> Iterator[Recorder]:
     server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(recorder))
     server.daemon_threads = True
     recorder.server = server
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, args=(0.02,), daemon=True)
     thread.start()
     try:
         yield recorder

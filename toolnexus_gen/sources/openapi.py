@@ -375,7 +375,7 @@ def tool_name(operation_id: Any, method: str, route: str) -> str:
     if isinstance(operation_id, str) and operation_id.strip():
         raw = operation_id
     else:
-        raw = f"{method}_{route.replace('{', '').replace('}', '')}"
+        raw = f"{method}_{route.replace('{', '').replace('}', '').strip('/')}"
     name = re.sub(r"[^A-Za-z0-9_]+", "_", raw).strip("_") or method
     if name[0].isdigit():
         name = f"op_{name}"
@@ -415,7 +415,13 @@ class _Operation:
         inputs = _Schemas(reader, "input")
         properties: dict[str, Any] = {}
         required: list[str] = []
-        params = self._parameters()
+        security = reader.security_headers(operation, self.op_at, self.out)
+        secured = {header.lower() for header in security}
+        params = [  # a header the security scheme sets is not an argument too
+            (p, at)
+            for p, at in self._parameters()
+            if not (p["in"] == "header" and p["name"].lower() in secured)
+        ]
         query_names = {p["name"] for p, _ in params if p["in"] == "query"}
         taken = set(query_names)
         url = self.route
@@ -469,10 +475,8 @@ class _Operation:
         else:  # a relative server (or none): relative to the project's base_url
             http["url"] = base + url
             self.out.base_url_hint = base
-        security = reader.security_headers(operation, self.op_at, self.out)
-        all_headers = {**security, **{k: v for k, v in headers.items() if k not in security}}
-        if all_headers:
-            http["headers"] = all_headers
+        if security or headers:
+            http["headers"] = {**security, **headers}
         if body_mode != "none" and query:
             http["query"] = query
         default_body = "json" if self.method.upper() in BODY_METHODS else "none"
@@ -560,7 +564,8 @@ class _Operation:
             )
             raw_at = f"{at}/content/{escape(media)}/schema"
         schema = schemas.convert(raw, raw_at) if raw is not None else {}
-        if isinstance(param.get("description"), str) and isinstance(schema, dict):
+        described = isinstance(param.get("description"), str) and param["description"].strip()
+        if described and isinstance(schema, dict):
             if "description" not in schema:
                 schema = {**schema, "description": param["description"]}
                 schemas.origin[id(schema)] = raw_at
