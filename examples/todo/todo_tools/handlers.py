@@ -8,11 +8,6 @@ Each method may be sync or async. A subclass that misses a tool is rejected by `
 
 from __future__ import annotations
 
-from abc import abstractmethod
-from collections.abc import Awaitable
-
-from toolnexus_runtime import ToolContext, ToolOutput
-
 
 class ToolHandlers:
     """One method per tool. Subclass it in your own code; never edit this file.
