@@ -13,7 +13,7 @@ import httpx
 import pytest
 from conftest import build_in, cli, write_specs
 from rest_server import Answer, Recorder, serving
-from toolnexus_runtime import ToolContext
+from toolnexus_runtime import ToolContext, run_sync
 
 DUMMY = "http://127.0.0.1:9"  # the build-time base_url; every test gives the real one
 TOKEN = "REST_TEST_TOKEN"
@@ -384,6 +384,24 @@ def test_your_own_client_is_used_and_left_open(pkg: Any, server: Recorder) -> No
         assert server.seen[-1].headers["X-Own"] == "mine"
 
     asyncio.run(main())
+    with pytest.raises(TypeError, match="http_client must be an httpx.AsyncClient"):
+        toolkit(pkg, server, http_client=httpx.Client())
+
+
+def test_an_httpx2_client_works_too(pkg: Any, server: Recorder) -> None:
+    import httpx2
+
+    server.route("GET", "/data/a", Answer(200, {"n": 2}))
+    server.route("POST", "/hop/x", Answer(307, b"", {"Location": "/data/a"}))
+    client = httpx2.AsyncClient()
+    tk = toolkit(pkg, server, http_client=client)
+    assert tk.execute_sync("fetch", {"kind": "a"}).data == {"n": 2}
+    assert tk.execute_sync("hop", {"to": "x"}).output.startswith("HTTP 404")  # 307 keeps POST
+    assert server.seen[-1].method == "POST" and server.seen[-1].path == "/data/a"
+    slow = pkg.Toolkit(pkg.ToolHandlers(), base_url="http://127.0.0.1:9", http_client=client)
+    assert slow.execute_sync("fetch", {"kind": "a"}).error_type == "HttpUnreachable"
+    tk.close()
+    run_sync(client.aclose())
 
 
 def test_base_url_comes_from_the_build_and_may_be_replaced_at_run_time(

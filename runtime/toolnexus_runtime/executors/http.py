@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import asyncio
 import importlib
+import inspect
 import json
 import os
 import re
@@ -91,6 +92,11 @@ class HttpExecutor:
     """The `http` tools of one Toolkit, sharing one client."""
 
     def __init__(self, options: SourceOptions) -> None:
+        client = options.http_client
+        if client is not None and not inspect.iscoroutinefunction(getattr(client, "send", None)):
+            raise TypeError(
+                f"http_client must be an httpx.AsyncClient (or httpx2's), not {type(client).__name__}"
+            )
         self._httpx = _httpx(options.http_client)
         self._given = options.http_client
         self._client: Any = None
