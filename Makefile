@@ -1,7 +1,8 @@
 # Two commands do all the set-up on a fresh machine (python3, git, make):
-#   make demo   - venv, install, generate the examples, run the seed's round trips, one tool
-#                 loop per provider and a coding agent on the built-in tools (official SDK
-#                 clients, scripted model turns, no network)
+#   make demo   - venv, install, generate the examples, run the seed's round trips, one tool loop
+#                 per provider, a coding agent on the built-in tools, and an agent on REST tools
+#                 imported from an OpenAPI document (official SDK clients, scripted model turns,
+#                 local servers, no network)
 #   make test   - the same set-up, then the whole test suite (under 5 minutes)
 #   make test-all - make test plus the long soak tests (200 SIGKILLs)
 #   make bench  - the benchmarks (bench/run.py; see README, Performance)
@@ -17,7 +18,7 @@ GEN := $(VENV)/bin/toolnexus-gen
 $(VENV)/.installed: pyproject.toml runtime/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e './runtime[mcp,otel,webfetch]' -e '.[test]'
+	$(PY) -m pip install --quiet -e './runtime[mcp,otel,webfetch,rest]' -e '.[test]'
 	touch $@
 
 demo: $(VENV)/.installed
@@ -27,6 +28,8 @@ demo: $(VENV)/.installed
 	$(PY) examples/shop/demo.py
 	cd examples/agent && ../../$(GEN) build
 	$(PY) examples/agent/agent.py
+	cd examples/todo && ../../$(GEN) build
+	$(PY) examples/todo/demo.py
 	$(PY) examples/frameworks/pydantic_ai_agent.py
 	$(PY) examples/frameworks/openai_agents_sdk.py
 	$(PY) examples/frameworks/langgraph_tool_node.py
@@ -35,6 +38,7 @@ check-examples: $(VENV)/.installed
 	$(GEN) build examples/weather/specs --out examples/weather/tools --check
 	cd examples/shop && ../../$(GEN) build --check
 	cd examples/agent && ../../$(GEN) build --check
+	cd examples/todo && ../../$(GEN) build --check
 
 test: $(VENV)/.installed check-examples
 	$(PY) -m pytest -q

@@ -57,6 +57,18 @@ def test_shop_demo_every_provider() -> None:
     assert done.stdout.count("ORD-1001") == 5
 
 
+def test_todo_demo_rest_tools_from_an_openapi_document() -> None:
+    done = python("demo.py", cwd=EXAMPLES / "todo")
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert (
+        lines[2] == 'updateTodo: {"id": 1, "title": "Buy milk", "done": true, "due": "2026-06-01"}'
+    )
+    assert 'deleteTodo(99): HTTP 404: {"error": "no such to-do"}' in lines
+    assert "demo-token" not in done.stdout + done.stderr  # the token stays in the environment
+    assert lines[-1] == "todo demo: an OpenAPI document, four tools, no handler code"
+
+
 def test_shop_served_over_mcp(tmp_path: Path) -> None:
     client = tmp_path / "client.py"
     client.write_text(

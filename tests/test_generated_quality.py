@@ -38,6 +38,22 @@ HOSTILE = {
         "input_schema": {"type": "object", "properties": {"q": {"type": "string"}}},
         "source": {"mcp": {"server": 'o"k\\', "tool": "na'me"}},
     },
+    # a REST call: its long binding split as ruff format splits it, odd strings escaped
+    "rest_call.yaml": {
+        "description": "A REST call",
+        "input_schema": {
+            "type": "object",
+            "properties": {"id": {"type": "string"}, "q": {"type": "string"}},
+            "required": ["id"],
+        },
+        "http": {
+            "method": "POST",
+            "url": "https://api.example.test/v1/a/rather/long/path/{id}/with/\"quotes'\\",
+            "headers": {"Authorization": "Bearer ${TOKEN}", "X-Note": "\"\"\" ''' \\ %"},
+            "query": ["q"],
+            "timeout": 2.5,
+        },
+    },
     "user_uses_user_user.yaml": {
         "description": 'Ends with a quote "',
         "input_schema": {
@@ -119,7 +135,7 @@ def test_hostile_strings_cannot_inject_and_round_trip(packages: Path) -> None:
         name.removesuffix(".yaml"): spec["description"] for name, spec in HOSTILE.items()
     }
     assert class_doc == HOSTILE["class.yaml"]["description"]
-    assert names == ["None", "class", "print", "upstream", "user_uses_user_user"]
+    assert names == ["None", "class", "print", "rest_call", "upstream", "user_uses_user_user"]
     assert binding == HOSTILE["upstream.yaml"]["source"]
 
 

@@ -223,7 +223,7 @@ def init(directory: Path, specs: str, out: str) -> None:
 
 
 @main.command("import")
-@click.argument("fmt", metavar="FORMAT", type=click.Choice(list(NAMES)))
+@click.argument("fmt", metavar="FORMAT", type=click.Choice([*NAMES, "openapi"]))
 @click.argument("file", type=click.Path(path_type=Path, dir_okay=False, exists=True))
 @click.option(
     "--specs",
@@ -240,16 +240,52 @@ def init(directory: Path, specs: str, out: str) -> None:
     help="Spec file format.",
 )
 @click.option("--force", is_flag=True, help="Replace specs that already exist.")
-def import_(fmt: str, file: Path, specs_dir: Path | None, suffix: str, force: bool) -> None:
-    """Write one spec per tool found in FILE, a provider tool list in FORMAT (a target name)."""
+@click.option(
+    "--server",
+    metavar="URL",
+    help="openapi: the server the tools call (default: the document's first server).",
+)
+@click.option(
+    "--tag",
+    "tags",
+    multiple=True,
+    metavar="TAG",
+    help="openapi: import only operations with this tag; repeat for several.",
+)
+def import_(
+    fmt: str,
+    file: Path,
+    specs_dir: Path | None,
+    suffix: str,
+    force: bool,
+    server: str | None,
+    tags: tuple[str, ...],
+) -> None:
+    """Write one spec per tool found in FILE: a provider tool list in FORMAT (a target name),
+    or, with FORMAT openapi, an OpenAPI 3.0/3.1 document (one tool per operation, each a REST
+    call the runtime makes; no handler to write)."""
     from toolnexus_gen.fs.paths import display_path
 
-    outcome = _run(session.import_specs, fmt, file, specs_dir, suffix, force)
+    outcome = _run(session.import_specs, fmt, file, specs_dir, suffix, force, server, tags)
     imported, folder = outcome.imported, outcome.folder
     for path in outcome.written:
         _echo(f"wrote {display_path(path)}", fg="green")
     for note in imported.notes:
         _echo(f"note: {note}", err=True, fg="yellow")
+    env = getattr(imported, "env", {})
+    if env:
+        _echo("headers read from the environment when a tool is called:", fg="yellow")
+        for var, what in sorted(env.items()):
+            _echo(f"  {var}: {what}", fg="yellow")
+    hint = getattr(imported, "base_url_hint", None)
+    if hint is not None:
+        where = f"is relative ({hint})" if hint else "is not given"
+        _echo(
+            f'note: the document\'s server {where}: set base_url = "https://..." under '
+            "[tool.toolnexus-gen] in pyproject.toml, or import with --server URL",
+            err=True,
+            fg="yellow",
+        )
     for key, value in imported.options.items():
         target, option = key.split(".")
         _echo(

@@ -219,7 +219,13 @@ class ImportOutcome:
 
 
 def import_specs(
-    fmt: str, file: Path, specs_dir: Path | None, suffix: str, force: bool
+    fmt: str,
+    file: Path,
+    specs_dir: Path | None,
+    suffix: str,
+    force: bool,
+    server: str | None = None,
+    tags: tuple[str, ...] = (),
 ) -> ImportOutcome:
     from toolnexus_gen.commands import importer
     from toolnexus_gen.config.options import DEFAULT_SPECS
@@ -230,7 +236,7 @@ def import_specs(
         config = load_config(Path.cwd())
         folder = specs_dir or config.specs or Path(DEFAULT_SPECS)
         try:
-            imported = importer.read(fmt, file)
+            imported = importer.read(fmt, file, server=server, tags=tags)
             files = importer.plan(imported, folder, f".{suffix}", force)
         except importer.ImportError_ as exc:
             raise UserError(str(exc)) from None

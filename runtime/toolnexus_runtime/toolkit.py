@@ -46,7 +46,9 @@ class Toolkit(ToolkitCore[H]):
     Tools that come from other sources need no handler method; what they reach is given here:
     `mcp_config` (a path to an `mcp.json` or its dict) for tools snapshotted from MCP servers;
     `workspace`, `allow_shell`, `fetch_allow`, `output_limit` and `ask` for the built-in tools;
-    `http_client` (an `httpx.AsyncClient` of your own) for tools bound to HTTP endpoints.
+    `http_client` (an `httpx.AsyncClient` of your own) and `base_url` (what relative URLs are
+    appended to instead of the build's base_url: one URL, or a mapping {build-time: run-time})
+    for tools bound to HTTP endpoints.
     `await tk.aclose()` (or `async with tk:`) closes what they hold open.
     """
 
@@ -65,9 +67,17 @@ class Toolkit(ToolkitCore[H]):
         output_limit: int = 30_000,
         ask: Callable[..., Any] | None = None,
         http_client: Any = None,
+        base_url: str | Mapping[str, str] | None = None,
     ) -> None:
         sources = SourceOptions(
-            mcp_config, workspace, allow_shell, fetch_allow, output_limit, ask, http_client
+            mcp_config,
+            workspace,
+            allow_shell,
+            fetch_allow,
+            output_limit,
+            ask,
+            http_client,
+            base_url,
         )
         super().__init__(
             handlers, tools=tools, timeout=timeout, error_message=error_message, sources=sources

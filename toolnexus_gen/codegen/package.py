@@ -9,7 +9,7 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from toolnexus_gen.codegen.pysource import docstring, py_literal, py_str
+from toolnexus_gen.codegen.pysource import docstring, py_literal_lines, py_str
 from toolnexus_gen.config.options import Header
 from toolnexus_gen.ir import ToolInfo, ToolSet
 from toolnexus_gen.targets.registry import INFO
@@ -52,9 +52,14 @@ def environment() -> jinja2.Environment:
     return env
 
 
+BINDING_INDENT = 12  # where `binding=` stands in dispatch.py.jinja
+
+
 def binding_literal(binding: str) -> str:
-    """A tool's binding (canonical JSON in ToolInfo) as the Python literal dispatch.py holds."""
-    return py_literal(json.loads(binding))
+    """A tool's binding (canonical JSON in ToolInfo) as the Python literal dispatch.py holds
+    after `binding=` at its indent, split over lines as ruff format would."""
+    lines = py_literal_lines(json.loads(binding), BINDING_INDENT, "binding=", ",")
+    return lines.removeprefix(" " * BINDING_INDENT + "binding=").removesuffix(",")
 
 
 def model_header(header: Header) -> str:

@@ -38,6 +38,7 @@ class BuildOptions:
     profile: str | None = None  # a named set of settings ("reach")
     builtins: Setting | None = None  # which built-in tools join the build (sources/builtins.py)
     skills: Setting | None = None  # the folder of SKILL.md files (sources/skills.py)
+    base_url: str | None = None  # relative `http` URLs in specs are appended to it
 
     @property
     def source_folders(self) -> tuple[Path, ...]:
@@ -77,6 +78,7 @@ def resolve_options(
         profile=config.profile,
         builtins=config.builtins,
         skills=config.skills,
+        base_url=config.base_url,
     )
 
 

@@ -27,6 +27,7 @@ KEYS: dict[str, Any] = {
     "profile": str,
     "builtins": object,  # true, false, names or a table: _builtins_problem checks its shape
     "skills": str,  # a folder of SKILL.md files (sources/skills.py)
+    "base_url": str,
 }
 # profile = "reach": every tool to every target, each step a warning (README: Reach).
 PROFILES = ("reach",)
@@ -53,6 +54,7 @@ class Config:
     ignore: frozenset[str] = frozenset()
     name_aliases: bool = False
     profile: str | None = None
+    base_url: str | None = None  # what relative `http` URLs in specs are appended to
     target_options: dict[str, dict[str, Any]] = field(default_factory=dict)
     builtins: Setting | None = None  # the value as written (bool, list of names, or a table)
     skills: Setting | None = None  # its value: the skills folder (a Path)
@@ -146,6 +148,9 @@ def load_config(start: Path) -> Config:
                 if transform in OPTIONS[name]["transforms"] and transform not in transforms:
                     transforms.append(transform)
             chosen["transforms"] = transforms
+    base_url = values.get("base_url")
+    if base_url is not None and not _is_http_url(base_url):
+        bad("base_url", f"base_url must be an absolute http(s) URL, not {base_url!r}")
     if problems:
         raise DiagnosticsError(problems)
     root = path.parent
@@ -164,6 +169,7 @@ def load_config(start: Path) -> Config:
         ignore=frozenset(values.get("ignore", [])),
         name_aliases=bool(values.get("name_aliases", False)),
         profile=profile,
+        base_url=base_url,
         target_options=options,
         builtins=setting("builtins", values.get("builtins")),
         skills=setting("skills", root / values["skills"] if "skills" in values else None),
@@ -184,6 +190,13 @@ def _builtins_problem(value: Any) -> str | None:
         "builtins must be true, false, a list of tool names, or a table "
         f"{{tools = {{bash = false}}}}, not {value!r}"
     )
+
+
+def _is_http_url(text: str) -> bool:
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(text)
+    return parts.scheme in ("http", "https") and bool(parts.hostname) and not parts.fragment
 
 
 def _target_options(target: str, value: dict[str, Any], bad: Any) -> dict[str, Any]:

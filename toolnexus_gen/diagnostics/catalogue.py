@@ -1,7 +1,7 @@
 """The one catalogue of diagnostic codes: what each means and how to fix it.
 
 `CODES` are the structural codes (TN1xx spec errors, TN2xx tool names, TN42x built-in tools and
-skills, TN8xx configuration);
+skills, TN44x http bindings, TN45x OpenAPI import, TN8xx configuration);
 `RULES` the provider compatibility rules (TN3xx), each with the provider's own error text.
 `toolnexus-gen explain CODE` prints an entry; the README's rule table is generated from `RULES`
 (`python -m toolnexus_gen.diagnostics.catalogue`, checked by the tests).
@@ -229,6 +229,58 @@ CODES: dict[str, tuple[str, str]] = {
         "The skills folder holds no SKILL.md: the package gets no skill tool (schemas/skills.json is\n"
         "empty and skills_prompt() says so).\nFix: add a skill folder with a SKILL.md, or drop the setting.",
     ),
+    "TN440": (
+        "http binding: unknown method or body",
+        "A spec's `http` key names a method the runtime does not send, asks for a body on a GET or\n"
+        "HEAD (their arguments go to the query string), or stands beside a `source` (a tool runs one\n"
+        "way).\nFix: use GET, POST, PUT, PATCH, DELETE, HEAD or OPTIONS; drop `body` or use POST.",
+    ),
+    "TN441": (
+        "http binding: URL not usable",
+        "`http.url` must be an absolute http(s) URL, or a path appended to a base_url (`http.base_url`\n"
+        "or base_url under [tool.toolnexus-gen]). Placeholders may fill its path and query, never its\n"
+        "host; ${VAR} is not read in a URL (URLs are logged: credentials go in headers), and a\n"
+        "fragment is never sent.\nFix: as the message says.",
+    ),
+    "TN442": (
+        "http binding: placeholder or argument not usable",
+        "A `{name}` in the URL must be a required string or integer argument (a URL cannot leave it\n"
+        "out, and its value is URL-encoded into one segment); in a header it must be a scalar\n"
+        "argument (the header is left out when it is absent). `query` and `body_arg` must name\n"
+        "arguments, each used once.\nFix: add the argument to input_schema (and to required), or\n"
+        "correct the name.",
+    ),
+    "TN443": (
+        "http binding: literal credential in a header",
+        "A header whose name says it carries a credential (Authorization, Cookie, *api-key*,\n"
+        "*token*, *secret*, ...) has a literal value: it would be copied into the generated package.\n"
+        "Fix: write it as ${VAR} ('Bearer ${API_TOKEN}'), read from the environment when the call is\n"
+        "made; or, if the value is no secret, list TN443 under ignore.",
+    ),
+    "TN450": (
+        "OpenAPI document malformed",
+        "`toolnexus-gen import openapi` found something that is not OpenAPI 3.0 or 3.1 where the\n"
+        "message points: no `openapi: 3.x` field (Swagger 2.0 documents need converting first), a\n"
+        "paths, operation, parameter or schema that is not an object, a parameter without name or\n"
+        "`in`. Nothing is written.\nFix: correct the document there.",
+    ),
+    "TN451": (
+        "OpenAPI $ref broken or not local",
+        "A $ref in the OpenAPI document points to nothing in it, or to another file or a URL:\n"
+        "only references inside the document (#/components/...) are followed, and nothing is fetched.\n"
+        "Nothing is written.\nFix: correct the reference, or bundle the document into one file first.",
+    ),
+    "TN452": (
+        "OpenAPI operations give one tool name twice",
+        "Two operations have the same operationId, or names that become the same once made safe for a\n"
+        "tool (`pets.list` and `pets_list`). Nothing is written.\nFix: give them distinct operationIds.",
+    ),
+    "TN453": (
+        "OpenAPI schema not valid after conversion",
+        "A schema the import made (OpenAPI 3.0 nullable, boolean exclusiveMinimum and example turned\n"
+        "into JSON Schema 2020-12) is not valid JSON Schema; the message names the keyword at the\n"
+        "place in the document it came from. Nothing is written.\nFix: correct the schema there.",
+    ),
     "TN801": (
         "invalid pyproject.toml",
         "The nearest pyproject.toml does not parse as TOML.\nFix: correct it at the given line.",
@@ -236,8 +288,8 @@ CODES: dict[str, tuple[str, str]] = {
     "TN802": (
         "invalid [tool.toolnexus-gen] setting",
         "A key or value in [tool.toolnexus-gen] is unknown or has the wrong type. Keys: specs, out,\n"
-        "targets, ignore, name_aliases, profile, builtins, skills, and one table per target for its\n"
-        "options (e.g. [tool.toolnexus-gen.gemini]\n"
+        "targets, ignore, name_aliases, profile, builtins, skills, base_url (what relative http URLs\n"
+        "are appended to), and one table per target for its options (e.g. [tool.toolnexus-gen.gemini]\n"
         'schema_field = "parametersJsonSchema").\nFix: as the message says.',
     ),
 }

@@ -258,6 +258,7 @@ def build_key(options: Any) -> str:
                 # the sources' settings, with where they stand (their diagnostics point there)
                 "builtins": _setting(options.builtins),
                 "skills": _setting(options.skills, options.root),
+                "base_url": options.base_url,
                 "command": header_for(options).command,
                 # diagnostics are recorded with paths relative to the working folder
                 "cwd": os.getcwd(),

@@ -70,7 +70,7 @@ def make_units(
 ) -> list[Unit]:
     """The units of these spec files, and of these specs the sources made, made afresh."""
     load = Loader()  # shared files are read once, however many specs reach them
-    validator = Validator(options.specs, options.targets, memo, load)
+    validator = Validator(options.specs, options.targets, memo, load, options.base_url)
     documents: list[tuple[Document, Contributed | None]] = []
     units: list[Unit] = []
     for path in paths:

@@ -24,6 +24,7 @@ from toolnexus_gen.diagnostics import Diagnostic, Severity
 from toolnexus_gen.incremental.cache import Memo
 from toolnexus_gen.incremental.parallel import PARALLEL_MIN, parallel_map
 from toolnexus_gen.ir import Document, Tool, ToolInfo
+from toolnexus_gen.spec.http import http_binding
 from toolnexus_gen.spec.load import Loader
 from toolnexus_gen.spec.naming import python_names
 from toolnexus_gen.spec.pointer import join_pointer
@@ -109,11 +110,19 @@ class Validator:
     schemas over the cores.
     """
 
-    def __init__(self, specs_dir: Path, targets: Sequence[str], memo: Memo, load: Loader) -> None:
+    def __init__(
+        self,
+        specs_dir: Path,
+        targets: Sequence[str],
+        memo: Memo,
+        load: Loader,
+        base_url: str | None = None,
+    ) -> None:
         self.specs_dir = specs_dir
         self.targets = targets
         self.registry = SpecRegistry(specs_dir)
         self.checks = _Checks(memo, specs_dir, load)
+        self.base_url = base_url  # what relative `http` URLs are appended to
 
     def prevalidate(self, documents: Sequence[Document]) -> None:
         self.checks.prevalidate(documents)
@@ -121,7 +130,7 @@ class Validator:
     def document(self, document: Document) -> tuple[Tool | None, list[Diagnostic]]:
         """The document's tool (None when it has an error) and its diagnostics."""
         return _validate_document(
-            document, self.specs_dir, self.registry, self.targets, self.checks
+            document, self.specs_dir, self.registry, self.targets, self.checks, self.base_url
         )
 
 
@@ -131,6 +140,7 @@ def _validate_document(
     registry: SpecRegistry,
     targets: Sequence[str],
     checks: _Checks,
+    base_url: str | None = None,
 ) -> tuple[Tool | None, list[Diagnostic]]:
     out = _Collector(document)
     data = document.data
@@ -196,6 +206,7 @@ def _validate_document(
     if isinstance(examples, list) and not out.diagnostics:
         checks.examples(examples, "/examples", input_schema, document, registry, out)
 
+    binding = _binding(envelope, document, registry, base_url, out)
     selected = _target_selection(envelope.get("targets"), targets, out)
     if out.diagnostics:
         return None, out.diagnostics
@@ -211,15 +222,42 @@ def _validate_document(
         strict=envelope.get("strict"),
         annotations=envelope.get("annotations"),
         targets=selected,
-        binding=_binding(envelope),
+        binding=binding,
         schema_pointer=schema_pointer,
     )
     return tool, out.diagnostics
 
 
-def _binding(envelope: dict[str, Any]) -> dict[str, Any] | None:
-    """How the tool runs when it is not a handler method ({kind: settings}), from its source."""
-    source = envelope.get("source")
+def _binding(
+    envelope: dict[str, Any],
+    document: Document,
+    registry: SpecRegistry,
+    base_url: str | None,
+    out: _Collector,
+) -> dict[str, Any] | None:
+    """How the tool runs when it is not a handler method ({kind: settings}): from its `source`,
+    or its `http` key (checked by spec.http)."""
+    source, http = envelope.get("source"), envelope.get("http")
+    if source and http is not None:
+        out.add(
+            "TN440",
+            "a spec has either a source or an http binding, not both",
+            "/http",
+            key=True,
+            show_pointer=False,
+        )
+        return None
+    if http is not None:
+        schema = envelope.get("input_schema")
+        resolver = registry.with_schema(document, schema if isinstance(schema, dict) else {})
+        found = http_binding(
+            http,
+            schema,
+            resolver.resolver(base_uri=document_uri(document.path)),
+            base_url,
+            lambda code, message, pointer: out.add(code, message, pointer),
+        )
+        return None if found is None else {"http": found}
     return dict(source) if source else None
 
 

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 KINDS: dict[str, str] = {
     "builtin": "toolnexus_runtime.builtins",
     "skill": "toolnexus_runtime.skills",
+    "http": "toolnexus_runtime.executors.http",
 }
 
 BoundTool = Callable[[BaseModel, "ToolContext"], Awaitable[Any]]
@@ -47,6 +48,7 @@ class SourceOptions:
     output_limit: int = 30_000
     ask: Callable[..., Any] | None = None
     http_client: Any = None
+    base_url: str | Mapping[str, str] | None = None
 
 
 class Executor(Protocol):

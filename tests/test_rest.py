@@ -1,0 +1,522 @@
+"""REST APIs as tools: a spec's `http` key becomes the tool's binding, checked at build time, and
+the runtime sends the request (httpx) to a real server on 127.0.0.1 that records what it gets:
+path, query, body and headers exactly; statuses; timeouts; redirects; secrets never echoed."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from conftest import build_in, cli, write_specs
+from rest_server import Answer, Recorder, serving
+from toolnexus_runtime import ToolContext, run_sync
+
+DUMMY = "http://127.0.0.1:9"  # the build-time base_url; every test gives the real one
+TOKEN = "REST_TEST_TOKEN"
+SECRET = "s3cr3t-value-that-must-not-leak"
+
+
+def rest(url: str, schema: dict[str, Any] | None = None, **http: Any) -> dict[str, Any]:
+    spec: dict[str, Any] = {
+        "description": f"REST tool for {url}",
+        "http": {"url": url, "base_url": DUMMY, **http},
+    }
+    if schema is not None:
+        spec["input_schema"] = schema
+    return spec
+
+
+def obj(required: list[str] | None = None, **properties: Any) -> dict[str, Any]:
+    schema: dict[str, Any] = {"type": "object", "properties": properties}
+    if required:
+        schema["required"] = required
+    return schema
+
+
+STR, INT, BOOL = {"type": "string"}, {"type": "integer"}, {"type": "boolean"}
+
+SPECS = {
+    "get_item.yaml": rest(
+        "/items/{item_id}?fixed=yes&amp=%26",
+        obj(
+            ["item_id"],
+            item_id=STR,
+            limit=INT,
+            tags={"type": "array", "items": STR},
+            flag=BOOL,
+            filter={"type": "object"},
+            note={"type": ["string", "null"]},
+            trace=STR,
+        ),
+        headers={
+            "Authorization": f"Bearer ${{{TOKEN}}}",
+            "X-Trace": "{trace}",
+            "Accept": "application/json",
+        },
+    ),
+    "get_file.yaml": rest("/files/{name}/raw", obj(["name"], name=STR)),
+    "create_item.yaml": rest(
+        "/groups/{group}/items",
+        obj(
+            ["group", "name"],
+            group=INT,
+            dry_run=BOOL,
+            name=STR,
+            size=INT,
+            labels={"type": "object"},
+        ),
+        method="post",
+        query=["dry_run"],
+    ),
+    "submit_form.yaml": rest(
+        "/forms",
+        obj(["a"], a=STR, n=INT, many={"type": "array", "items": STR}, on=BOOL),
+        method="POST",
+        body="form",
+    ),
+    "put_list.yaml": rest(
+        "/lists/{list_id}",
+        obj(["list_id", "items"], list_id=INT, items={"type": "array", "items": INT}, mode=STR),
+        method="PUT",
+        body_arg="items",
+    ),
+    "delete_item.yaml": rest(
+        "/items/{item_id}", obj(["item_id"], item_id=INT, force=BOOL), method="DELETE"
+    ),
+    "ping.yaml": rest("/ping", method="POST"),
+    "fetch.yaml": rest("/data/{kind}", obj(["kind"], kind=STR)),
+    "fetch_text.yaml": rest("/data/{kind}", obj(["kind"], kind=STR), result="text"),
+    "fetch_json.yaml": rest("/data/{kind}", obj(["kind"], kind=STR), result="json"),
+    "slow.yaml": rest("/slow", timeout=0.3),
+    "status.yaml": rest("/status/{code}", obj(["code"], code=INT)),
+    "hop.yaml": rest("/hop/{to}", obj(["to"], to=STR), method="POST"),
+    "echo.yaml": rest(
+        "/echo", headers={"Authorization": f"Bearer ${{{TOKEN}}}", "X-Api-Key": f"${{{TOKEN}}}"}
+    ),
+    "deny.yaml": rest("/deny", headers={"Authorization": f"Bearer ${{{TOKEN}}}"}),
+}
+
+
+@pytest.fixture(scope="module")
+def pkg(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    # free-form objects and [T, null] are for targets that take them (Gemini's need reach)
+    targets = ("--target", "openai", "--target", "anthropic", "--target", "mcp")
+    return build_in(tmp_path_factory.mktemp("rest"), SPECS, *targets)
+
+
+@pytest.fixture
+def server() -> Any:
+    with serving() as recorder:
+        yield recorder
+
+
+@pytest.fixture
+def secret(monkeypatch: pytest.MonkeyPatch) -> str:
+    monkeypatch.setenv(TOKEN, SECRET)
+    return SECRET
+
+
+def toolkit(pkg: Any, server: Recorder, **options: Any) -> Any:
+    return pkg.Toolkit(pkg.ToolHandlers(), base_url=server.url, **options)
+
+
+def test_rest_tools_need_no_handler_and_carry_their_binding(pkg: Any) -> None:
+    assert not hasattr(pkg.ToolHandlers, "get_item")
+    binding = pkg.TOOLS["create_item"].binding["http"]
+    assert binding == {
+        "base_url": DUMMY,
+        "body": "json",
+        "method": "POST",
+        "query": ["dry_run"],
+        "url": "/groups/{group}/items",
+    }
+    assert pkg.TOOLS["get_item"].binding["http"]["body"] == "none"  # GET: arguments to the query
+
+
+def test_path_query_and_headers_exactly(pkg: Any, server: Recorder, secret: str) -> None:
+    server.route("GET", "/items/a%20b%2Fc", Answer(200, {"ok": True}))  # raw paths
+    tk = toolkit(pkg, server)
+    args = {
+        "item_id": "a b/c",
+        "limit": 5,
+        "tags": ["x", "y z"],
+        "flag": False,
+        "filter": {"k": [1, 2]},
+        "note": None,
+        "trace": "t-1",
+    }
+    result = tk.execute_sync("get_item", args)
+    assert (result.is_error, result.data) == (False, {"ok": True}), result.output
+    (seen,) = server.seen
+    assert seen.method == "GET"
+    assert seen.target == (
+        "/items/a%20b%2Fc?fixed=yes&amp=%26&limit=5&tags=x&tags=y%20z&flag=false"
+        "&filter=%7B%22k%22%3A%5B1%2C2%5D%7D"
+    )  # the URL's own query first; lists repeat; objects as JSON; a null is left out
+    assert seen.headers["Authorization"] == f"Bearer {secret}"
+    assert seen.headers["X-Trace"] == "t-1"
+    assert seen.headers["Accept"] == "application/json"
+    assert seen.body == b""
+    # an absent optional header argument leaves its header out
+    tk.execute_sync("get_item", {"item_id": "1"})
+    assert "X-Trace" not in server.seen[-1].headers
+    assert server.seen[-1].target == "/items/1?fixed=yes&amp=%26"
+    tk.close()
+
+
+@pytest.mark.parametrize(
+    ("value", "target"),
+    [
+        ("../admin", "/files/..%2Fadmin/raw"),
+        ("..", "/files/%2E%2E/raw"),
+        (".", "/files/%2E/raw"),
+        ("a/b", "/files/a%2Fb/raw"),
+        ("x?y=1", "/files/x%3Fy%3D1/raw"),
+        ("#frag", "/files/%23frag/raw"),
+        ("100%", "/files/100%25/raw"),
+        ("..%2F..", "/files/..%252F../raw"),
+        ("ünï", "/files/%C3%BCn%C3%AF/raw"),
+    ],
+)
+def test_a_placeholder_value_never_changes_the_path(
+    pkg: Any, server: Recorder, value: str, target: str
+) -> None:
+    tk = toolkit(pkg, server)
+    tk.execute_sync("get_file", {"name": value})
+    assert server.seen[-1].target == target
+    tk.close()
+
+
+def test_post_sends_the_other_arguments_as_json_and_query_lists_force_the_query(
+    pkg: Any, server: Recorder
+) -> None:
+    server.route("POST", "/groups/7/items", Answer(201, {"id": 1}))
+    tk = toolkit(pkg, server)
+    args = {"group": 7, "dry_run": True, "name": "n", "size": 3, "labels": {"a": "b"}}
+    assert tk.execute_sync("create_item", args).data == {"id": 1}
+    seen = server.seen[-1]
+    assert (seen.method, seen.target) == ("POST", "/groups/7/items?dry_run=true")
+    assert seen.headers["Content-Type"] == "application/json"
+    assert seen.json == {"name": "n", "size": 3, "labels": {"a": "b"}}
+    tk.execute_sync("ping", {})  # a POST without arguments sends an empty JSON object
+    assert (server.seen[-1].target, server.seen[-1].json) == ("/ping", {})
+    tk.close()
+
+
+def test_form_and_body_arg_bodies(pkg: Any, server: Recorder) -> None:
+    tk = toolkit(pkg, server)
+    tk.execute_sync("submit_form", {"a": "x y&z", "n": 2, "many": ["p", "q"], "on": True})
+    seen = server.seen[-1]
+    assert seen.headers["Content-Type"] == "application/x-www-form-urlencoded"
+    assert seen.form == [("a", "x y&z"), ("n", "2"), ("many", "p"), ("many", "q"), ("on", "true")]
+    tk.execute_sync("put_list", {"list_id": 3, "items": [1, 2], "mode": "append"})
+    seen = server.seen[-1]
+    assert (seen.method, seen.target, seen.json) == ("PUT", "/lists/3?mode=append", [1, 2])
+    tk.execute_sync("delete_item", {"item_id": 4, "force": True})
+    seen = server.seen[-1]
+    assert (seen.method, seen.target, seen.body) == ("DELETE", "/items/4?force=true", b"")
+    tk.close()
+
+
+def test_bodies_come_back_as_data_or_text(pkg: Any, server: Recorder) -> None:
+    server.route("GET", "/data/json", Answer(200, {"a": [1, 2]}))
+    server.route("GET", "/data/text", Answer(200, "plain words"))
+    server.route(
+        "GET", "/data/vnd", Answer(200, b'{"v": 1}', {"Content-Type": "application/vnd.x+json"})
+    )
+    server.route("GET", "/data/empty", Answer(204, b""))
+    tk = toolkit(pkg, server)
+    assert tk.execute_sync("fetch", {"kind": "json"}).data == {"a": [1, 2]}
+    assert tk.execute_sync("fetch", {"kind": "vnd"}).data == {"v": 1}
+    text = tk.execute_sync("fetch", {"kind": "text"})
+    assert (text.output, text.data, text.is_error) == ("plain words", None, False)
+    assert tk.execute_sync("fetch", {"kind": "empty"}).output == "HTTP 204: no content"
+    assert tk.execute_sync("fetch_text", {"kind": "json"}).output == '{"a": [1, 2]}'
+    forced = tk.execute_sync("fetch_json", {"kind": "text"})
+    assert forced.is_error and forced.output.startswith("HTTP 200: the body is not JSON")
+    tk.close()
+
+
+def test_a_non_2xx_status_is_an_error_result_with_the_body_capped(
+    pkg: Any, server: Recorder
+) -> None:
+    server.route("GET", "/status/404", Answer(404, {"detail": "no such thing"}))
+    server.route("GET", "/status/500", Answer(500, "x" * 5000))
+    server.route("GET", "/status/503", Answer(503, b""))
+    tk = toolkit(pkg, server)
+    missing = tk.execute_sync("status", {"code": 404})
+    assert (missing.is_error, missing.output) == (True, 'HTTP 404: {"detail": "no such thing"}')
+    assert missing.error_type == "HttpStatusError"
+    long = tk.execute_sync("status", {"code": 500})
+    assert long.output == "HTTP 500: " + "x" * 2000 + "... (3000 more characters)"
+    assert tk.execute_sync("status", {"code": 503}).output == "HTTP 503: Service Unavailable"
+    tk.close()
+
+
+def test_timeouts_and_connection_failures_are_error_results(pkg: Any, server: Recorder) -> None:
+    server.route("GET", "/slow", Answer(200, "late", delay=1.0))
+    tk = toolkit(pkg, server)
+    slow = tk.execute_sync("slow", {})
+    assert slow.is_error and slow.error_type == "HttpTimeout"
+    assert slow.output == f"Tool 'slow': no answer from {server.url} within 0.3 s (ReadTimeout)"
+    tk.close()
+    closed = pkg.Toolkit(pkg.ToolHandlers(), base_url="http://127.0.0.1:9")  # nothing listens
+    down = closed.execute_sync("fetch", {"kind": "x"})
+    assert down.is_error and down.error_type == "HttpUnreachable"
+    assert down.output.startswith("Tool 'fetch': cannot reach http://127.0.0.1:9: ConnectError")
+    closed.close()
+
+
+def test_redirects_are_followed_within_the_origin_only(
+    pkg: Any, server: Recorder, secret: str
+) -> None:
+    with serving() as other:
+        server.route("POST", "/hop/same", Answer(303, b"", {"Location": "/data/json"}))
+        server.route("POST", "/hop/away", Answer(302, b"", {"Location": f"{other.url}/data/json"}))
+        server.route("GET", "/data/json", Answer(200, {"landed": True}))
+        tk = toolkit(pkg, server)
+        same = tk.execute_sync("hop", {"to": "same"})
+        assert same.data == {"landed": True}
+        assert [(s.method, s.path) for s in server.seen] == [
+            ("POST", "/hop/same"),
+            ("GET", "/data/json"),  # 303: the redirect is fetched with GET
+        ]
+        away = tk.execute_sync("hop", {"to": "away"})
+        assert away.is_error and away.output.startswith(
+            f"HTTP 302: redirected to {other.url}, another origin than {server.url}; not followed"
+        )
+        assert other.seen == []  # nothing, and no credential, went there
+        tk.close()
+
+
+def test_a_secret_is_never_echoed_logged_or_traced(
+    pkg: Any,
+    server: Recorder,
+    secret: str,
+    caplog: pytest.LogCaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    monkeypatch.setenv("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", "true")
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+
+    def echo(seen: Any) -> Answer:  # a server that sends the request's headers back
+        return Answer(
+            200, {"headers": seen.headers, "raw": f"auth={seen.headers['Authorization']}"}
+        )
+
+    server.route("GET", "/echo", echo)
+    server.route("GET", "/deny", lambda seen: Answer(401, f"bad: {seen.headers['Authorization']}"))
+    caplog.set_level(logging.DEBUG)
+    tk = toolkit(pkg, server, instrument=provider)
+    ok = tk.execute_sync("echo", {})
+    denied = tk.execute_sync("deny", {})
+    tk.close()
+    assert server.seen[0].headers["Authorization"] == f"Bearer {secret}"  # it was sent
+    assert ok.data["headers"]["Authorization"] == "Bearer [redacted]"
+    assert ok.data["headers"]["X-Api-Key"] == "[redacted]"
+    assert ok.data["raw"] == "auth=Bearer [redacted]"
+    assert denied.output == "HTTP 401: bad: Bearer [redacted]"
+    spans = exporter.get_finished_spans()
+    assert len(spans) == 2
+    seen_text = " ".join(
+        [ok.output, denied.output, caplog.text]
+        + [str(dict(span.attributes or {})) + str(span.status.description) for span in spans]
+    )
+    assert secret not in seen_text
+
+
+def test_a_missing_variable_is_an_error_naming_it_and_sends_nothing(
+    pkg: Any, server: Recorder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv(TOKEN, raising=False)
+    tk = toolkit(pkg, server)
+    result = tk.execute_sync("echo", {})
+    assert result.is_error
+    assert result.output == (
+        f"Tool 'echo' cannot run: the environment variable {TOKEN} is not set "
+        "(the Authorization header is read from it)"
+    )
+    assert server.seen == []
+    tk.close()
+
+
+def test_arguments_are_validated_before_any_request(pkg: Any, server: Recorder) -> None:
+    tk = toolkit(pkg, server)
+    bad = tk.execute_sync("create_item", {"group": "seven"})
+    assert bad.is_error and "group" in bad.output and "name" in bad.output
+    assert server.seen == []
+    tk.close()
+
+
+def test_one_client_per_toolkit_reused_and_closed(pkg: Any, server: Recorder) -> None:
+    server.route("GET", "/data/a", Answer(200, {"n": 1}))
+    tk = toolkit(pkg, server)
+    for _ in range(3):
+        assert tk.execute_sync("fetch", {"kind": "a"}).data == {"n": 1}
+    assert len({seen.port for seen in server.seen}) == 1  # one connection, kept alive
+    executor = tk._executors["http"]
+    client = executor._client
+    tk.close()
+    assert client.is_closed and executor._client is None
+    assert tk.execute_sync("fetch", {"kind": "a"}).data == {"n": 1}  # opened again on use
+    tk.close()
+
+
+def test_your_own_client_is_used_and_left_open(pkg: Any, server: Recorder) -> None:
+    server.route("GET", "/data/a", Answer(200, {"n": 1}))
+
+    async def main() -> None:
+        async with httpx.AsyncClient(headers={"X-Own": "mine"}) as client:
+            async with toolkit(pkg, server, http_client=client) as tk:
+                result = await tk.execute("fetch", {"kind": "a"}, ToolContext(call_id="c1"))
+                assert result.data == {"n": 1}
+            assert not client.is_closed  # the toolkit does not close what it did not open
+        assert server.seen[-1].headers["X-Own"] == "mine"
+
+    asyncio.run(main())
+    with pytest.raises(TypeError, match="http_client must be an httpx.AsyncClient"):
+        toolkit(pkg, server, http_client=httpx.Client())
+
+
+def test_an_httpx2_client_works_too(pkg: Any, server: Recorder) -> None:
+    import httpx2
+
+    server.route("GET", "/data/a", Answer(200, {"n": 2}))
+    server.route("POST", "/hop/x", Answer(307, b"", {"Location": "/data/a"}))
+    client = httpx2.AsyncClient()
+    tk = toolkit(pkg, server, http_client=client)
+    assert tk.execute_sync("fetch", {"kind": "a"}).data == {"n": 2}
+    assert tk.execute_sync("hop", {"to": "x"}).output.startswith("HTTP 404")  # 307 keeps POST
+    assert server.seen[-1].method == "POST" and server.seen[-1].path == "/data/a"
+    slow = pkg.Toolkit(pkg.ToolHandlers(), base_url="http://127.0.0.1:9", http_client=client)
+    assert slow.execute_sync("fetch", {"kind": "a"}).error_type == "HttpUnreachable"
+    tk.close()
+    run_sync(client.aclose())
+
+
+def test_base_url_comes_from_the_build_and_may_be_replaced_at_run_time(
+    tmp_path: Path, server: Recorder
+) -> None:
+    server.route("GET", "/v2/data/x", Answer(200, {"from": "v2"}))
+    (tmp_path / "pyproject.toml").write_text(
+        f'[tool.toolnexus-gen]\nbase_url = "{server.url}/v2/"\n'
+    )
+    spec = {
+        "description": "d",
+        "input_schema": obj(["kind"], kind=STR),
+        "http": {"url": "data/{kind}"},
+    }
+    pkg = build_in(tmp_path, {"fetch_v.yaml": spec})
+    assert pkg.TOOLS["fetch_v"].binding["http"]["base_url"] == f"{server.url}/v2/"
+    plain = pkg.Toolkit(pkg.ToolHandlers())
+    assert plain.execute_sync("fetch_v", {"kind": "x"}).data == {"from": "v2"}
+    plain.close()
+    moved = pkg.Toolkit(pkg.ToolHandlers(), base_url={f"{server.url}/v2/": f"{server.url}/v3"})
+    assert moved.execute_sync("fetch_v", {"kind": "x"}).output.startswith("HTTP 404")
+    assert server.seen[-1].path == "/v3/data/x"
+    moved.close()
+    with pytest.raises(ValueError, match="base_url must be an absolute http"):
+        pkg.Toolkit(pkg.ToolHandlers(), base_url="ftp://x")
+
+
+# -- build-time checks ------------------------------------------------------------------------
+
+
+def build_errors(tmp_path: Path, spec: dict[str, Any] | str, config: str = "") -> str:
+    write_specs(tmp_path / "specs", {"tool.yaml": spec})
+    if config:
+        (tmp_path / "pyproject.toml").write_text(config)
+    result = cli("build", "specs", "--out", "out", cwd=tmp_path)
+    assert result.exit_code == 2, result.output
+    assert not (tmp_path / "out").exists()  # nothing written
+    return str(result.stderr)
+
+
+def test_a_placeholder_that_is_not_a_property_is_a_located_error(tmp_path: Path) -> None:
+    spec = (
+        "description: d\n"
+        "input_schema:\n"
+        "  type: object\n"
+        "  properties: {id: {type: integer}}\n"
+        "  required: [id]\n"
+        "http:\n"
+        "  method: GET\n"
+        "  url: https://api.test/items/{item_id}\n"
+    )
+    stderr = build_errors(tmp_path, spec)
+    assert (
+        "specs/tool.yaml:8:8: error[TN442]: placeholder {item_id} names no argument "
+        "(arguments: id): add 'item_id' to input_schema.properties (at /http/url)"
+    ) in stderr
+
+
+@pytest.mark.parametrize(
+    ("http", "schema", "code", "words"),
+    [
+        ({"url": "https://x.test/a/{id}"}, obj([], id=INT), "TN442", "must be required"),
+        (
+            {"url": "https://x.test/a/{id}"},
+            obj(["id"], id={"type": "object"}),
+            "TN442",
+            "a string or an integer",
+        ),
+        ({"url": "/relative"}, None, "TN441", "there is no base_url"),
+        ({"url": "ftp://x.test/a"}, None, "TN441", "absolute http(s) URL or a path"),
+        ({"url": "https://{host}/a"}, obj(["host"], host=STR), "TN441", "never the host"),
+        ({"url": "https://x.test/a?key=${KEY}"}, None, "TN441", "is not read in a URL"),
+        ({"url": "https://x.test/a", "method": "FETCH"}, None, "TN440", "not an HTTP method"),
+        ({"url": "https://x.test/a", "body": "json"}, None, "TN440", "a GET request has no body"),
+        (
+            {"url": "https://x.test/a", "query": ["nope"]},
+            obj(["a"], a=STR),
+            "TN442",
+            "query names 'nope'",
+        ),
+        (
+            {"url": "https://x.test/a", "method": "POST", "body_arg": "b"},
+            None,
+            "TN442",
+            "body_arg names 'b'",
+        ),
+        (
+            {"url": "https://x.test/a", "headers": {"Authorization": "Bearer abc"}},
+            None,
+            "TN443",
+            "literal value",
+        ),
+        (
+            {"url": "https://x.test/a", "headers": {"X-K": "${1BAD}"}},
+            None,
+            "TN441",
+            "not an environment variable name",
+        ),
+        ({"url": "https://x.test/a", "body": "xml"}, None, "TN109", "'xml' is not one of"),
+    ],
+)
+def test_bindings_the_build_refuses(
+    tmp_path: Path, http: dict[str, Any], schema: Any, code: str, words: str
+) -> None:
+    spec: dict[str, Any] = {"description": "d", "http": http}
+    if schema is not None:
+        spec["input_schema"] = schema
+    stderr = build_errors(tmp_path, spec)
+    assert f"error[{code}]" in stderr and words in stderr, stderr
+
+
+def test_a_bad_base_url_setting_is_a_config_error(tmp_path: Path) -> None:
+    stderr = build_errors(
+        tmp_path,
+        {"description": "d", "http": {"url": "/a"}},
+        '[tool.toolnexus-gen]\nbase_url = "not a url"\n',
+    )
+    assert "pyproject.toml:2:1: error[TN802]: base_url must be an absolute http(s) URL" in stderr
