@@ -1,8 +1,8 @@
 """`Toolkit`: the execution core plus, for each provider, its schemas, round trip and tool loop.
 
 A generated package subclasses it, bound to its dispatch table (`TOOLS`) and its provider schema
-files (`SCHEMAS`). Every sync method here runs its async twin on the runtime's one long-lived
-event loop (`portal.run_sync`), with sync handlers in handler threads so none blocks that loop.
+files (`SCHEMAS`). Every sync method here runs its async twin on the runtime's long-lived event
+loop (`portal.run_sync`), with sync handlers in worker threads so none blocks that loop.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from collections.abc import Collection, Mapping, Sequence
 from typing import Any, TypeVar
 
 from .core import (
+    DEFAULT_THREADS,
     ErrorMessage,
     OnToolCall,
     OnToolResult,
@@ -38,8 +39,10 @@ class Toolkit(ToolkitCore[H]):
     `Toolkit(handlers, timeout=None, error_message=None)`: `timeout` (seconds) applies to every
     call unless a call gives its own; `error_message(tool_name, exc) -> str` decides what the
     model sees when a handler raises anything but `ToolError` (the exception is logged on the
-    `toolnexus_runtime` logger either way). `instrument=True` (or a TracerProvider) emits an
-    OpenTelemetry span per call (see `toolnexus_runtime.tracing`).
+    `toolnexus_runtime` logger either way). `max_threads` (default 40) bounds the sync handlers
+    that run in worker threads at once on an event loop you await `execute` on (a server's).
+    `instrument=True` (or a TracerProvider) emits an OpenTelemetry span per call (see
+    `toolnexus_runtime.tracing`).
     """
 
     def __init__(
@@ -49,9 +52,16 @@ class Toolkit(ToolkitCore[H]):
         tools: Mapping[str, ToolSpec] | None = None,
         timeout: float | None = None,
         error_message: ErrorMessage | None = None,
+        max_threads: int = DEFAULT_THREADS,
         instrument: Any = False,
     ) -> None:
-        super().__init__(handlers, tools=tools, timeout=timeout, error_message=error_message)
+        super().__init__(
+            handlers,
+            tools=tools,
+            timeout=timeout,
+            error_message=error_message,
+            max_threads=max_threads,
+        )
         if instrument:
             from .tracing import trace_calls  # OpenTelemetry only when asked for
 
