@@ -33,7 +33,7 @@ from weakref import WeakKeyDictionary
 from pydantic import BaseModel, ValidationError
 from pydantic_core import to_jsonable_python
 
-from .portal import Started, capacity_limiter, in_thread, on_portal, run_sync
+from .portal import Started, capacity_limiter, in_thread, on_portal, run_sync, within
 
 if TYPE_CHECKING:
     from anyio import CapacityLimiter
@@ -567,12 +567,20 @@ class ToolkitCore(Generic[H]):
         if pending is None:
             work = self._invoke(name, entry, model, ctx, shared, started)
         else:
-            started.started = True
             work = _watched(pending, name) if shared else pending
         try:
             if timeout is None:
                 out = await work
+            elif pending is None and not entry.is_async:
+                # A worker thread: cancelling the wait returns at once (the thread runs on).
+                finished, out = await within(timeout, work)
+                if not finished:
+                    threads = self._limiter().total_tokens
+                    if not started.started and threads != float("inf"):  # never got a thread
+                        return _busy(name, timeout, threads)
+                    return _timed_out(name, timeout, True)
             else:
+                # A coroutine: its own task, so one that ignores cancellation cannot hold us.
                 task = asyncio.ensure_future(work)
                 try:
                     await asyncio.wait((task,), timeout=timeout)
@@ -582,11 +590,7 @@ class ToolkitCore(Generic[H]):
                 if not task.done():
                     task.cancel()
                     task.add_done_callback(_late(name))
-                    if not started.started and not entry.is_async:
-                        limiter = self._limiter()
-                        if limiter.available_tokens < 1:  # still waiting for a thread
-                            return _busy(name, timeout, limiter.total_tokens)
-                    return _timed_out(name, timeout, not entry.is_async)
+                    return _timed_out(name, timeout, False)
                 out = task.result()
         except Exception as exc:  # noqa: BLE001 (a failing handler is a result)
             return self._failed(name, exc, ctx)
@@ -606,7 +610,6 @@ class ToolkitCore(Generic[H]):
         """Call the entry's fn where it belongs (a sync one gets here only to run in a worker
         thread) and return its value, awaited if need be."""
         if entry.is_async:
-            started.started = True
             out = entry.fn(model, ctx)
         else:
             out = await in_thread(entry.fn, (model, ctx), self._limiter(), started)

@@ -21,7 +21,7 @@ import asyncio
 import atexit
 import os
 import threading
-from collections.abc import Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
@@ -156,3 +156,13 @@ async def in_thread(
         return fn(*args)
 
     return await to_thread.run_sync(call, abandon_on_cancel=True, limiter=limiter)
+
+
+async def within(timeout: float, awaitable: Awaitable[T]) -> tuple[bool, T | None]:
+    """(True, its value) when `awaitable` finishes within `timeout` seconds, else (False, None)
+    once it has been cancelled (anyio's cancel scope tells its deadline from any other)."""
+    from anyio import move_on_after
+
+    with move_on_after(timeout):
+        return True, await awaitable
+    return False, None
