@@ -521,8 +521,9 @@ class ToolkitCore(Generic[H]):
         entry = self._entries.get(name)
         # The fast path: a known tool and a dict of arguments.
         if entry is not None and type(args) is dict:
+            validate, fn, is_async = entry
             try:
-                model = entry.validate(args)
+                model = validate(args)
             except ValidationError as exc:
                 return _invalid(name, exc)
         else:
@@ -530,14 +531,15 @@ class ToolkitCore(Generic[H]):
             if type(prepared) is ToolResult:
                 return prepared
             entry, model = prepared  # type: ignore[misc]
+            validate, fn, is_async = entry
         if ctx is None:
             ctx = EMPTY_CONTEXT
         if timeout is None:
             timeout = self.timeout
-        if entry.is_async or offload or timeout is not None:
+        if is_async or offload or timeout is not None:
             return self._run(name, entry, model, ctx, timeout, shared)
         try:
-            out = entry.fn(model, ctx)
+            out = fn(model, ctx)
         except Exception as exc:  # noqa: BLE001 (a failing handler is a result)
             return self._failed(name, exc, ctx)
         if type(out) is str:
