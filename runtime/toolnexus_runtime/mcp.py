@@ -254,9 +254,9 @@ def asgi_app(
         )
 
     async def handle(scope: Any, receive: Any, send: Any) -> None:
-        if scope["method"] != "POST":
-            await _reply(send, 405, b"Only POST: this server answers JSON, no event stream.",
-                         [(b"allow", b"POST")])  # fmt: skip
+        if scope["method"] != "POST":  # stateless JSON: no event stream to open with GET
+            body = b"Only POST: this server answers JSON, with no event stream."
+            await _reply(send, 405, body, [(b"allow", b"POST")])
             return
         await manager.handle_request(scope, receive, send)
 
