@@ -251,7 +251,7 @@ def test_an_awaitable_returned_by_a_def_handler_is_awaited() -> None:
     assert asyncio.run(tk.execute("wrapped", {}, offload=True, timeout=5)) == expected
 
 
-# -- bounded handler threads -----------------------------------------------------------------------
+# -- bounded worker threads ------------------------------------------------------------------------
 
 
 class Blocking:
