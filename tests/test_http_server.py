@@ -13,7 +13,6 @@ import inspect
 import json
 import logging
 import math
-import os
 import subprocess
 import sys
 import threading
@@ -140,7 +139,9 @@ def test_a_foreign_origin_is_refused_and_a_client_without_one_still_works(tools:
 
     with serving(asgi_app(tools.Toolkit(handlers_for(tools)))) as url:
         port = url.split(":")[2].split("/")[0]
-        rebinding = post(url, "tools/list", Origin="http://evil.example", Host=f"evil.example:{port}")
+        rebinding = post(
+            url, "tools/list", Origin="http://evil.example", Host=f"evil.example:{port}"
+        )
         assert rebinding.status_code == 403, rebinding.text
         assert "get_weather" not in rebinding.text
         # a non-browser client sends no Origin, whatever Host it names
@@ -171,34 +172,46 @@ def test_allowed_origins_and_allowed_hosts_widen_and_narrow(tools: Any) -> None:
 # -- 3. the example fails closed -------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(
-    ("env", "starts"),
-    [
+EXAMPLE_RUNS = """
+import contextlib, importlib, io, json, os, sys
+cases = json.loads(sys.argv[1])
+outcomes = []
+for env in cases:
+    for key in [k for k in os.environ if k.startswith("MCP_")]:
+        del os.environ[key]
+    os.environ.update(env)
+    sys.modules.pop("serve_http", None)
+    try:
+        outcomes.append(["started", type(importlib.import_module("serve_http").app).__name__])
+    except SystemExit as exc:
+        outcomes.append(["refused", str(exc)])
+print(json.dumps(outcomes))
+"""
+
+
+def test_the_http_example_refuses_to_start_without_tokens() -> None:
+    cases: list[tuple[dict[str, str], bool]] = [
         ({}, False),
         ({"MCP_TOKENS": " , "}, False),  # set, but names no token
         ({"MCP_TOKEN": "s3cret"}, False),  # misspelled
         ({"MCP_TOKENS": "s3cret,other"}, True),
         ({"MCP_ALLOW_ANONYMOUS": "1"}, True),
-    ],
-)
-def test_the_http_example_refuses_to_start_without_tokens(env: dict[str, str], starts: bool) -> None:
-    clean = {k: v for k, v in os.environ.items() if not k.startswith("MCP_")}
-    script = "import serve_http; print(type(serve_http.app).__name__)"
+    ]
     done = subprocess.run(
-        [sys.executable, "-c", script],
+        [sys.executable, "-c", EXAMPLE_RUNS, json.dumps([env for env, _ in cases])],
         cwd=WEATHER,
-        env={**clean, **env},
         capture_output=True,
         text=True,
         timeout=60,
         check=False,
     )
-    if starts:
-        assert done.returncode == 0, done.stderr
-        assert done.stdout.strip() == "Starlette"
-    else:
-        assert done.returncode != 0
-        assert "MCP_TOKENS" in done.stderr and "MCP_ALLOW_ANONYMOUS" in done.stderr
+    assert done.returncode == 0, done.stderr
+    for (env, starts), (outcome, detail) in zip(cases, json.loads(done.stdout), strict=True):
+        if starts:
+            assert (outcome, detail) == ("started", "Starlette"), env
+        else:
+            assert outcome == "refused", env
+            assert "MCP_TOKENS" in detail and "MCP_ALLOW_ANONYMOUS" in detail
 
 
 # -- 4. error text over HTTP -----------------------------------------------------------------------
