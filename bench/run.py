@@ -8,6 +8,8 @@ shared and noisy:
 - execute() against a direct call of the model and the handler, and against two peers.
 
 Usage: python bench/run.py [--quick] [--runs N] [SIZES...]     (default sizes: 100 1000 10000)
+       python bench/run.py --execute      (only the run-time figures: execute and MCP over HTTP)
+       python bench/mcp_http.py           (only MCP over HTTP against FastMCP)
 Builds run the real command line in a fresh process, as a pre-commit hook would.
 """
 

@@ -236,3 +236,71 @@ def test_strictify_makes_strict_schemas_and_a_null_means_absent(tmp_path: Path) 
     # where the spec itself did not change (Gemini), null stays what it is: an invalid value
     reply = tk.gemini_reply([{"functionCall": {"name": "search", "args": sent}}])
     assert "error" in reply["parts"][0]["functionResponse"]["response"]
+
+
+def test_a_null_means_absent_at_any_depth_through_refs(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text(REACH)
+    pkg = build_in(
+        tmp_path,
+        {
+            "search.json": {
+                "description": "Search",
+                "input_schema": {
+                    "type": "object",
+                    "properties": {
+                        "query": {"type": "string"},
+                        "filter": {"$ref": "#/$defs/Filter"},
+                        "more": {"type": "array", "items": {"$ref": "#/$defs/Filter"}},
+                        "tree": {"$ref": "#/$defs/Node"},
+                    },
+                    "required": ["query"],
+                    "$defs": {
+                        "Filter": {
+                            "type": "object",
+                            "properties": {
+                                "field": {"type": "string"},
+                                "op": {"type": "string", "enum": ["eq", "ne"], "default": "eq"},
+                            },
+                            "required": ["field"],
+                        },
+                        "Node": {
+                            "type": "object",
+                            "properties": {
+                                "label": {"type": "string", "default": "leaf"},
+                                "child": {"$ref": "#/$defs/Node"},
+                            },
+                        },
+                    },
+                },
+                # a recursive schema: Gemini cannot inline it, Anthropic's strict mode refuses it
+                "targets": {"exclude": ["gemini", "anthropic"]},
+            }
+        },
+    )
+    parameters = pkg.to_openai()[0]["function"]["parameters"]
+    assert "$ref" in json.dumps(parameters)  # the refs stay refs in the strict schema
+
+    class Handlers(pkg.ToolHandlers):  # type: ignore[misc]
+        def search(self, args: Any, ctx: Any) -> Any:
+            return args.model_dump(mode="json")
+
+    tk = pkg.Toolkit(Handlers())
+    sent = {
+        "query": "q",
+        "filter": {"field": "a", "op": None},
+        "more": [{"field": "b", "op": None}, {"field": "c", "op": "ne"}],
+        "tree": {"label": None, "child": {"label": "x", "child": {"label": None, "child": None}}},
+    }
+    call = {
+        "id": "c",
+        "type": "function",
+        "function": {"name": "search", "arguments": json.dumps(sent)},
+    }
+    (reply,) = tk.openai_tool_messages({"tool_calls": [call]})
+    assert reply["content"].startswith("{"), reply["content"]
+    got = json.loads(reply["content"])
+    assert got["filter"] == {"field": "a", "op": "eq"}, reply["content"]
+    assert [f["op"] for f in got["more"]] == ["eq", "ne"]
+    tree = got["tree"]
+    assert tree["label"] == "leaf" and tree["child"]["label"] == "x"
+    assert tree["child"]["child"] == {"label": "leaf", "child": None}

@@ -76,7 +76,8 @@ class ToolInfo:
     aliases: tuple[tuple[str, str], ...] = ()
     # name_aliases: (target, JSON of its ArgumentMap), where property names differ
     argument_aliases: tuple[tuple[str, str], ...] = ()
-    # strictify: (target, JSON of the map of properties it made nullable), where it did
+    # strictify: (target, JSON {"map": properties it made nullable, "defs": the same per $defs
+    # entry}), where it did
     null_maps: tuple[tuple[str, str], ...] = ()
     binding: str | None = None  # Tool.binding as canonical JSON; None: a handler method
 

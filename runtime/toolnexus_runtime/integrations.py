@@ -73,7 +73,9 @@ def pydantic_ai_toolset(
                         name=d["name"],
                         description=d["description"],
                         parameters_json_schema=d["parameters"],
-                        strict=d["strict"] or None,
+                        # False, not None: with None pydantic-ai decides itself and rewrites a
+                        # schema it finds strict-compatible into OpenAI's strict form.
+                        strict=d["strict"],
                     ),
                     max_retries=max_retries,
                     args_validator=passthrough,
@@ -138,7 +140,10 @@ def langchain_tools(toolkit: ToolkitCore[Any]) -> list[Any]:
     """A list of LangChain tools, for LangGraph's `ToolNode`, `bind_tools` or any agent.
 
     Invoked with a model's ToolCall, each answers with a `ToolMessage` carrying the call id; an
-    error result is a `ToolMessage` with `status="error"` and the toolkit's message."""
+    error result is a `ToolMessage` with `status="error"` and the toolkit's message. Every
+    argument reaches the handler, one named like LangChain's own `run_manager` or `callbacks`
+    included. LangChain has no per-tool `strict`: to send it (and the schema exactly as
+    checked in), bind `langchain_tool_schemas(toolkit)`."""
     from langchain_core.tools import BaseTool, ToolException
 
     class GeneratedTool(BaseTool):  # type: ignore[misc, unused-ignore]
@@ -163,13 +168,15 @@ def langchain_tools(toolkit: ToolkitCore[Any]) -> list[Any]:
             tool, args = toolkit.unalias(SOURCE, self.name, arguments)
             return tool, args, ToolContext(_CALL_ID.get(), tool, "langchain")
 
-        def _run(self, run_manager: Any = None, **arguments: Any) -> str:
+        # No `run_manager` (or config) parameter: LangChain passes those only to methods that
+        # name them, so a tool property of that name arrives here as an argument.
+        def _run(self, **arguments: Any) -> str:
             result = toolkit.execute_sync(*self._call(arguments))
             if result.is_error:
                 raise ToolException(result.output)
             return result.output
 
-        async def _arun(self, run_manager: Any = None, **arguments: Any) -> str:
+        async def _arun(self, **arguments: Any) -> str:
             result = await toolkit.execute(*self._call(arguments), offload=True)
             if result.is_error:
                 raise ToolException(result.output)
@@ -177,6 +184,25 @@ def langchain_tools(toolkit: ToolkitCore[Any]) -> list[Any]:
 
     return [
         GeneratedTool(name=d["name"], description=d["description"], args_schema=d["parameters"])
+        for d in _definitions(toolkit)
+    ]
+
+
+def langchain_tool_schemas(toolkit: ToolkitCore[Any]) -> list[dict[str, Any]]:
+    """The tools in the OpenAI function-tool shape, for `model.bind_tools(...)`: LangChain
+    passes such a dict through unchanged, so the model gets the checked-in schema with its
+    `strict` flag (a LangChain tool object carries no `strict`, and its schema is rewritten:
+    `$ref`s inlined, titles dropped). Run the calls with `ToolNode(langchain_tools(toolkit))`."""
+    return [
+        {
+            "type": "function",
+            "function": {
+                "name": d["name"],
+                "description": d["description"],
+                "parameters": d["parameters"],
+                "strict": d["strict"],
+            },
+        }
         for d in _definitions(toolkit)
     ]
 

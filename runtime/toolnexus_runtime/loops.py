@@ -157,7 +157,7 @@ class Conversation:
 
     # The loop itself, sync and async.
     def run(self, send: Callable[..., Any]) -> RunResult:
-        # On the shared event loop, sync handlers must not block it: they go to handler threads.
+        # On the shared event loop, sync handlers must not block it: they go to worker threads.
         policy = replace(self.policy, offload=True)
         response = None
         for turn in range(1, self.max_turns + 1):

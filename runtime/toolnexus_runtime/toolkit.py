@@ -1,8 +1,8 @@
 """`Toolkit`: the execution core plus, for each provider, its schemas, round trip and tool loop.
 
 A generated package subclasses it, bound to its dispatch table (`TOOLS`) and its provider schema
-files (`SCHEMAS`). Every sync method here runs its async twin on the runtime's one long-lived
-event loop (`portal.run_sync`), with sync handlers in handler threads so none blocks that loop.
+files (`SCHEMAS`). Every sync method here runs its async twin on the runtime's long-lived event
+loop (`portal.run_sync`), with sync handlers in worker threads so none blocks that loop.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from os import PathLike
 from typing import Any, TypeVar
 
 from .core import (
+    DEFAULT_THREADS,
     ErrorMessage,
     OnToolCall,
     OnToolResult,
@@ -40,8 +41,10 @@ class Toolkit(ToolkitCore[H]):
     `Toolkit(handlers, timeout=None, error_message=None)`: `timeout` (seconds) applies to every
     call unless a call gives its own; `error_message(tool_name, exc) -> str` decides what the
     model sees when a handler raises anything but `ToolError` (the exception is logged on the
-    `toolnexus_runtime` logger either way). `instrument=True` (or a TracerProvider) emits an
-    OpenTelemetry span per call (see `toolnexus_runtime.tracing`).
+    `toolnexus_runtime` logger either way). `max_threads` (default 40) bounds the sync handlers
+    that run in worker threads at once on an event loop you await `execute` on (a server's).
+    `instrument=True` (or a TracerProvider) emits an OpenTelemetry span per call (see
+    `toolnexus_runtime.tracing`).
 
     Tools that come from other sources need no handler method; what they reach is given here:
     `mcp_config` (a path to an `mcp.json` or its dict) for tools snapshotted from MCP servers;
@@ -59,6 +62,7 @@ class Toolkit(ToolkitCore[H]):
         tools: Mapping[str, ToolSpec] | None = None,
         timeout: float | None = None,
         error_message: ErrorMessage | None = None,
+        max_threads: int = DEFAULT_THREADS,
         instrument: Any = False,
         mcp_config: str | PathLike[str] | Mapping[str, Any] | None = None,
         workspace: str | PathLike[str] | None = None,
@@ -80,7 +84,12 @@ class Toolkit(ToolkitCore[H]):
             base_url,
         )
         super().__init__(
-            handlers, tools=tools, timeout=timeout, error_message=error_message, sources=sources
+            handlers,
+            tools=tools,
+            timeout=timeout,
+            error_message=error_message,
+            max_threads=max_threads,
+            sources=sources,
         )
         if instrument:
             from .tracing import trace_calls  # OpenTelemetry only when asked for

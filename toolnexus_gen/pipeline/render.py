@@ -67,17 +67,23 @@ ALIASES_FILE = "schemas/aliases.json"
 def alias_file(toolset: ToolSet) -> str | None:
     """The name maps of name_aliases, which the runtime reads to send calls back to the spec's
     names: {"tools": {target: {alias: name}}, "arguments": {target: {tool: argument map}}}; and
-    strictify's {"nulls": {target: {tool: {property: [made nullable, inner map]}}}}."""
+    strictify's {"nulls": {target: {tool: {property: [made nullable, inner map(, refs)]}}}}
+    and, where a tool's schema has $defs that say something, {"null_defs": {target: {tool:
+    {"#/$defs/Name": [map, refs]}}}}."""
     tools: dict[str, dict[str, str]] = {}
     arguments: dict[str, dict[str, Any]] = {}
     nulls: dict[str, dict[str, Any]] = {}
+    null_defs: dict[str, dict[str, Any]] = {}
     for tool in toolset.tools:
         for target, alias in tool.aliases:
             tools.setdefault(target, {})[alias] = tool.name
         for target, mapping in tool.argument_aliases:
             arguments.setdefault(target, {})[tool.name] = json.loads(mapping)
-        for target, mapping in tool.null_maps:
-            nulls.setdefault(target, {})[tool.name] = json.loads(mapping)
+        for target, encoded in tool.null_maps:
+            strict = json.loads(encoded)
+            nulls.setdefault(target, {})[tool.name] = strict["map"]
+            if strict["defs"]:
+                null_defs.setdefault(target, {})[tool.name] = strict["defs"]
     if not tools and not arguments and not nulls:
         return None
     body = {
@@ -85,6 +91,8 @@ def alias_file(toolset: ToolSet) -> str | None:
         "arguments": dict(sorted(arguments.items())),
         "nulls": dict(sorted(nulls.items())),
     }
+    if null_defs:  # only then, so files without refs stay as they were
+        body["null_defs"] = dict(sorted(null_defs.items()))
     return json.dumps(body, indent=2, ensure_ascii=False) + "\n"
 
 

@@ -144,9 +144,11 @@ def _unit(
                 argument_aliases.append((name, json.dumps(mapping, sort_keys=True)))
         if "strictify" in target_options.get("transforms", ()):
             if located is not None:
-                located, nulls = strictify(located)
-                if nulls:
-                    null_maps.append((name, json.dumps(nulls, sort_keys=True)))
+                located, nulls, defs = strictify(located)
+                if nulls or defs:
+                    null_maps.append(
+                        (name, json.dumps({"map": nulls, "defs": defs}, sort_keys=True))
+                    )
             emitted = replace(emitted, strict=True)
             line, col = tool.place("strict")
             diagnostics.append(

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any
+from urllib.parse import unquote
 
 from toolnexus_gen.ir import Located
 from toolnexus_gen.spec.bundle import (
@@ -140,13 +141,15 @@ def apply(
     return located
 
 
-def strictify(located: Located) -> tuple[Located, dict[str, list[Any]]]:
+def strictify(located: Located) -> tuple[Located, dict[str, list[Any]], dict[str, list[Any]]]:
     """Transform `strictify` (openai, openai_responses, anthropic): every object closed, every
     optional property required and nullable, so the schema is strict-mode valid; the tool goes out
     with `strict: true`. Returns the map of the properties made nullable ({name: [made nullable,
-    map of its own properties]}): at run time a null there means "absent", so the spec's default
-    applies."""
+    map of its own properties(, the local $refs its value follows)]}) and the same map for each
+    `$defs`/`definitions` entry ({"#/$defs/Name": [map, refs]}): at run time a null there means
+    "absent", so the spec's default applies, at any depth and through $refs."""
     result = located.derive(located.schema)
+    defs: dict[str, list[Any]] = {}
 
     def nullable_of(schema: Any) -> Any:
         if not isinstance(schema, dict):
@@ -158,46 +161,67 @@ def strictify(located: Located) -> tuple[Located, dict[str, list[Any]]]:
             return schema if "null" in kind else {**schema, "type": [*kind, "null"]}
         return {"anyOf": [schema, {"type": "null"}]}
 
-    def visit(node: Any, pointer: str) -> tuple[Any, dict[str, list[Any]]]:
+    def merge(nulls: dict[str, list[Any]], refs: list[str], inner: Any, inner_refs: Any) -> None:
+        for name, (made, sub, *sub_refs) in inner.items():
+            entry = nulls.setdefault(name, [made, {}])
+            entry[0] = entry[0] or made
+            entry[1].update(sub)
+            for ref in sub_refs[0] if sub_refs else ():
+                if len(entry) == 2:
+                    entry.append([])
+                if ref not in entry[2]:
+                    entry[2].append(ref)
+        refs.extend(ref for ref in inner_refs if ref not in refs)
+
+    def visit(node: Any, pointer: str, here: str) -> tuple[Any, dict[str, list[Any]], list[str]]:
+        """(the strict node, the map of properties found at it, the local refs it follows);
+        `pointer` places the node in the spec for diagnostics, `here` inside this schema."""
         if isinstance(node, list):
-            pairs = [visit(item, f"{pointer}/{i}") for i, item in enumerate(node)]
+            items = [visit(item, f"{pointer}/{i}", f"{here}/{i}") for i, item in enumerate(node)]
             merged: dict[str, list[Any]] = {}
-            for _, inner in pairs:
-                merged.update(inner)
-            return [item for item, _ in pairs], merged
+            merged_refs: list[str] = []
+            for _, inner, inner_refs in items:
+                merge(merged, merged_refs, inner, inner_refs)
+            return [item for item, _, _ in items], merged, merged_refs
         if not isinstance(node, dict):
-            return node, {}
+            return node, {}, []
         pointer = located.moved.get(id(node), pointer)
         out: dict[str, Any] = {}
         nulls: dict[str, list[Any]] = {}
+        refs: list[str] = []
         for key, value in node.items():
             if key == "properties" and isinstance(value, dict):
                 required = set(node.get("required") or [])
                 props = {}
                 for name, sub in value.items():
-                    child, inner = visit(sub, join_pointer(f"{pointer}/properties", name))
+                    child, inner, inner_refs = visit(
+                        sub,
+                        join_pointer(f"{pointer}/properties", name),
+                        join_pointer(f"{here}/properties", name),
+                    )
                     made = name not in required and not _accepts_null(child)
                     if made:
                         child = result.mark(
                             nullable_of(child), join_pointer(f"{pointer}/properties", name)
                         )
                     props[name] = child
-                    if made or inner:
-                        nulls[name] = [made, inner]
+                    if made or inner or inner_refs:
+                        nulls[name] = [made, inner, inner_refs] if inner_refs else [made, inner]
                 out[key] = props
-            elif key in ("items", "anyOf", "oneOf", "allOf", "$defs", "definitions"):
-                if isinstance(value, dict) and key in ("$defs", "definitions"):
-                    out[key] = {
-                        k: visit(v, join_pointer(f"{pointer}/{key}", k))[0]
-                        for k, v in value.items()
-                    }
-                else:
-                    out[key], inner = visit(value, f"{pointer}/{key}")
-                    for name, (made, sub) in inner.items():
-                        entry = nulls.setdefault(name, [made, {}])
-                        entry[0] = entry[0] or made
-                        entry[1].update(sub)
+            elif key in ("$defs", "definitions") and isinstance(value, dict):
+                out[key] = {}
+                for name, sub in value.items():
+                    where = join_pointer(f"{here}/{key}", name)
+                    out[key][name], inner, inner_refs = visit(
+                        sub, join_pointer(f"{pointer}/{key}", name), where
+                    )
+                    defs["#" + where] = [inner, inner_refs]
+            elif key in ("items", "anyOf", "oneOf", "allOf"):
+                out[key], inner, inner_refs = visit(value, f"{pointer}/{key}", f"{here}/{key}")
+                merge(nulls, refs, inner, inner_refs)
             else:
+                if key == "$ref" and isinstance(value, str) and value.startswith("#/"):
+                    refs.append(unquote(value))
                 out[key] = value
         if isinstance(out.get("properties"), dict):
             out["required"] = list(out["properties"])
@@ -206,11 +230,12 @@ def strictify(located: Located) -> tuple[Located, dict[str, list[Any]]]:
             out["additionalProperties"] = False
             out.setdefault("properties", {})
             out["required"] = []
-        return result.mark(out, pointer), nulls
+        return result.mark(out, pointer), nulls, refs
 
-    schema, nulls = visit(located.schema, "")
+    schema, nulls, _ = visit(located.schema, "", "")
     result.schema = schema
-    return result, nulls
+    # Only the defs some ref reaches matter at run time; keep those that say something.
+    return result, nulls, {ref: entry for ref, entry in defs.items() if entry[0] or entry[1]}
 
 
 def _accepts_null(schema: Any) -> bool:
