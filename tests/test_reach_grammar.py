@@ -139,7 +139,7 @@ def assert_reached(files: dict[str, Any], tools: list[dict[str, Any]]) -> None:
     assert violations(files) == []
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=20, deadline=None, suppress_health_check=list(HealthCheck))
 @given(tools=st.lists(input_schemas(), min_size=1, max_size=3))
 def test_every_provider_file_of_a_reach_build_is_accepted(
     tools: list[dict[str, Any]], tmp_path_factory: pytest.TempPathFactory
@@ -159,7 +159,7 @@ def test_every_provider_file_of_a_reach_build_is_accepted(
     assert_reached(files, tools)
 
 
-@settings(max_examples=3, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=2, deadline=None, suppress_health_check=list(HealthCheck))
 @given(tools=st.lists(input_schemas(), min_size=2, max_size=3))
 def test_a_reach_build_of_the_grammar_succeeds_models_and_all(
     tools: list[dict[str, Any]], tmp_path_factory: pytest.TempPathFactory

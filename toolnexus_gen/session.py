@@ -105,7 +105,7 @@ class BuildOutcome:
                 "Gemini declaration via parametersJsonSchema",
                 "Gemini declarations via parametersJsonSchema",
             ),
-            _plural(count("TN224"), "object root opened", "object roots opened"),
+            _plural(count("TN224"), "root taken as an object", "roots taken as objects"),
         ]
         return ", ".join(part for part in parts if part)
 

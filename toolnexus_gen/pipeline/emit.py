@@ -142,19 +142,18 @@ def _emit(
             out.alias = emitted.name
         if mapping[0]:
             out.argument_map = json.dumps(mapping, sort_keys=True)
-    if strict and located is not None:
-        located = normalize(located)
-        stop = blocker(located)
-        if stop is not None:
-            pointer, why = stop
-            document, source = located.source(pointer)
-            line, col = document.positions.value(source)
-            return Diagnostic(
-                document.display, line, col, "TN223", why, pointer=source, target=None
-            )
-        located, nulls, refs = strictify(located)
-        if nulls:
-            out.null_map = json.dumps([nulls, refs], sort_keys=True)
+    if strict:
+        if located is not None:
+            located = normalize(located)
+            stop = blocker(located)
+            if stop is not None:
+                pointer, why = stop
+                document, source = located.source(pointer)
+                line, col = document.positions.value(source)
+                return Diagnostic(document.display, line, col, "TN223", why, pointer=source)
+            located, nulls, refs = strictify(located)
+            if nulls:
+                out.null_map = json.dumps([nulls, refs], sort_keys=True)
         emitted = replace(emitted, strict=True)
         line, col = tool.place("strict")
         out.diagnostics.append(
