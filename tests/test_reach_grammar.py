@@ -63,8 +63,19 @@ def leaves(refs: tuple[str, ...]) -> st.SearchStrategy[Any]:
             optional={"minimum": st.integers(0, 3), "default": st.just(1)},
         ),
         st.just({"type": ["string", "null"]}),
+        st.just({"type": ["string", "integer"]}),
         st.just({"const": "fixed"}),
         st.just({"type": "array"}),
+        st.just({"type": "array", "prefixItems": [{"type": "number"}, {"type": "string"}]}),
+        st.just(
+            {
+                "type": "object",
+                "anyOf": [
+                    {"properties": {"url": {"type": "string"}}, "required": ["url"]},
+                    {"properties": {"path": {"type": "string"}}, "required": ["path"]},
+                ],
+            }
+        ),
         FREE_FORM,
         TYPELESS,
     )
@@ -114,12 +125,17 @@ def input_schemas(draw: st.DrawFn) -> dict[str, Any]:
     defs: dict[str, Any] = {"Node": NODE}
     for i, name in enumerate(DEFS):
         defs[name] = draw(schemas((*DEFS[i + 1 :], "Node")))
-    kind = draw(st.sampled_from(["object", "object", "object", "empty", "untyped"]))
+    kind = draw(st.sampled_from(["object", "object", "empty", "untyped", "either", "based"]))
     if kind == "empty":  # takes any arguments
         return draw(st.sampled_from([{}, {"$schema": "http://json-schema.org/draft-07/schema#"}]))
     root = draw(objects(schemas((*DEFS, "Node"))))
     if kind == "untyped":
         root = {k: v for k, v in root.items() if k != "type"}
+    if kind == "either":  # one property or another is required (a combinator at the root)
+        root["anyOf"] = [{"required": [name]} for name in sorted(root["properties"])]
+    if kind == "based":  # an OpenAPI-style base schema
+        base = draw(st.sampled_from([*DEFS, "Node"]))
+        root = {"allOf": [{"$ref": f"#/$defs/{base}"}, root], "type": "object"}
     return {**root, "$defs": defs}
 
 

@@ -280,8 +280,8 @@ RULES: dict[str, Rule] = {
             "array schema without items",
             "openai, openai_responses (always); gemini parameters",
             E,
-            "OpenAI: In context=('properties', 'paths'), array schema missing items. / Gemini: "
-            "...parameters.properties[tags].items: missing field.",
+            "OpenAI: In context=('properties', 'paths'), array schema missing items. (a "
+            "prefixItems tuple too) / Gemini: ...parameters.properties[tags].items: missing field.",
             'add "items" (for example {"type": "string"}, or {} for anything on openai)',
         ),
         Rule(

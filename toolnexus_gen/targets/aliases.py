@@ -79,6 +79,7 @@ def alias_properties(
                         )
                     taken.add(alias)
                     changes[name] = alias
+                    where = result.moved.get(id(child), where)
                     renamed.append((where, name, alias))
                     result.mark(child, where)
                 new_properties[alias] = child

@@ -25,9 +25,11 @@ from __future__ import annotations
 import json
 from dataclasses import replace
 from typing import Any
+from urllib.parse import unquote
 
 from toolnexus_gen.diagnostics import Diagnostic, Severity
 from toolnexus_gen.ir import Located, Tool
+from toolnexus_gen.spec.pointer import join_pointer, resolve
 from toolnexus_gen.targets.base import Target
 from toolnexus_gen.targets.transforms import merge_all_of, rewrite, wrap_ref
 
@@ -36,6 +38,7 @@ DESCRIBABLE = frozenset(
     {"TN302", "TN306", "TN310", "TN311", "TN312", "TN313", "TN314", "TN316"}  # Gemini
     | {"TN340", "TN350", "TN342", "TN344", "TN351", "TN353", "TN356"}  # strict mode
     | {"TN303", "TN320", "TN345"}  # rewritten without loss
+    | {"TN305"}  # a combinator at the root (OpenAI, Anthropic)
 )
 # Strict-mode findings fixed by taking the keyword out (its value goes into the description).
 REMOVE_KEYWORD = frozenset({"TN342", "TN344", "TN351", "TN353", "TN356"})
@@ -66,7 +69,15 @@ def _exact(
         wrapped = wrap_ref(node)
         if wrapped is not None:
             return wrapped, "$ref with siblings written as a one-branch anyOf"
-    if code in ("TN310", "TN342") and keyword == "allOf":
+    if code == "TN311" and isinstance(node.get("type"), list) and "anyOf" not in node:
+        kinds = [k for k in node["type"] if k != "null"]
+        if len(kinds) > 1 and all(isinstance(k, str) for k in kinds):
+            out = {k: v for k, v in node.items() if k != "type"}
+            out["anyOf"] = [{"type": k} for k in kinds]
+            if "null" in node["type"]:
+                out["nullable"] = True
+            return out, "a list of types written as anyOf"
+    if code in ("TN310", "TN342", "TN305") and keyword == "allOf":
         merged = merge_all_of(node, pointer, located)
         if merged is not None:
             return merged, "allOf merged into its schema"
@@ -197,7 +208,10 @@ def _change(
             return exact[0]
         if code in ("TN302", "TN306", "TN314"):
             return node  # the whole property: below
-        fixed, note = _fix(node, code, keyword, keep_arguments)
+        if code == "TN305" and keyword in ("anyOf", "oneOf", "allOf"):
+            fixed, note = _hoist(node, keyword, at, result)
+        else:
+            fixed, note = _fix(node, code, keyword, keep_arguments)
         if fixed is node:
             return node
         said.append((note, False))
@@ -214,6 +228,34 @@ def _change(
         if code == "TN302":
             return _any_items(located, pointer)
     return None, None, False
+
+
+def _hoist(
+    node: dict[str, Any], keyword: str, pointer: str, located: Located
+) -> tuple[dict[str, Any], str | None]:
+    """A root `anyOf`/`oneOf`/`allOf` taken out, the properties its branches name kept in the
+    root's own `properties` (where the root names none of the same name), the branches written
+    into the description: every call the spec allows still fits."""
+    branches = node.get(keyword)
+    if not isinstance(branches, list):
+        return node, None
+    properties = dict(node.get("properties") or {})
+    for i, branch in enumerate(branches):
+        at = f"{pointer}/{keyword}/{i}"
+        ref = branch.get("$ref") if isinstance(branch, dict) else None
+        if isinstance(ref, str) and ref.startswith("#"):
+            at = unquote(ref[1:])
+            branch = resolve(located.schema, at, None)
+        if not isinstance(branch, dict) or not isinstance(branch.get("properties"), dict):
+            continue
+        for name, schema in branch["properties"].items():
+            if name not in properties:
+                properties[name] = located.mark(schema, join_pointer(f"{at}/properties", name))
+    out = {k: v for k, v in node.items() if k != keyword}
+    if properties or "properties" in node:
+        out["properties"] = properties
+    words = {"anyOf": "any of these", "oneOf": "one of these", "allOf": "all of these"}
+    return out, f"{words[keyword]}: {_text(branches)}"
 
 
 def _any_items(located: Located, pointer: str) -> tuple[Located | None, str | None, bool]:

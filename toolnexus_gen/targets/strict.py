@@ -20,7 +20,7 @@ from typing import Any
 from urllib.parse import unquote
 
 from toolnexus_gen.ir import Located
-from toolnexus_gen.spec.bundle import walk
+from toolnexus_gen.spec.bundle import ANNOTATIONS, walk
 from toolnexus_gen.spec.pointer import join_pointer, resolve
 from toolnexus_gen.targets.argmaps import ArgMap, argument_map
 from toolnexus_gen.targets.rules import is_object, required_of, types_of
@@ -32,6 +32,8 @@ REMOVED_IN_STRICT = frozenset(
     {"not", "if", "then", "else", "dependentSchemas", "propertyNames", "contains"}
 )
 TYPED = frozenset({"type", "anyOf", "oneOf", "$ref", "enum", "const"})
+SHAPED_ELSEWHERE = frozenset({"anyOf", "oneOf", "$ref", "allOf"})  # an object's shape in branches
+_NOTHING = object()
 
 
 def normalize(located: Located) -> Located:
@@ -43,8 +45,17 @@ def normalize(located: Located) -> Located:
     def fix(node: dict[str, Any], pointer: str, result: Located) -> dict[str, Any]:
         if "allOf" in node:
             node = merge_all_of(node, pointer, result) or node
-        if isinstance(node.get("$ref"), str) and len(node) > 1:
-            node = wrap_ref(node) or node
+        ref = node.get("$ref")
+        if isinstance(ref, str) and len(node) > 1:
+            target = resolve(result.schema, unquote(ref[1:]), None) if ref[:1] == "#" else None
+            if isinstance(target, dict):  # what the target says already need not stand beside
+                node = {
+                    k: v
+                    for k, v in node.items()
+                    if k in ANNOTATIONS or k == "$ref" or target.get(k, _NOTHING) != v
+                }
+            if len(node) > 1:
+                node = wrap_ref(node) or node
         return node
 
     return rewrite(located, fix)
@@ -70,6 +81,17 @@ def blocker(located: Located) -> tuple[str, str] | None:
                 return pointer, (
                     "an object that takes properties by pattern (patternProperties): strict mode "
                     "closes every object"
+                )
+            if not node.get("properties") and SHAPED_ELSEWHERE & set(node):
+                return pointer, (
+                    "an object whose properties are in its branches (anyOf, oneOf, $ref beside "
+                    "type): strict mode closes the object itself"
+                )
+            unnamed = sorted(set(required_of(node)) - set(node.get("properties") or {}), key=str)
+            if unnamed:
+                return pointer, (
+                    f"an object that requires properties it does not name ({unnamed}): strict "
+                    "mode closes every object"
                 )
             if pointer and not node.get("properties") and extra is None:
                 return pointer, (
@@ -101,7 +123,7 @@ def strictify(located: Located) -> tuple[Located, ArgMap, dict[str, ArgMap]]:
             for name, child in properties.items():
                 if name not in required and not accepts_null(child, root):
                     place = join_pointer(f"{pointer}/properties", name)
-                    child = result.mark(_nullable(child), place)
+                    child = result.mark(_nullable(child), result.moved.get(id(child), place))
                 made[name] = child
             out = {**node, "properties": made, "required": list(made)}
             out.setdefault("additionalProperties", False)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any
+from urllib.parse import unquote
 
 from toolnexus_gen.ir import Located
 from toolnexus_gen.spec.bundle import (
@@ -19,7 +20,7 @@ from toolnexus_gen.spec.bundle import (
     has_refs,
     inline,
 )
-from toolnexus_gen.spec.pointer import join_pointer
+from toolnexus_gen.spec.pointer import join_pointer, resolve
 
 NodeFn = Callable[[dict[str, Any], str, Located], dict[str, Any]]
 
@@ -123,10 +124,20 @@ def merge_all_of(node: dict[str, Any], pointer: str, located: Located) -> dict[s
     """`{"allOf": [A, B], ...}` as one schema, when that keeps the meaning exactly: no keyword
     clashes (equal values, disjoint properties and `required` lists excepted; the node's own
     annotations win), and nothing whose meaning depends on its siblings is split between
-    branches. None when it cannot be merged. Values taken from a branch keep their place."""
+    branches. A branch that is only a local `$ref` stands for what it points to (pydantic v1's
+    `{"allOf": [{"$ref": ...}], "description": ...}`, an OpenAPI base schema). None when it cannot
+    be merged. Values taken from a branch keep their place."""
     branches = node.get("allOf")
     if not isinstance(branches, list) or not all(isinstance(b, dict) for b in branches):
         return None
+    places = [f"{pointer}/allOf/{i}" for i in range(len(branches))]
+    branches = list(branches)
+    for i, branch in enumerate(branches):  # a bare local $ref: what it points to
+        ref = branch.get("$ref")
+        if isinstance(ref, str) and ref.startswith("#") and not set(branch) - {"$ref"}:
+            target = resolve(located.schema, unquote(ref[1:]), None)
+            if isinstance(target, dict) and not {"$defs", "definitions"} & set(target):
+                branches[i], places[i] = target, located.moved.get(id(target), unquote(ref[1:]))
     parts = [{k: v for k, v in node.items() if k != "allOf"}, *branches]
     for dependents, group in _SIBLING_BOUND:
         holders = [i for i, part in enumerate(parts) if (dependents | group) & set(part)]
@@ -135,9 +146,9 @@ def merge_all_of(node: dict[str, Any], pointer: str, located: Located) -> dict[s
     if any("$id" in branch or "$anchor" in branch for branch in branches):
         return None  # a branch with its own base: its refs mean something else inside it
     merged = dict(parts[0])
-    for i, branch in enumerate(branches):
+    for branch, at in zip(branches, places, strict=True):
         for key, value in branch.items():
-            place = f"{pointer}/allOf/{i}/{key}"
+            place = f"{at}/{key}"
             if key not in merged:
                 merged[key] = _keep_place(located, key, value, place)
             elif key in ANNOTATIONS:
