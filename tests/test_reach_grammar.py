@@ -155,7 +155,7 @@ def assert_reached(files: dict[str, Any], tools: list[dict[str, Any]]) -> None:
     assert violations(files) == []
 
 
-@settings(max_examples=20, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=15, deadline=None, suppress_health_check=list(HealthCheck))
 @given(tools=st.lists(input_schemas(), min_size=1, max_size=3))
 def test_every_provider_file_of_a_reach_build_is_accepted(
     tools: list[dict[str, Any]], tmp_path_factory: pytest.TempPathFactory

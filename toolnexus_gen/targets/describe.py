@@ -10,9 +10,10 @@ finding, and the caller sends the tool in a form that carries it (Gemini paramet
 non-strict).
 
 Some findings have a rewrite that keeps the meaning exactly (an `allOf` merged into its node, a
-`$ref` with siblings as a one-branch `anyOf`, `properties: {}` on a root object without them,
-`items: {}` on an array without them where a typeless schema is allowed): those are made first,
-each a TN225 warning.
+`$ref` with siblings as a one-branch `anyOf`, a list of types as an `anyOf`, `properties: {}` on a
+root object without them, `items: {}` on an array without them): those are made first, each a
+TN225 warning. A combinator at the root (OpenAI, Anthropic) that cannot be merged is taken out,
+the properties its branches name kept on the root.
 
 The target's own checks drive it: each finding of a rule listed here is fixed at its place and the
 checks run again, so what comes out passes them. Each removal is a TN220 warning at the line and
