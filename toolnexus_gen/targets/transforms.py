@@ -120,7 +120,12 @@ _SIBLING_BOUND = (
 )
 
 
-def merge_all_of(node: dict[str, Any], pointer: str, located: Located) -> dict[str, Any] | None:
+MAX_MERGE = 8  # allOfs inside allOfs (through $refs, which may loop)
+
+
+def merge_all_of(
+    node: dict[str, Any], pointer: str, located: Located, depth: int = 0
+) -> dict[str, Any] | None:
     """`{"allOf": [A, B], ...}` as one schema, when that keeps the meaning exactly: no keyword
     clashes (equal values, disjoint properties and `required` lists excepted; the node's own
     annotations win), and nothing whose meaning depends on its siblings is split between
@@ -165,6 +170,8 @@ def merge_all_of(node: dict[str, Any], pointer: str, located: Located) -> dict[s
                 merged[key] = [*mine, *(name for name in value if name not in mine)]
             elif merged[key] != value:
                 return None
+    if "allOf" in merged:  # a branch's own allOf (through a $ref): merged in turn
+        return merge_all_of(merged, pointer, located, depth + 1) if depth < MAX_MERGE else None
     return merged
 
 
