@@ -165,7 +165,7 @@ def objects(children: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
 SCHEMAS = objects(st.recursive(LEAF, objects, max_leaves=6))
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=15, deadline=None, suppress_health_check=list(HealthCheck))
 @given(schema=SCHEMAS)
 def test_describe_output_passes_each_targets_checks(
     schema: dict[str, Any], tmp_path_factory: pytest.TempPathFactory

@@ -9,6 +9,7 @@ which are made from the spec whatever the profile); a few run the whole build, m
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +27,7 @@ from toolnexus_gen.pipeline.build import analyse
 from toolnexus_gen.pipeline.render import render
 
 REACH = '[tool.toolnexus-gen]\nprofile = "reach"\n'
+EXAMPLES = int(os.environ.get("TNX_REACH_EXAMPLES", "15"))  # more for a longer search
 DEFS = ("Filter", "Item", "Meta")  # each may refer to those after it, and to Node
 NODE = {  # a tree: recursion through an optional property
     "type": "object",
@@ -155,7 +157,7 @@ def assert_reached(files: dict[str, Any], tools: list[dict[str, Any]]) -> None:
     assert violations(files) == []
 
 
-@settings(max_examples=15, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck))
 @given(tools=st.lists(input_schemas(), min_size=1, max_size=3))
 def test_every_provider_file_of_a_reach_build_is_accepted(
     tools: list[dict[str, Any]], tmp_path_factory: pytest.TempPathFactory
