@@ -102,8 +102,8 @@ def build(
         if outcome.reach_would_build:
             _echo(
                 'hint: every error here is one that profile = "reach" carries (name aliases, '
-                "meaning moved into descriptions); add it under [tool.toolnexus-gen] in "
-                "pyproject.toml to build for every target",
+                "meaning moved into descriptions, Gemini parametersJsonSchema, non-strict tools); "
+                "add it under [tool.toolnexus-gen] in pyproject.toml to build for every target",
                 err=True,
                 fg="yellow",
             )

@@ -27,11 +27,17 @@ if TYPE_CHECKING:
     from toolnexus_gen.pipeline.build import Analysis
 
 
-# Errors that profile = "reach" turns into warnings: names (aliases), what describe carries.
+# Errors that profile = "reach" turns into warnings: names (aliases), what describe carries,
+# what Gemini's parametersJsonSchema and a non-strict tool carry.
 REACH_CARRIES = frozenset(
-    {"TN201", "TN202", "TN203", "TN205", "TN301", "TN302", "TN306", "TN310", "TN311", "TN312"}
-    | {"TN313", "TN314", "TN316"}
+    {"TN201", "TN202", "TN203", "TN205", "TN301", "TN302", "TN303", "TN306", "TN310", "TN311"}
+    | {"TN312", "TN313", "TN314", "TN315", "TN316", "TN320", "TN340", "TN341", "TN342", "TN344"}
+    | {"TN345", "TN346", "TN350", "TN351", "TN352", "TN353", "TN354", "TN356"}
 )
+
+
+def _plural(n: int, one: str, many: str) -> str:
+    return "" if not n else f"{n} {one if n == 1 else many}"
 
 
 class UserError(Exception):
@@ -86,14 +92,22 @@ class BuildOutcome:
 
     @property
     def reach(self) -> str:
-        """What name_aliases and describe did, in one line ("" when nothing)."""
-        aliases = sum(code in ("TN210", "TN211") for code in self.codes)
-        described = self.codes.count("TN220")
-        parts = [f"{aliases} alias{'es' if aliases != 1 else ''}"] if aliases else []
-        parts += (
-            [f"{described} removal{'s' if described != 1 else ''} described"] if described else []
-        )
-        return ", ".join(parts)
+        """What the reach steps did, in one line ("" when nothing)."""
+        count = self.codes.count
+        parts = [
+            _plural(count("TN210") + count("TN211"), "alias", "aliases"),
+            _plural(count("TN220"), "removal described", "removals described"),
+            _plural(count("TN225"), "exact rewrite", "exact rewrites"),
+            _plural(count("TN221"), "strict entry", "strict entries"),
+            _plural(count("TN223"), "non-strict entry", "non-strict entries"),
+            _plural(
+                count("TN222"),
+                "Gemini declaration via parametersJsonSchema",
+                "Gemini declarations via parametersJsonSchema",
+            ),
+            _plural(count("TN224"), "root taken as an object", "roots taken as objects"),
+        ]
+        return ", ".join(part for part in parts if part)
 
     @property
     def reach_would_build(self) -> bool:

@@ -214,16 +214,18 @@ def _invalid_text(name: str, problems: Sequence[tuple[tuple[Any, ...], str]]) ->
     return f"Invalid arguments for tool '{name}': {listed}. Fix the arguments and call it again."
 
 
-def _sent_place(loc: tuple[Any, ...], mapping: Mapping[str, Any]) -> tuple[Any, ...]:
+def _sent_place(
+    loc: tuple[Any, ...], mapping: Mapping[str, Any], refs: Mapping[str, Any] | None = None
+) -> tuple[Any, ...]:
     """A place in the spec's names, in the names the provider's file gave (mapping: an
-    argument map, {alias: [name, inner]})."""
-    back = {name: (alias, inner) for alias, (name, inner) in mapping.items()}
+    argument map, {alias: [name, inner, refs?]})."""
+    back = {entry[0]: (alias, _value_map(entry, refs)) for alias, entry in mapping.items()}
     out: list[Any] = []
     for part in loc:
         if isinstance(part, str) and part in back:
             alias, inner = back[part]
             out.append(alias)
-            back = {name: (a, i) for a, (name, i) in inner.items()}
+            back = {e[0]: (a, _value_map(e, refs)) for a, e in inner.items()}
         else:
             out.append(part)
     return tuple(out)
@@ -253,20 +255,26 @@ def load_schema(package: str, target: str) -> Any:
     return json.loads(text)
 
 
+def _value_map(entry: Sequence[Any], refs: Mapping[str, Any] | None) -> Mapping[str, Any]:
+    """The map of a property's value: its own, over the maps of the recursive refs it names
+    (entry: [payload, map] or [payload, map, [ref, ...]]; refs: {ref: map})."""
+    if len(entry) < 3 or not refs:
+        return entry[1]  # type: ignore[no-any-return]
+    merged: dict[str, Any] = {}
+    for ref in entry[2]:
+        merged.update(refs.get(ref, {}))
+    merged.update(entry[1])
+    return merged
+
+
 def _absent_nulls(
-    arguments: Any,
-    mapping: Mapping[str, Any],
-    defs: Mapping[str, Any],
-    refs: Sequence[str] = (),
+    arguments: Any, mapping: Mapping[str, Any], refs: Mapping[str, Any] | None = None
 ) -> Any:
-    """strictify: a null for a property the spec made optional means "absent", so the model's
-    default applies. mapping: {name: [made nullable, map of its value(, refs of its value)]};
-    refs name maps in `defs` ({"#/$defs/X": [map, refs]}) that also describe this value, so
-    the rule holds through `$ref`s, recursive ones included."""
-    if refs:
-        mapping = _with_refs(mapping, refs, defs)
+    """strictify: a null for a property the spec made optional means "absent" (mapping:
+    {name: [made nullable, mapping of its value, refs?]}; refs: the maps of recursive $refs),
+    so the model's default applies."""
     if isinstance(arguments, list):
-        return [_absent_nulls(item, mapping, defs) for item in arguments]
+        return [_absent_nulls(item, mapping, refs) for item in arguments]
     if not isinstance(arguments, dict):
         return arguments
     out = {}
@@ -277,37 +285,18 @@ def _absent_nulls(
         elif value is None and entry[0]:
             continue
         else:
-            inner, inner_refs = entry[1], entry[2] if len(entry) > 2 else ()
-            out[key] = (
-                _absent_nulls(value, inner, defs, inner_refs) if inner or inner_refs else value
-            )
+            inner = _value_map(entry, refs)
+            out[key] = _absent_nulls(value, inner, refs) if inner else value
     return out
 
 
-def _with_refs(
-    mapping: Mapping[str, Any], refs: Sequence[str], defs: Mapping[str, Any]
-) -> Mapping[str, Any]:
-    """A map with the maps its refs name merged in (refs of refs too, each once)."""
-    merged = dict(mapping)
-    seen: set[str] = set()
-    pending = list(refs)
-    while pending:
-        ref = pending.pop()
-        if ref in seen or ref not in defs:
-            continue
-        seen.add(ref)
-        inner, inner_refs = defs[ref]
-        for name, entry in inner.items():
-            merged.setdefault(name, entry)
-        pending.extend(inner_refs)
-    return merged
-
-
-def _unalias(arguments: Any, mapping: Mapping[str, Any]) -> Any:
+def _unalias(
+    arguments: Any, mapping: Mapping[str, Any], refs: Mapping[str, Any] | None = None
+) -> Any:
     """Arguments as the model sent them, with every aliased property name back to the spec's
-    (mapping: {alias: [name, mapping of its value]}); lists map element by element."""
+    (mapping: {alias: [name, mapping of its value, refs?]}); lists map element by element."""
     if isinstance(arguments, list):
-        return [_unalias(item, mapping) for item in arguments]
+        return [_unalias(item, mapping, refs) for item in arguments]
     if not isinstance(arguments, dict):
         return arguments
     out = {}
@@ -316,8 +305,8 @@ def _unalias(arguments: Any, mapping: Mapping[str, Any]) -> Any:
         if entry is None:
             out[key] = value
         else:
-            name, inner = entry
-            out[name] = _unalias(value, inner) if inner else value
+            inner = _value_map(entry, refs)
+            out[entry[0]] = _unalias(value, inner, refs) if inner else value
     return out
 
 
@@ -387,7 +376,9 @@ class ToolkitCore(Generic[H]):
         self._tool_aliases: dict[str, dict[str, str]] = aliases.get("tools", {})
         self._argument_aliases: dict[str, dict[str, Any]] = aliases.get("arguments", {})
         self._null_maps: dict[str, dict[str, Any]] = aliases.get("nulls", {})
-        self._null_defs: dict[str, dict[str, Any]] = aliases.get("null_defs", {})
+        # the maps of recursive $refs, {target: {tool: {pointer: map}}} (rarely present)
+        self._argument_refs: dict[str, dict[str, Any]] = aliases.get("argument_refs", {})
+        self._null_refs: dict[str, dict[str, Any]] = aliases.get("null_refs", {})
 
     async def aclose(self) -> None:
         """Close what the toolkit's bound tools hold open (MCP sessions, HTTP clients); calling
@@ -435,11 +426,12 @@ class ToolkitCore(Generic[H]):
                     return name, arguments  # execute explains the bad JSON
             if absent:
                 assert nulls is not None
-                defs = self._null_defs.get(target, {}).get(name, {})
-                arguments = _absent_nulls(arguments, nulls[name], defs)
+                refs = self._null_refs.get(target, {}).get(name)
+                arguments = _absent_nulls(arguments, nulls[name], refs)
             if renamed:
                 assert maps is not None
-                arguments = _unalias(arguments, maps[name])
+                refs = self._argument_refs.get(target, {}).get(name)
+                arguments = _unalias(arguments, maps[name], refs)
         return name, arguments
 
     def sent_names(self, target: str) -> dict[str, str]:
@@ -778,7 +770,10 @@ class ToolkitCore(Generic[H]):
             ):
                 # name what the model sent: the tool and argument names of the provider's file
                 mapping = self._argument_aliases.get(provider.NAME, {}).get(name, {})
-                places = tuple((_sent_place(loc, mapping), msg) for loc, msg in result.problems)
+                refs = self._argument_refs.get(provider.NAME, {}).get(name)
+                places = tuple(
+                    (_sent_place(loc, mapping, refs), msg) for loc, msg in result.problems
+                )
                 results[i] = replace(result, output=_invalid_text(call.name, places))
         return provider.replies(raw, results)
 

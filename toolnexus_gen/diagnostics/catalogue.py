@@ -188,8 +188,43 @@ CODES: dict[str, tuple[str, str]] = {
         'With transforms = ["strictify"] (openai, openai_responses, anthropic) the schema is made\n'
         "strict-mode valid: every object closed, every optional property required and nullable, and the\n"
         "tool goes out with strict: true. At run time a null for a property the spec made optional\n"
-        "means absent, so the model's default applies. Where strict mode still cannot carry a keyword,\n"
-        "describe handles it when it is on; otherwise the strict errors stand.\nFix: nothing to do.",
+        "means absent, so the model's default applies (through $refs too). Where strict mode still cannot\n"
+        "carry a keyword, describe handles it when it is on; a tool strict mode cannot carry at all goes\n"
+        "out non-strict (TN223).\nFix: nothing to do.",
+    ),
+    "TN222": (
+        "Gemini declaration sent with parametersJsonSchema (reach)",
+        'Under profile = "reach", a tool that Gemini `parameters` (its OpenAPI subset) cannot carry\n'
+        "even after describe (a free-form object, a value of any type, a recursive schema, an array\n"
+        "of any items) goes out with `parametersJsonSchema` (and `responseJsonSchema`) for that\n"
+        "declaration only; the others keep `parameters`. Gemini takes either field per declaration.\n"
+        "The message names the rule `parameters` still breaks.\n"
+        'Fix: nothing to do; set schema_field = "parametersJsonSchema" to send every tool that way.',
+    ),
+    "TN223": (
+        "tool sent non-strict (strictify)",
+        "strictify sends a tool non-strict when strict mode cannot carry it without forbidding calls\n"
+        "the spec allows: a value of any type, an object that takes properties it does not name\n"
+        "(additionalProperties: true or a schema, patternProperties, no properties), an array of any\n"
+        "items; or when a strict-mode rule still fails after describe (recursion for Anthropic, the\n"
+        "nesting limit for OpenAI). The message names the node. The tool still reaches the provider,\n"
+        "and the argument model checks every call.\n"
+        "Fix: nothing to do; give the node a type (or close the object) to make the tool strict.",
+    ),
+    "TN224": (
+        "input schema root taken as an object root (reach)",
+        'Under profile = "reach", an input_schema root without a type that holds nothing but object\n'
+        'keywords and annotations (`{"$schema": "..."}` alone: the tool takes any arguments) is sent\n'
+        "as an object root, open (additionalProperties: true) when it names no properties; a type\n"
+        'list holding "object" becomes "object". Arguments are always an object, so no call changes\n'
+        "meaning.\nFix: write `type: object` in the schema to silence it.",
+    ),
+    "TN225": (
+        "schema rewritten without loss (describe transform)",
+        "A construct the target refuses has a form it takes that means exactly the same: an allOf\n"
+        "merged into its schema, a $ref with sibling keywords written as a one-branch anyOf,\n"
+        "`properties: {}` on a root object without properties (OpenAI), `items: {}` on an array\n"
+        "without items. Nothing is lost.\nFix: nothing to do; write the schema that way to silence it.",
     ),
     "TN420": (
         "unknown built-in tool",
@@ -337,8 +372,8 @@ RULES: dict[str, Rule] = {
             "array schema without items",
             "openai, openai_responses (always); gemini parameters",
             E,
-            "OpenAI: In context=('properties', 'paths'), array schema missing items. / Gemini: "
-            "...parameters.properties[tags].items: missing field.",
+            "OpenAI: In context=('properties', 'paths'), array schema missing items. (a "
+            "prefixItems tuple too) / Gemini: ...parameters.properties[tags].items: missing field.",
             'add "items" (for example {"type": "string"}, or {} for anything on openai)',
         ),
         Rule(

@@ -259,6 +259,7 @@ def build_key(options: Any) -> str:
                 "builtins": _setting(options.builtins),
                 "skills": _setting(options.skills, options.root),
                 "base_url": options.base_url,
+                "profile": options.profile,
                 "command": header_for(options).command,
                 # diagnostics are recorded with paths relative to the working folder
                 "cwd": os.getcwd(),

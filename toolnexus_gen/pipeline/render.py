@@ -65,34 +65,31 @@ ALIASES_FILE = "schemas/aliases.json"
 
 
 def alias_file(toolset: ToolSet) -> str | None:
-    """The name maps of name_aliases, which the runtime reads to send calls back to the spec's
-    names: {"tools": {target: {alias: name}}, "arguments": {target: {tool: argument map}}}; and
-    strictify's {"nulls": {target: {tool: {property: [made nullable, inner map(, refs)]}}}}
-    and, where a tool's schema has $defs that say something, {"null_defs": {target: {tool:
-    {"#/$defs/Name": [map, refs]}}}}."""
-    tools: dict[str, dict[str, str]] = {}
-    arguments: dict[str, dict[str, Any]] = {}
-    nulls: dict[str, dict[str, Any]] = {}
-    null_defs: dict[str, dict[str, Any]] = {}
+    """The maps the runtime reads to send calls back to the spec's names and meaning:
+    {"tools": {target: {alias: name}}, "arguments": {target: {tool: MAP}}} of name_aliases, and
+    strictify's {"nulls": {target: {tool: MAP}}}, MAP as targets/argmaps.py describes it (payload:
+    the spec's property name; whether a null there means absent). A schema with recursive refs
+    adds "argument_refs" / "null_refs": {target: {tool: {pointer: MAP}}}."""
+    tables: dict[str, dict[str, dict[str, Any]]] = {
+        key: {} for key in ("tools", "arguments", "nulls", "argument_refs", "null_refs")
+    }
     for tool in toolset.tools:
         for target, alias in tool.aliases:
-            tools.setdefault(target, {})[alias] = tool.name
-        for target, mapping in tool.argument_aliases:
-            arguments.setdefault(target, {})[tool.name] = json.loads(mapping)
-        for target, encoded in tool.null_maps:
-            strict = json.loads(encoded)
-            nulls.setdefault(target, {})[tool.name] = strict["map"]
-            if strict["defs"]:
-                null_defs.setdefault(target, {})[tool.name] = strict["defs"]
-    if not tools and not arguments and not nulls:
+            tables["tools"].setdefault(target, {})[alias] = tool.name
+        for kind, pairs in (("arguments", tool.argument_aliases), ("nulls", tool.null_maps)):
+            for target, text in pairs:
+                mapping, refs = json.loads(text)
+                tables[kind].setdefault(target, {})[tool.name] = mapping
+                if refs:
+                    refs_kind = "argument_refs" if kind == "arguments" else "null_refs"
+                    tables[refs_kind].setdefault(target, {})[tool.name] = refs
+    if not any(tables.values()):
         return None
     body = {
-        "tools": dict(sorted(tools.items())),
-        "arguments": dict(sorted(arguments.items())),
-        "nulls": dict(sorted(nulls.items())),
+        key: dict(sorted(table.items()))
+        for key, table in tables.items()
+        if table or key in ("tools", "arguments", "nulls")
     }
-    if null_defs:  # only then, so files without refs stay as they were
-        body["null_defs"] = dict(sorted(null_defs.items()))
     return json.dumps(body, indent=2, ensure_ascii=False) + "\n"
 
 

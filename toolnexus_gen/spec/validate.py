@@ -73,6 +73,38 @@ def root_type(schema: dict[str, Any]) -> Any:
     return schema.get("type")
 
 
+# Keywords that say something about values other than objects, or combine schemas: a root that
+# holds any of them is not taken as an object root by profile = "reach".
+NOT_OBJECT_ONLY = frozenset(
+    {"type", "enum", "const", "$ref", "$dynamicRef", "anyOf", "oneOf", "allOf", "not", "if"}
+    | {"then", "else", "items", "prefixItems", "contains", "minItems", "maxItems", "uniqueItems"}
+    | {"minContains", "maxContains", "unevaluatedItems", "minLength", "maxLength", "pattern"}
+    | {"format", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"}
+    | {"contentEncoding", "contentMediaType", "contentSchema"}
+)
+OBJECT_KEYWORDS = frozenset(
+    {"properties", "required", "additionalProperties", "patternProperties", "propertyNames"}
+    | {"minProperties", "maxProperties", "dependentRequired", "dependentSchemas"}
+    | {"unevaluatedProperties"}
+)
+
+
+def open_root(schema: dict[str, Any]) -> dict[str, Any] | None:
+    """profile = "reach": a root without a type that says nothing but object keywords and
+    annotations (`{"$schema": "..."}` alone takes any arguments) as an object root, open when it
+    names no properties; arguments are always an object, so no call changes meaning. None when
+    the root is not such a root."""
+    kind = schema.get("type")
+    if isinstance(kind, list) and "object" in kind and "$ref" not in schema:
+        return {**schema, "type": "object"}
+    if NOT_OBJECT_ONLY & set(schema):
+        return None
+    opened = {**schema, "type": "object"}
+    if not OBJECT_KEYWORDS & set(schema):
+        opened["additionalProperties"] = True
+    return opened
+
+
 class _Collector:
     def __init__(self, document: Document) -> None:
         self.document = document
@@ -117,9 +149,12 @@ class Validator:
         memo: Memo,
         load: Loader,
         base_url: str | None = None,
+        *,
+        reach: bool = False,
     ) -> None:
         self.specs_dir = specs_dir
         self.targets = targets
+        self.reach = reach  # profile = "reach": a root without a type is an object root
         self.registry = SpecRegistry(specs_dir)
         self.checks = _Checks(memo, specs_dir, load)
         self.base_url = base_url  # what relative `http` URLs are appended to
@@ -130,7 +165,13 @@ class Validator:
     def document(self, document: Document) -> tuple[Tool | None, list[Diagnostic]]:
         """The document's tool (None when it has an error) and its diagnostics."""
         return _validate_document(
-            document, self.specs_dir, self.registry, self.targets, self.checks, self.base_url
+            document,
+            self.specs_dir,
+            self.registry,
+            self.targets,
+            self.checks,
+            self.base_url,
+            self.reach,
         )
 
 
@@ -140,7 +181,8 @@ def _validate_document(
     registry: SpecRegistry,
     targets: Sequence[str],
     checks: _Checks,
-    base_url: str | None = None,
+    base_url: str | None,
+    reach: bool,
 ) -> tuple[Tool | None, list[Diagnostic]]:
     out = _Collector(document)
     data = document.data
@@ -195,6 +237,23 @@ def _validate_document(
 
     input_schema = envelope.get("input_schema")
     output_schema = envelope.get("output_schema")
+    notes = _Collector(document)  # warnings, reported when the spec is valid
+    if reach and isinstance(input_schema, dict) and root_type(input_schema) != "object":
+        opened = open_root(input_schema)
+        if opened is not None:
+            kind = input_schema.get("type")
+            was = f"type {kind!r}" if kind is not None else "no type (it takes any value)"
+            now = "an object root"
+            if "additionalProperties" in opened and "additionalProperties" not in input_schema:
+                now = "an open object root (additionalProperties: true)"
+            notes.add(
+                "TN224",
+                f'input_schema root has {was}: profile = "reach" sends it as {now}; arguments '
+                "are always an object, so no call changes meaning",
+                schema_pointer,
+                severity=Severity.WARNING,
+            )
+            input_schema = opened
     if input_schema is not None:
         checks.schema(input_schema, schema_pointer, out, root_object=True)
         _check_refs(input_schema, schema_pointer, document, specs_dir, out)
@@ -225,7 +284,7 @@ def _validate_document(
         binding=binding,
         schema_pointer=schema_pointer,
     )
-    return tool, out.diagnostics
+    return tool, out.diagnostics + notes.diagnostics
 
 
 def _binding(
@@ -386,6 +445,8 @@ def _check_schema(schema: Any, pointer: str, out: _Collector, *, root_object: bo
             got = (
                 f"a $ref to {'no object' if root_type(schema) is None else repr(root_type(schema))}"
             )
+        if open_root(schema) is not None:
+            got += ' (profile = "reach" sends such a root as an object root)'
         out.add(
             "TN113",
             f"the root of input_schema must be an object schema (type: object), found {got}",

@@ -122,3 +122,6 @@ class Target:
     read: Callable[[Any, Imported], None]  # `toolnexus-gen import`: provider JSON to specs
     name_rule: NameRule | None = None  # tool names it takes (name_aliases fixes the others)
     property_rule: NameRule | None = None  # property names it takes, where it restricts them
+    # profile = "reach": the options of a second form of entry that carries more of JSON Schema,
+    # for a tool the configured form cannot carry (None: the target has no other form)
+    fallback: Callable[[dict[str, Any]], dict[str, Any] | None] | None = None

@@ -45,6 +45,13 @@ def must_inline(options: dict[str, Any]) -> bool:
     return not json_schema(options)
 
 
+def fallback(options: dict[str, Any]) -> dict[str, Any] | None:
+    """Under profile = "reach", a declaration that `parameters` cannot carry (even after
+    describe) goes out with `parametersJsonSchema` (and `responseJsonSchema`): each declaration
+    takes one field or the other, so the others keep `parameters`."""
+    return None if json_schema(options) else {**options, "schema_field": "parametersJsonSchema"}
+
+
 def takes_no_arguments(schema: dict[str, Any]) -> bool:
     """A root object with no properties and nothing else that admits keys: no `parameters` key."""
     return (
@@ -430,4 +437,6 @@ def read(data: Any, out: Imported) -> None:
         out.options["gemini.schema_field"] = "parametersJsonSchema"
 
 
-TARGET = Target(NAME, FILE, document, entry, must_inline, check, check_all, read, NAME_RULE)
+TARGET = Target(
+    NAME, FILE, document, entry, must_inline, check, check_all, read, NAME_RULE, fallback=fallback
+)
