@@ -25,6 +25,7 @@ KEYS = {
     "ignore": list,
     "name_aliases": bool,
     "profile": str,
+    "mcp_config": str,  # the MCP servers `toolnexus-gen sync` snapshots (README: MCP servers)
 }
 # profile = "reach": every tool to every target, each step a warning (README: Reach).
 PROFILES = ("reach",)
@@ -40,6 +41,7 @@ class Config:
     ignore: frozenset[str] = frozenset()
     name_aliases: bool = False
     profile: str | None = None
+    mcp_config: Path | None = None
     target_options: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
@@ -136,6 +138,7 @@ def load_config(start: Path) -> Config:
         ignore=frozenset(values.get("ignore", [])),
         name_aliases=bool(values.get("name_aliases", False)),
         profile=profile,
+        mcp_config=root / values["mcp_config"] if "mcp_config" in values else None,
         target_options=options,
     )
 
