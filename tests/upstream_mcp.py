@@ -3,11 +3,12 @@
     python upstream_mcp.py [--tools FILE] [--page N] [--count FILE] [--http PORT --token T]
     python upstream_mcp.py --mode hang|garbage|exit
 
-Its tools come from FILE (a tools/list JSON list; edited by the drift tests) or the built-in
-list, served N per page of tools/list. Every session it opens (a stdio process, an HTTP
-handshake) appends a line to the --count file, so tests count sessions server-side. Tools:
+Its tools come from FILE (a tools/list JSON list, read at every listing, so the drift tests
+can change it while the server runs) or the built-in list, served N per page of tools/list. Every session it opens (a stdio process, an HTTP
+handshake) appends a line to the --count file, and so does every call (`call <name> <args>`), so
+tests count sessions and calls server-side. Tools:
 `add` answers structuredContent, `fail` an isError result, `slow` sleeps `seconds`, `crash`
-kills the process (a dead session), `whoami` says which bearer token it saw; any other tool
+kills the process (a dead session), `whoami` says which bearer token it saw (or its pid, over stdio); any other tool
 echoes its arguments. The modes are broken servers: `hang` reads and never answers, `garbage`
 answers every request with a result that is not MCP, `exit` exits at once.
 """
@@ -77,18 +78,20 @@ TOOLS: list[dict[str, Any]] = [
 ]
 
 
-def count(path: str | None) -> None:
+def count(path: str | None, line: str | None = None) -> None:
     if path:
         with open(path, "a", encoding="utf-8") as handle:
-            handle.write(f"{os.getpid()}\n")
+            handle.write(f"{line or os.getpid()}\n")
 
 
-def make_server(tools: list[dict[str, Any]], page: int) -> Any:
+def make_server(source: str | None, page: int, counter: str | None) -> Any:
     import anyio
     import mcp.types as types
     from mcp.server.lowlevel.server import Server
 
     async def list_tools(ctx: Any, params: Any) -> Any:
+        # read at every listing, so a test can change the server's tools while it runs
+        tools = json.loads(Path(source).read_text("utf-8")) if source else TOOLS
         start = int(params.cursor) if params is not None and params.cursor else 0
         chunk = tools[start : start + page]
         more = start + page < len(tools)
@@ -102,6 +105,7 @@ def make_server(tools: list[dict[str, Any]], page: int) -> Any:
 
     async def call_tool(ctx: Any, params: Any) -> Any:
         args = params.arguments or {}
+        count(counter, f"call {params.name} {json.dumps(args, sort_keys=True)}")
         if params.name == "add":
             total = args["a"] + args["b"]
             return text(json.dumps({"sum": total}), structured_content={"sum": total})
@@ -115,7 +119,7 @@ def make_server(tools: list[dict[str, Any]], page: int) -> Any:
         if params.name == "whoami":
             request = getattr(ctx, "request", None)
             auth = request.headers.get("authorization", "") if request is not None else ""
-            return text(auth.removeprefix("Bearer ") or "(stdio)")
+            return text(auth.removeprefix("Bearer ") or f"stdio, pid {os.getpid()}")
         return text(f"{params.name}: {json.dumps(args, sort_keys=True)}")
 
     return Server("upstream", version="1.0", on_list_tools=list_tools, on_call_tool=call_tool)
@@ -202,8 +206,7 @@ def main() -> None:
     if options.mode:
         broken(options.mode)
         return
-    tools = json.loads(Path(options.tools).read_text("utf-8")) if options.tools else TOOLS
-    server = make_server(tools, options.page)
+    server = make_server(options.tools, options.page, options.count)
     if options.http:
         serve_http(server, options.http, options.token, options.count)
     else:

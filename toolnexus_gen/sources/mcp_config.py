@@ -220,6 +220,8 @@ class _Reader:
                 values[key] = checked
         kind = values.get("type")
         command, url = values.get("command"), values.get("url")
+        if len(self.problems) > count and ("command" in entry or "url" in entry):
+            return None  # a wrong command or url was reported; saying "neither" would mislead
         if command is not None and url is not None:
             self.bad(pointer, f"server {name!r} has both command and url: keep one", "TN403")
         elif command is None and url is None:
