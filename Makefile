@@ -1,6 +1,7 @@
 # Two commands do all the set-up on a fresh machine (python3, git, make):
-#   make demo   - venv, install, generate both examples, run the seed's round trips and one tool
-#                 loop per provider (official SDK clients, scripted model turns, no network)
+#   make demo   - venv, install, generate the examples (the notes example syncs its MCP server
+#                 first), run the seed's round trips and one tool loop per provider (official SDK
+#                 clients, scripted model turns, no network)
 #   make test   - the same set-up, then the whole test suite (under 5 minutes)
 #   make test-all - make test plus the long soak tests (200 SIGKILLs)
 #   make bench  - the benchmarks (bench/run.py; see README, Performance)
@@ -24,6 +25,8 @@ demo: $(VENV)/.installed
 	$(PY) examples/weather/demo.py
 	cd examples/shop && ../../$(GEN) build
 	$(PY) examples/shop/demo.py
+	cd examples/notes && PYTHON=$(abspath $(PY)) ../../$(GEN) sync && ../../$(GEN) build
+	$(PY) examples/notes/demo.py
 	$(PY) examples/frameworks/pydantic_ai_agent.py
 	$(PY) examples/frameworks/openai_agents_sdk.py
 	$(PY) examples/frameworks/langgraph_tool_node.py
@@ -31,6 +34,8 @@ demo: $(VENV)/.installed
 check-examples: $(VENV)/.installed
 	$(GEN) build examples/weather/specs --out examples/weather/tools --check
 	cd examples/shop && ../../$(GEN) build --check
+	cd examples/notes && ../../$(GEN) build --check
+	cd examples/notes && PYTHON=$(abspath $(PY)) ../../$(GEN) sync --check
 
 test: $(VENV)/.installed check-examples
 	$(PY) -m pytest -q
