@@ -358,7 +358,9 @@ class _Upstream:
                         f"MCP server {settings.name!r} did not answer tool {tool!r} within "
                         f"{settings.timeout:g} s"
                     ) from None
-                if exc.code != CONNECTION_CLOSED:
+                # the connection is gone, or (streamable HTTP) the server forgot the session
+                dead = exc.code == CONNECTION_CLOSED or "session terminated" in exc.message.lower()
+                if not dead:
                     raise ToolError(
                         settings.hide(f"MCP server {settings.name!r}: {exc.message}")
                     ) from None
