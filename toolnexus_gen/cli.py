@@ -321,7 +321,10 @@ def sync(server: str | None, check: bool) -> None:
             continue
         if check:
             for drift in result.drift:
-                details = f": {', '.join(drift.details)}" if drift.details else ""
+                shown = drift.details[:12]
+                more = len(drift.details) - len(shown)
+                details = f": {', '.join(shown)}" if shown else ""
+                details += f" and {more} more" if more else ""
                 _echo(
                     f"{drift.file}: {drift.what} upstream (tool {drift.tool!r} of server "
                     f"{result.name!r}){details}",
