@@ -51,7 +51,7 @@ QUESTION = "What's the weather in Paris and what is 2+2?"
 FINAL_TEXT = "The weather in Paris is Sunny, 22C. And 2 + 2 = 4."
 MODEL = "mock-model"
 SERVER_NAME = "bench"  # both sides name its tools bench_get_weather, bench_add
-MCP_SERVER = '''
+MCP_SERVER = """
 import anyio
 import mcp.types as types
 from mcp.server.lowlevel.server import Server
@@ -87,7 +87,7 @@ async def main():
         await server.run(read, write, server.create_initialization_options())
 
 anyio.run(main)
-'''
+"""
 
 
 # -- the scripted model server --------------------------------------------------------------------
@@ -235,7 +235,7 @@ def ours_worker(url: str, project: str, kind: str) -> Callable[[], Any]:
     """The package generated from the server's snapshot, on the official openai client."""
     sys.path.insert(0, project)
     import openai
-    from benchtools import Toolkit, ToolHandlers  # type: ignore[import-not-found]
+    from benchtools import ToolHandlers, Toolkit  # type: ignore[import-not-found]
 
     toolkit = Toolkit(ToolHandlers(), mcp_config=Path(project) / "mcp.json")
 
@@ -359,7 +359,9 @@ def bench_seed_loop_mcp(
         workers: dict[str, Worker] = {}
         try:
             for kind in KINDS:
-                workers[kind] = Worker(python if kind == "seed" else sys.executable, kind, url, project)
+                workers[kind] = Worker(
+                    python if kind == "seed" else sys.executable, kind, url, project
+                )
             p50s: dict[str, list[float]] = {kind: [] for kind in KINDS}
             for round_ in range(rounds):
                 shift = round_ % len(KINDS)
@@ -386,7 +388,9 @@ def bench_seed_loop_mcp(
         f"{seed:.2f} ms (median of {rounds} rounds' p50s of {runs})",
     )
     for kind in KINDS[1:]:
-        ratio = statistics.median(ours / theirs for ours, theirs in zip(p50s[kind], p50s["seed"]))
+        ratio = statistics.median(
+            ours / theirs for ours, theirs in zip(p50s[kind], p50s["seed"], strict=True)
+        )
         figures[kind] = statistics.median(p50s[kind])
         figures[f"{kind}_ratio"] = ratio
         report(
