@@ -16,6 +16,9 @@ Side by side, each in its own process:
 - `arun_openai` and `run_openai` of a package generated here from the server's snapshot
   (`toolnexus-gen sync`, then `build`), with `Toolkit(handlers, mcp_config=...)`, on the
   official `openai` client pointed at the scripted server.
+- The MCP part alone: the turn's two calls made in parallel (`asyncio.gather`), through the
+  seed's `toolkit.execute` (`seed_calls`) and through our `Toolkit.execute` (`calls`), each on
+  its open session: the proxy without the model's loop.
 
 Rounds interleave the contenders (each round: every contender warms up, then times 30
 questions; the order turns each round), so each ratio compares p50s taken moments apart on a
@@ -212,7 +215,15 @@ def serve(port_file: str) -> None:
 # -- the contenders (each a worker process that times questions on command) -----------------------
 
 
-def seed_worker(url: str, project: str) -> Callable[[], Any]:
+CALLS = (("bench_get_weather", {"city": "Paris"}), ("bench_add", {"a": 2, "b": 2}))
+
+
+def _check_calls(kind: str, outputs: list[str]) -> None:
+    if "Paris" not in outputs[0] or outputs[1] != "4":
+        raise SystemExit(f"{kind}: unexpected tool outputs {outputs}")
+
+
+def seed_worker(url: str, project: str, kind: str) -> Callable[[], Any]:
     """toolnexus 0.21 as its docs and its own benchmark runner use it, tools from MCP."""
     from toolnexus import create_client, create_toolkit  # the seed's venv only
 
@@ -221,6 +232,13 @@ def seed_worker(url: str, project: str) -> Callable[[], Any]:
     toolkit = loop.run_until_complete(create_toolkit(mcp_config=config, builtins=False))
     if sorted(t.name for t in toolkit.tools()) != ["bench_add", "bench_get_weather"]:
         raise SystemExit(f"seed: tools {[t.name for t in toolkit.tools()]}")
+    if kind == "seed_calls":  # the two calls alone, in parallel, as its loop makes them
+
+        async def calls() -> None:
+            done = await asyncio.gather(*(toolkit.execute(n, a) for n, a in CALLS))
+            _check_calls(kind, [r.output for r in done])
+
+        return lambda: loop.run_until_complete(calls())
     client = create_client(base_url=url, style="openai", model=MODEL, api_key="sk-mock")
 
     async def question() -> None:
@@ -238,6 +256,14 @@ def ours_worker(url: str, project: str, kind: str) -> Callable[[], Any]:
     from benchtools import ToolHandlers, Toolkit  # type: ignore[import-not-found]
 
     toolkit = Toolkit(ToolHandlers(), mcp_config=Path(project) / "mcp.json")
+    if kind == "calls":  # the two calls alone, in parallel, as the loop makes them
+        loop = asyncio.new_event_loop()
+
+        async def calls() -> None:
+            done = await asyncio.gather(*(toolkit.execute(n, a) for n, a in CALLS))
+            _check_calls(kind, [r.output for r in done])
+
+        return lambda: loop.run_until_complete(calls())
 
     def check(run: Any) -> None:
         if run.response.choices[0].message.content != FINAL_TEXT or len(run.tool_calls) != 2:
@@ -257,7 +283,10 @@ def ours_worker(url: str, project: str, kind: str) -> Callable[[], Any]:
 
 def worker(kind: str, url: str, project: str) -> None:
     """Answer commands on stdin: `warm N` runs N questions, `time N` prints N timings (ms)."""
-    question = seed_worker(url, project) if kind == "seed" else ours_worker(url, project, kind)
+    if kind.startswith("seed"):
+        question = seed_worker(url, project, kind)
+    else:
+        question = ours_worker(url, project, kind)
     print("ready", flush=True)
     for line in sys.stdin:
         command, count = line.split()
@@ -271,7 +300,9 @@ def worker(kind: str, url: str, project: str) -> None:
 
 # -- the driver -----------------------------------------------------------------------------------
 
-KINDS = ("seed", "arun_openai", "run_openai")
+KINDS = ("seed", "arun_openai", "run_openai", "seed_calls", "calls")
+# each contender's baseline: the seed's whole question, or the seed's two MCP calls alone
+BASELINE = {"arun_openai": "seed", "run_openai": "seed", "calls": "seed_calls"}
 
 
 def seed_python() -> Path:
@@ -360,7 +391,7 @@ def bench_seed_loop_mcp(
         try:
             for kind in KINDS:
                 workers[kind] = Worker(
-                    python if kind == "seed" else sys.executable, kind, url, project
+                    python if kind.startswith("seed") else sys.executable, kind, url, project
                 )
             p50s: dict[str, list[float]] = {kind: [] for kind in KINDS}
             for round_ in range(rounds):
@@ -387,14 +418,25 @@ def bench_seed_loop_mcp(
         "seed loop (mcp): toolnexus 0.21 create_toolkit(mcp_config) + client.run, p50 (baseline)",
         f"{seed:.2f} ms (median of {rounds} rounds' p50s of {runs})",
     )
-    for kind in KINDS[1:]:
+    seed_calls = statistics.median(p50s["seed_calls"])
+    figures["seed_calls"] = seed_calls
+    report(
+        "seed loop (mcp): toolnexus 0.21, its two MCP calls alone (gather), p50",
+        f"{seed_calls:.2f} ms",
+    )
+    for kind, base in BASELINE.items():
         ratio = statistics.median(
-            ours / theirs for ours, theirs in zip(p50s[kind], p50s["seed"], strict=True)
+            ours / theirs for ours, theirs in zip(p50s[kind], p50s[base], strict=True)
         )
         figures[kind] = statistics.median(p50s[kind])
         figures[f"{kind}_ratio"] = ratio
+        what = {
+            "arun_openai": "arun_openai with Toolkit(mcp_config), official openai client",
+            "run_openai": "run_openai with Toolkit(mcp_config), official openai client",
+            "calls": "the same two calls through Toolkit.execute (gather)",
+        }[kind]
         report(
-            f"seed loop (mcp): {kind} with Toolkit(mcp_config), official openai client, p50",
+            f"seed loop (mcp): {what}, p50",
             f"{figures[kind]:.2f} ms = {ratio:.2f}x the seed's",
             "<= 1.0x",
             ratio <= 1.0,
