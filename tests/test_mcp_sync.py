@@ -76,12 +76,6 @@ def test_sync_snapshots_every_page_then_builds_offline(tmp_path: Path) -> None:
     assert search["source"] == {"mcp": {"server": "wiki", "tool": "search-pages"}}
     assert spec(folder, "wiki/wiki_add.json")["output_schema"] == TOOLS[1]["outputSchema"]
 
-    # An unchanged server changes no byte and no modification time; --check agrees.
-    before = snapshot(folder / "specs")
-    again = cli("sync", cwd=folder)
-    assert again.exit_code == 0 and "0 files written, 6 unchanged" in again.output
-    assert snapshot(folder / "specs") == before
-
     # build never connects: the snapshot is a spec like any other, typed and bound.
     built = cli("build", cwd=folder)
     assert built.exit_code == 0, built.output + built.stderr
@@ -99,6 +93,11 @@ def test_drift_is_named_by_tool_and_pointer_and_sync_follows(
     allow = ["search-pages", "add", "fail", "create page"]
     folder = project(tmp_path / "p", {"wiki": upstream.entry(prefix="w", tools=allow)})
     assert cli("sync", cwd=folder).exit_code == 0
+    # An unchanged server changes no byte and no modification time; --check agrees.
+    unchanged = snapshot(folder / "specs")
+    again = cli("sync", cwd=folder)
+    assert again.exit_code == 0 and "0 files written, 3 unchanged" in again.output
+    assert snapshot(folder / "specs") == unchanged
     assert cli("sync", "--check", cwd=folder).exit_code == 0
     changed = json.loads(json.dumps(TOOLS))
     changed[0]["inputSchema"]["properties"]["limit"]["maximum"] = 50
