@@ -28,10 +28,12 @@ def stdio(*args: str, **extra: Any) -> dict[str, Any]:
     return {"command": sys.executable, "args": [str(UPSTREAM), *args], **extra}
 
 
-def project(folder: Path, servers: dict[str, Any], specs: dict[str, Any] | None = None) -> Path:
+def project(
+    folder: Path, servers: dict[str, Any], specs: dict[str, Any] | None = None, out: str = "tools"
+) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "pyproject.toml").write_text(
-        '[tool.toolnexus-gen]\nspecs = "specs"\nout = "tools"\nmcp_config = "mcp.json"\n'
+        f'[tool.toolnexus-gen]\nspecs = "specs"\nout = "{out}"\nmcp_config = "mcp.json"\n'
     )
     (folder / "mcp.json").write_text(json.dumps({"mcpServers": servers}, indent=2))
     write_specs(folder / "specs", specs or {})

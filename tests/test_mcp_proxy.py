@@ -6,6 +6,7 @@ toolkit re-served as one MCP server (a gateway over local tools and two upstream
 from __future__ import annotations
 
 import asyncio
+import importlib
 import json
 import logging
 import os
@@ -36,12 +37,13 @@ sys.path.insert(0, str(ROOT / "examples"))
 import scripted  # noqa: E402
 
 LOCAL = {"now.yaml": {"description": "Current time"}}
+PACKAGE = "proxied_tools"  # a name no other test module imports
 
 
 @pytest.fixture(scope="module")
 def synced(tmp_path_factory: pytest.TempPathFactory, upstream: Upstream) -> Path:
     """A project whose specs are a local tool plus the snapshots of two servers: `wiki` (stdio)
-    and `remote` (streamable HTTP, its token from the environment), built into `tools`."""
+    and `remote` (streamable HTTP, its token from the environment), built into PACKAGE."""
     folder = tmp_path_factory.mktemp("proxy")
     count = folder / "wiki-count"
     remote = {
@@ -50,7 +52,7 @@ def synced(tmp_path_factory: pytest.TempPathFactory, upstream: Upstream) -> Path
         "prefix": "r",
         "tools": ["add", "whoami", "slow"],
     }
-    project(folder, {"wiki": stdio("--count", str(count)), "remote": remote}, LOCAL)
+    project(folder, {"wiki": stdio("--count", str(count)), "remote": remote}, LOCAL, PACKAGE)
     os.environ["UPSTREAM_TOKEN"] = TOKEN
     result = cli("sync", cwd=folder)
     assert result.exit_code == 0, result.output + result.stderr
@@ -62,10 +64,9 @@ def synced(tmp_path_factory: pytest.TempPathFactory, upstream: Upstream) -> Path
 def pkg(synced: Path) -> Any:
     sys.path.insert(0, str(synced))
     try:
-        import tools
+        return importlib.import_module(PACKAGE)
     finally:
         sys.path.remove(str(synced))
-    return tools
 
 
 class Handlers:
@@ -104,7 +105,7 @@ def test_calls_reach_the_server_and_keep_what_it_said(tk: Any, synced: Path) -> 
 
 
 def test_no_secret_reaches_the_generated_files(synced: Path) -> None:
-    for path in [*(synced / "tools").rglob("*"), *(synced / "specs").rglob("*")]:
+    for path in [*(synced / PACKAGE).rglob("*"), *(synced / "specs").rglob("*")]:
         if path.is_file():
             assert TOKEN.encode() not in path.read_bytes(), path
     assert "${UPSTREAM_TOKEN}" in (synced / "mcp.json").read_text()
@@ -278,7 +279,7 @@ GATEWAY = textwrap.dedent(
     """
     import os
     from toolnexus_runtime.mcp import asgi_app
-    from tools import Toolkit, ToolHandlers
+    from proxied_tools import Toolkit, ToolHandlers
 
     class Handlers(ToolHandlers):
         def now(self, args, ctx):
@@ -326,7 +327,7 @@ def test_a_gateway_serves_local_and_upstream_tools_as_one_mcp_server(
     finally:
         process.terminate()
         process.wait(20)
-    mcp_json = json.loads((synced / "tools/schemas/mcp.json").read_text())
+    mcp_json = json.loads((synced / PACKAGE / "schemas/mcp.json").read_text())
     assert [t.model_dump(by_alias=True, exclude_none=True) for t in listed.tools] == mcp_json
     assert {"now", "wiki_add", "r_whoami"} <= {t["name"] for t in mcp_json}
     assert (added.structured_content, added.is_error) == ({"sum": 3}, False)
