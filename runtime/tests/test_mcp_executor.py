@@ -62,6 +62,8 @@ def test_variables_are_expanded_and_never_shown(monkeypatch: pytest.MonkeyPatch)
     with pytest.raises(ValueError, match=r"variable NOT_SET \(in url\) is not set") as caught:
         settings_for("mcp_config", "r", servers["r"])
     assert "s3cret" not in str(caught.value)
+    _, servers = read_config({"mcpServers": {"r": {"url": "${NOT_SET}", "enabled": False}}})
+    assert not settings_for("mcp_config", "r", servers["r"]).enabled  # needs none of its variables
     _, servers = read_config({"mcpServers": {"r": {"command": "x", "args": ["${input:k}"]}}})
     with pytest.raises(ValueError, match=r"not an environment variable reference"):
         settings_for("mcp_config", "r", servers["r"])

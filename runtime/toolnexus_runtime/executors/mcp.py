@@ -117,7 +117,10 @@ def read_config(config: str | os.PathLike[str] | Mapping[str, Any]) -> tuple[str
 
 
 def settings_for(where: str, name: str, entry: Mapping[str, Any]) -> ServerSettings:
-    """One server's settings, checked and `${VAR}` expanded (values never in a message)."""
+    """One server's settings, checked and `${VAR}` expanded (values never in a message). A
+    disabled server needs none of its variables: its tools answer that it is disabled."""
+    if entry.get("enabled", True) is False or entry.get("disabled") is True:
+        return ServerSettings(name=name, enabled=False)
     secrets: list[str] = []
 
     def text(value: Any, key: str) -> str:
@@ -171,7 +174,6 @@ def settings_for(where: str, name: str, entry: Mapping[str, Any]) -> ServerSetti
         cwd=str(entry["_base"] / cwd) if cwd is not None else None,
         url=text(entry["url"], "url") if "url" in entry else None,
         headers=headers,
-        enabled=entry.get("enabled", True) is not False and entry.get("disabled") is not True,
         timeout=float(timeout),
         secrets=tuple(dict.fromkeys(secrets)),
     )
