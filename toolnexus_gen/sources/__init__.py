@@ -6,7 +6,4 @@ in memory (the built-in tools, skills). The pipeline stays offline and knows a t
 only by its spec's `source`/`http` keys, which become the tool's *binding*: the generated
 dispatch table names the binding instead of a handler method, and the runtime's executor of
 that kind (`toolnexus_runtime.executors`) runs it.
-
-Sources so far: MCP servers (`mcp_config.py` reads mcp.json, `mcp.py` lists each server's tools
-with the official SDK client and snapshots them: `toolnexus-gen sync`).
 """
