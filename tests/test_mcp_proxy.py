@@ -99,6 +99,10 @@ def test_calls_reach_the_server_and_keep_what_it_said(tk: Any, synced: Path) -> 
         'search-pages {"query": "tea"}',
     ]
     assert tk.execute_sync("now", {}).output == "12:00"
+    # a result the SDK client refuses (it breaks the tool's outputSchema) is an error result
+    broken = tk.execute_sync("wiki_add", {"a": 13, "b": 0})
+    assert broken.is_error
+    assert broken.output.startswith("MCP server 'wiki' failed tool 'add': RuntimeError: Invalid")
     # over streamable HTTP, with the token expanded from the environment at run time
     assert tk.execute_sync("r_whoami", {}).output == TOKEN
     assert tk.execute_sync("r_add", {"a": 2, "b": 2.5}).data == {"sum": 4.5}

@@ -7,7 +7,7 @@ Its tools come from FILE (a tools/list JSON list, read at every listing, so the 
 can change it while the server runs) or the built-in list, served N per page of tools/list. Every session it opens (a stdio process, an HTTP
 handshake) appends a line to the --count file, and so does every call (`call <name> <args>`), so
 tests count sessions and calls server-side. Tools:
-`add` answers structuredContent, `fail` an isError result, `slow` sleeps `seconds`, `crash`
+`add` answers structuredContent (for a sum of 13, one that breaks its outputSchema), `fail` an isError result, `slow` sleeps `seconds`, `crash`
 kills the process (a dead session), `whoami` says which bearer token it saw (or its pid, over stdio); any other tool
 echoes its arguments. The modes are broken servers: `hang` reads and never answers, `garbage`
 answers every request with a result that is not MCP, `exit` exits at once.
@@ -108,6 +108,8 @@ def make_server(source: str | None, page: int, counter: str | None) -> Any:
         count(counter, f"call {params.name} {json.dumps(args, sort_keys=True)}")
         if params.name == "add":
             total = args["a"] + args["b"]
+            if total == 13:  # a result that breaks the tool's own outputSchema
+                return text("thirteen", structured_content={"sum": "thirteen"})
             return text(json.dumps({"sum": total}), structured_content={"sum": total})
         if params.name == "fail":
             return text("upstream refused: no such page", is_error=True)

@@ -374,6 +374,13 @@ class _Upstream:
                         "reopened"
                     ) from None
                 logger.warning("MCP server %r closed its session; reopening it once", settings.name)
+            except Exception as exc:  # noqa: BLE001 (said without its secrets, not re-raised)
+                # e.g. structuredContent that breaks the tool's outputSchema, or an HTTP error
+                said = settings.hide(f"{type(exc).__name__}: {exc}")
+                logger.warning("MCP server %r failed tool %r: %s", settings.name, tool, said)
+                raise ToolError(
+                    f"MCP server {settings.name!r} failed tool {tool!r}: {said}"
+                ) from None
         raise AssertionError("unreachable")  # pragma: no cover
 
     async def aclose(self) -> None:
