@@ -1,8 +1,9 @@
 # Two commands do all the set-up on a fresh machine (python3, git, make):
-#   make demo   - venv, install, generate the examples, run the seed's round trips, one tool loop
-#                 per provider, a coding agent on the built-in tools, and an agent on REST tools
-#                 imported from an OpenAPI document (official SDK clients, scripted model turns,
-#                 local servers, no network)
+#   make demo   - venv, install, generate the examples (the notes example syncs its MCP server
+#                 first), run the seed's round trips, one tool loop per provider, a coding agent
+#                 on the built-in tools, an agent on REST tools imported from an OpenAPI document
+#                 and one on a local tool plus an upstream MCP server (official SDK clients,
+#                 scripted model turns, local servers, no network)
 #   make test   - the same set-up, then the whole test suite (under 5 minutes)
 #   make test-all - make test plus the long soak tests (200 SIGKILLs)
 #   make bench  - the benchmarks (bench/run.py; see README, Performance)
@@ -30,6 +31,8 @@ demo: $(VENV)/.installed
 	$(PY) examples/agent/agent.py
 	cd examples/todo && ../../$(GEN) build
 	$(PY) examples/todo/demo.py
+	cd examples/notes && PYTHON=$(abspath $(PY)) ../../$(GEN) sync && ../../$(GEN) build
+	$(PY) examples/notes/demo.py
 	$(PY) examples/frameworks/pydantic_ai_agent.py
 	$(PY) examples/frameworks/openai_agents_sdk.py
 	$(PY) examples/frameworks/langgraph_tool_node.py
@@ -39,6 +42,8 @@ check-examples: $(VENV)/.installed
 	cd examples/shop && ../../$(GEN) build --check
 	cd examples/agent && ../../$(GEN) build --check
 	cd examples/todo && ../../$(GEN) build --check
+	cd examples/notes && ../../$(GEN) build --check
+	cd examples/notes && PYTHON=$(abspath $(PY)) ../../$(GEN) sync --check
 
 test: $(VENV)/.installed check-examples
 	$(PY) -m pytest -q

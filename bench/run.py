@@ -5,7 +5,9 @@ shared and noisy:
 - builds against datamodel-code-generator's own generate(), called once per tool on the same
   schemas with the options toolnexus-gen uses (warm, in one process), and against the start-up
   of `python -c "import click"`;
-- execute() against a direct call of the model and the handler, and against two peers.
+- execute() against a direct call of the model and the handler, and against two peers;
+- the seed's headline loop with its tools on an MCP stdio server, against the seed project's own
+  Python port (toolnexus 0.21, in a separate venv; bench/seed_loop_mcp.py).
 
 Usage: python bench/run.py [--quick] [--runs N] [SIZES...]     (default sizes: 100 1000 10000)
        python bench/run.py --execute      (only the run-time figures: execute and MCP over HTTP)
@@ -505,6 +507,12 @@ def main() -> None:
     from mcp_http import bench_http
 
     bench_http(record)
+    print(
+        "== the seed's headline loop, MCP configuration (toolnexus 0.21 side by side)", flush=True
+    )
+    from seed_loop_mcp import bench_seed_loop_mcp
+
+    bench_seed_loop_mcp(record)
     if "--execute" in args:  # only the run-time figures
         sizes = []
     if sizes:

@@ -131,3 +131,12 @@ def test_framework_examples_call_retry_and_answer(script: str) -> None:
     assert "Invalid arguments for tool 'get_weather': city: Field required" in out
     assert "handler: get_weather(city='Oslo')" in out
     assert "answer: " in out and "21C" in out.split("answer: ")[1]
+
+
+def test_notes_demo_local_tool_and_mcp_server_in_one_toolkit() -> None:
+    done = python("demo.py", cwd=EXAMPLES / "notes")
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    assert "read_note, an error the server reported: " in out and "no note titled 'boats'" in out
+    assert "openai loop: 3 turns; calls: notes_search_notes, word_count, notes_read_note" in out
+    assert "notes demo: one local tool and one MCP server in one toolkit" in out

@@ -332,3 +332,78 @@ def scaffold(file: Path, specs_dir: Path | None, out_dir: Path | None, class_nam
             fg="yellow",
         )
         click.echo(outcome.stubs.rstrip("\n"))
+
+
+@main.command()
+@click.option("--server", "server", metavar="NAME", help="Sync only this server of mcp.json.")
+@click.option(
+    "--check",
+    is_flag=True,
+    help="Write nothing; exit 1 if a server's tools changed since its snapshot.",
+)
+def sync(server: str | None, check: bool) -> None:
+    """Snapshot the tools of the MCP servers in mcp_config (mcp.json) into the spec folder:
+    one spec per tool under specs/<server>/, each bound to its server."""
+
+    def on_listed(name: str, tools: int | None, seconds: float) -> None:
+        if sys.stderr.isatty():  # progress, one line per server as it answers
+            state = "failed" if tools is None else f"listed {_plural(tools, 'tool')}"
+            _echo(f"  {name}: {state} in {seconds:.1f} s", err=True)
+
+    outcome = _run(session.sync, server, check, on_listed)
+    _report(outcome.diagnostics)
+    for result in outcome.servers:
+        if result.failed:
+            continue
+        if check:
+            for drift in result.drift:
+                shown = drift.details[:12]
+                more = len(drift.details) - len(shown)
+                details = f": {', '.join(shown)}" if shown else ""
+                details += f" and {more} more" if more else ""
+                _echo(
+                    f"{drift.file}: {drift.what} upstream (tool {drift.tool!r} of server "
+                    f"{result.name!r}){details}",
+                    err=True,
+                    fg="yellow",
+                )
+            if result.drift:
+                _echo(
+                    f"{result.name}: the snapshot is out of date: run "
+                    f"`toolnexus-gen sync --server {result.name}`",
+                    err=True,
+                    fg="red",
+                    bold=True,
+                )
+            else:
+                _echo(
+                    f"{result.name}: {_plural(result.tools, 'tool')}, snapshot up to date",
+                    fg="green",
+                )
+            continue
+        removed = f", {len(result.removed)} removed" if result.removed else ""
+        _echo(
+            f"{result.name}: {_plural(result.tools, 'tool')} ({result.transport}, "
+            f"{result.seconds:.1f} s): {_plural(len(result.written), 'file')} written, "
+            f"{result.unchanged} unchanged{removed} in {result.folder}",
+            fg="green",
+        )
+    for name in outcome.skipped:
+        _echo(f"{name}: skipped (enabled: false)")
+    for folder in outcome.unlisted:
+        _echo(
+            f"note: {folder} holds the snapshot of a server {outcome.config} no longer lists; "
+            "delete the folder if its tools are gone for good",
+            err=True,
+            fg="yellow",
+        )
+    if outcome.failed:
+        _echo(
+            f"{outcome.failed} of {_plural(len(outcome.servers), 'server')} failed; "
+            f"{'their snapshots were not checked' if check else 'their snapshots are unchanged'}.",
+            err=True,
+            fg="red",
+            bold=True,
+        )
+    if outcome.failed or (check and outcome.drifted):
+        sys.exit(ExitCode.STALE)

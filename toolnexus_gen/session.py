@@ -8,8 +8,9 @@ are imported inside the functions, so `--version` and the no-op build stay insta
 
 from __future__ import annotations
 
+import os
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -301,3 +302,151 @@ def scaffold(
         )
     outcome.written = True
     return outcome
+
+
+# -- sync: MCP servers snapshotted into the spec folder ----------------------------------------
+
+
+@dataclass
+class Drift:
+    file: str  # as shown
+    tool: str  # the server's name for it
+    what: str  # added, removed or changed (upstream)
+    details: list[str] = field(default_factory=list)  # for a change: `<pointer> added|...`
+
+
+@dataclass
+class ServerSync:
+    name: str
+    transport: str
+    folder: str  # as shown
+    tools: int = 0
+    seconds: float = 0.0
+    failed: bool = False
+    written: list[str] = field(default_factory=list)
+    unchanged: int = 0
+    removed: list[str] = field(default_factory=list)
+    drift: list[Drift] = field(default_factory=list)  # --check
+
+
+@dataclass
+class SyncOutcome:
+    config: str  # the mcp.json, as shown
+    check: bool
+    servers: list[ServerSync] = field(default_factory=list)
+    diagnostics: list[Diagnostic] = field(default_factory=list)  # failures and warnings
+    skipped: list[str] = field(default_factory=list)  # disabled servers
+    unlisted: list[str] = field(default_factory=list)  # snapshot folders mcp.json does not list
+
+    @property
+    def failed(self) -> int:
+        return sum(server.failed for server in self.servers)
+
+    @property
+    def drifted(self) -> bool:
+        return any(server.drift for server in self.servers)
+
+
+def sync(
+    server: str | None, check: bool, on_listed: Callable[[str, int | None, float], None] | None
+) -> SyncOutcome:
+    """List each enabled MCP server's tools and write (or --check) its snapshot.
+
+    `on_listed(server, tools or None when it failed, seconds)` is called as each one answers."""
+    from toolnexus_gen.config.options import DEFAULT_SPECS
+    from toolnexus_gen.config.pyproject import load_config
+    from toolnexus_gen.fs import output
+    from toolnexus_gen.fs.paths import display_path
+    from toolnexus_gen.sources import mcp, mcp_config
+
+    with os_errors():
+        config = load_config(Path.cwd())
+        specs_dir = config.specs or Path(DEFAULT_SPECS)
+        servers = mcp_config.read(config.mcp_config or config.root / "mcp.json")
+    outcome = SyncOutcome(servers.display, check)
+    if server is not None:
+        chosen = servers.server(server)
+        if chosen is None:
+            listed = ", ".join(s.name for s in servers.servers) or "none"
+            raise UserError(f"{servers.display} has no server {server!r} (it has: {listed})")
+        if not chosen.enabled:
+            raise UserError(f"server {server!r} is disabled in {servers.display} (enabled: false)")
+        selected = [chosen]
+    else:
+        selected = [s for s in servers.servers if s.enabled]
+        outcome.skipped = [s.name for s in servers.servers if not s.enabled]
+    expanded, problems = [], []
+    for entry in selected:
+        resolved, found = mcp_config.expand(servers, entry, os.environ)
+        expanded.append(resolved)
+        problems += found
+    if problems:
+        raise DiagnosticsError(problems)
+    try:
+        listings = mcp.list_servers(
+            expanded,
+            None
+            if on_listed is None
+            else lambda done: on_listed(
+                done.server.name, None if done.tools is None else len(done.tools), done.seconds
+            ),
+        )
+    except mcp.SdkMissing as exc:
+        raise UserError(str(exc)) from None
+    snapshots: list[mcp.Snapshot] = []
+    found_problems: list[Diagnostic] = []
+    with os_errors():
+        for listing in listings:
+            entry = listing.server
+            result = ServerSync(
+                entry.name,
+                entry.transport,
+                display_path(specs_dir / entry.name),
+                seconds=listing.seconds,
+            )
+            outcome.servers.append(result)
+            if listing.failure is not None:
+                result.failed = True
+                message = f"server {entry.name!r} ({entry.transport}): {listing.failure.reason}"
+                outcome.diagnostics.append(servers.diagnostic(entry, listing.failure.code, message))
+                continue
+            snap, notes = mcp.snapshot(servers, listing, specs_dir)
+            result.tools = len(snap.files)
+            snapshots.append(snap)
+            found_problems += notes
+        found_problems += mcp.collisions(servers, snapshots, specs_dir)
+        if any(d.is_error for d in found_problems):
+            raise DiagnosticsError(found_problems + outcome.diagnostics)
+        outcome.diagnostics += found_problems
+        outcome.unlisted = [display_path(f) for f in mcp.stale_folders(servers, specs_dir)]
+        by_name = {result.name: result for result in outcome.servers}
+        for snap in snapshots:
+            result = by_name[snap.server.name]
+            if check:
+                result.drift = _drift(snap)
+                continue
+            changed = {snap.folder / f: snap.files[f] for f in (*snap.added, *snap.changed)}
+            gone = [snap.folder / f for f in snap.removed]
+            output.replace_files(changed, gone)
+            result.written = [display_path(path) for path in changed]
+            result.removed = [display_path(path) for path in gone]
+            result.unchanged = len(snap.files) - len(changed)
+    return outcome
+
+
+def _drift(snap: Any) -> list[Drift]:
+    import json
+
+    from toolnexus_gen.fs.paths import display_path
+    from toolnexus_gen.sources import mcp
+
+    found = []
+    for file in snap.added:
+        found.append(Drift(display_path(snap.folder / file), snap.tools[file], "added"))
+    for file in snap.removed:
+        tool = json.loads(snap.existing[file])["source"]["mcp"]["tool"]
+        found.append(Drift(display_path(snap.folder / file), tool, "removed"))
+    for file in snap.changed:
+        details = mcp.drift(snap, file)
+        found.append(Drift(display_path(snap.folder / file), snap.tools[file], "changed", details))
+    return found

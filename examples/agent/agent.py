@@ -22,7 +22,7 @@ from typing import Any
 HERE = Path(__file__).parent
 sys.path[:0] = [str(HERE), str(HERE.parent)]  # agent_tools; ../scripted.py
 
-from agent_tools import Toolkit, ToolContext, ToolError, ToolHandlers, skills_prompt  # noqa: E402
+from agent_tools import ToolContext, ToolError, ToolHandlers, Toolkit, skills_prompt  # noqa: E402
 from agent_tools.models import RunTestsArgs  # noqa: E402
 
 PROJECT = {

@@ -514,6 +514,8 @@ class ToolkitCore(Generic[H]):
     def _finish(self, name: str, out: Any, ctx: ToolContext) -> ToolResult:
         if type(out) is str:
             return ToolResult(out)
+        if type(out) is ToolResult:  # a bound tool's result with its own output and data
+            return out
         try:
             data = to_jsonable_python(out, by_alias=True)
             text = json.dumps(data, ensure_ascii=False)

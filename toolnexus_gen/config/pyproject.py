@@ -28,6 +28,7 @@ KEYS: dict[str, Any] = {
     "builtins": object,  # true, false, names or a table: _builtins_problem checks its shape
     "skills": str,  # a folder of SKILL.md files (sources/skills.py)
     "base_url": str,
+    "mcp_config": str,  # the MCP servers `toolnexus-gen sync` snapshots (README: MCP servers)
 }
 # profile = "reach": every tool to every target, each step a warning (README: Reach).
 PROFILES = ("reach",)
@@ -55,6 +56,7 @@ class Config:
     name_aliases: bool = False
     profile: str | None = None
     base_url: str | None = None  # what relative `http` URLs in specs are appended to
+    mcp_config: Path | None = None
     target_options: dict[str, dict[str, Any]] = field(default_factory=dict)
     builtins: Setting | None = None  # the value as written (bool, list of names, or a table)
     skills: Setting | None = None  # its value: the skills folder (a Path)
@@ -170,6 +172,7 @@ def load_config(start: Path) -> Config:
         name_aliases=bool(values.get("name_aliases", False)),
         profile=profile,
         base_url=base_url,
+        mcp_config=root / values["mcp_config"] if "mcp_config" in values else None,
         target_options=options,
         builtins=setting("builtins", values.get("builtins")),
         skills=setting("skills", root / values["skills"] if "skills" in values else None),

@@ -1,7 +1,8 @@
 """The one catalogue of diagnostic codes: what each means and how to fix it.
 
-`CODES` are the structural codes (TN1xx spec errors, TN2xx tool names, TN42x built-in tools and
-skills, TN44x http bindings, TN45x OpenAPI import, TN8xx configuration);
+`CODES` are the structural codes (TN1xx spec errors, TN2xx tool names, TN4xx tool sources:
+TN40x MCP servers, TN42x built-in tools and skills, TN44x http bindings, TN45x OpenAPI import;
+TN8xx configuration);
 `RULES` the provider compatibility rules (TN3xx), each with the provider's own error text.
 `toolnexus-gen explain CODE` prints an entry; the README's rule table is generated from `RULES`
 (`python -m toolnexus_gen.diagnostics.catalogue`, checked by the tests).
@@ -316,6 +317,72 @@ CODES: dict[str, tuple[str, str]] = {
         "into JSON Schema 2020-12) is not valid JSON Schema; the message names the keyword at the\n"
         "place in the document it came from. Nothing is written.\nFix: correct the schema there.",
     ),
+    "TN401": (
+        "mcp.json cannot be read",
+        "The MCP configuration named by mcp_config (default mcp.json) is not JSON: it does not parse,\n"
+        "is not UTF-8, repeats a key, or is missing. The message gives the parser's line and column.\n"
+        "Fix: correct the file there. Nothing is synced until it parses.",
+    ),
+    "TN402": (
+        "invalid mcp.json setting",
+        "A key or value of the MCP configuration is unknown or has the wrong type. Servers go under\n"
+        "mcpServers (also servers or mcp); each takes command (a string plus args, or one array), env,\n"
+        "cwd, url, headers, type, enabled, timeout (seconds), tools (an allowlist) and prefix. Keys\n"
+        "starting with x- are ignored. A server's name becomes a folder (specs/<server>/), so it is\n"
+        "letters, digits, _ . - and starts with a letter or digit.\nFix: as the message says.",
+    ),
+    "TN403": (
+        "server with neither command nor url",
+        "Each server is either local (command, run over stdio) or remote (url, streamable HTTP), and\n"
+        "must say which: it has neither, or both.\nFix: give the server a command or a url.",
+    ),
+    "TN404": (
+        "environment variable not set",
+        "${VAR} in command, args, env, cwd, url or headers is expanded from the environment, and VAR\n"
+        "is not set (${VAR:-default} gives a default). Values are never printed.\n"
+        "Fix: export the variable, or give it a default.",
+    ),
+    "TN405": (
+        "allowlisted tool not on the server",
+        "A server's `tools` allowlist names a tool the server does not list (renamed or removed\n"
+        "upstream, or a typo). A warning: the other tools are synced.\n"
+        "Fix: correct or remove the name in the allowlist.",
+    ),
+    "TN406": (
+        "two MCP tools get the same spec name",
+        "Two tools (of one server or of two) become the same `<prefix>_<tool>` spec name after the\n"
+        "prefix and sanitising ([A-Za-z0-9_-]). Both are named; nothing is written.\n"
+        "Fix: give one of the servers another `prefix` in mcp.json.",
+    ),
+    "TN407": (
+        "MCP tool name taken by another spec",
+        "A tool synced from an MCP server would get the name of a spec that is not part of that\n"
+        "server's snapshot (a hand-written spec, or another server's folder). Both are named; nothing\n"
+        "is written.\nFix: set a `prefix` for the server in mcp.json, or rename the other spec.",
+    ),
+    "TN408": (
+        "MCP tool without a description",
+        "The server lists a tool without a description, which every spec needs (models choose tools\n"
+        "by it); the snapshot uses its title, or its name.\nFix: nothing to do; ask upstream for one.",
+    ),
+    "TN410": (
+        "MCP server could not be reached",
+        "sync could not start the server's command or connect to its url (no such command, a closed\n"
+        "port, a refused token, the server exited). Its snapshot is left as it was; the other servers\n"
+        "are synced; the exit code is 1.\nFix: run the command or open the url by hand to see why.",
+    ),
+    "TN411": (
+        "MCP server did not answer in time",
+        "The server did not finish connecting, or answering a page of tools/list, within its timeout\n"
+        "(seconds; default 30). The whole set-up (connect, version negotiation, initialize) shares\n"
+        "one timeout. Its snapshot is left as it was.\nFix: raise `timeout` for the server, or fix it.",
+    ),
+    "TN412": (
+        "MCP protocol error",
+        "The server answered with something that is not MCP (output that is not JSON-RPC, an error\n"
+        "for tools/list, a cursor that repeats). Its snapshot is left as it was.\n"
+        "Fix: check that the command starts an MCP server on stdio (and logs to stderr only).",
+    ),
     "TN801": (
         "invalid pyproject.toml",
         "The nearest pyproject.toml does not parse as TOML.\nFix: correct it at the given line.",
@@ -324,7 +391,8 @@ CODES: dict[str, tuple[str, str]] = {
         "invalid [tool.toolnexus-gen] setting",
         "A key or value in [tool.toolnexus-gen] is unknown or has the wrong type. Keys: specs, out,\n"
         "targets, ignore, name_aliases, profile, builtins, skills, base_url (what relative http URLs\n"
-        "are appended to), and one table per target for its options (e.g. [tool.toolnexus-gen.gemini]\n"
+        "are appended to), mcp_config (the MCP servers sync reads), and one table per target for its\n"
+        "options (e.g. [tool.toolnexus-gen.gemini]\n"
         'schema_field = "parametersJsonSchema").\nFix: as the message says.',
     ),
 }

@@ -92,7 +92,7 @@ def load_document(path: Path, display: str | None = None, *, scalar_keys: bool =
     if not text.strip():
         raise fail("TN103", "file is empty; a spec needs at least a description")
     if path.suffix == ".json":
-        data, positions = _parse_json(text, fail)
+        data, positions = parse_json(text, fail)
     else:
         data, positions = _parse_yaml(text, fail, scalar_keys)
     return Document(path, display, data, positions, raw)
@@ -111,7 +111,9 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
 
 
-def _parse_json(text: str, fail: Any) -> tuple[Any, Positions]:
+def parse_json(text: str, fail: Any) -> tuple[Any, Positions]:
+    """Strict JSON with the position of every key and value; `fail(code, message, line, col)`
+    makes the exception raised for a problem (TN101 syntax, TN104 depth, TN105 duplicate key)."""
     try:
         data = json.loads(text, parse_constant=_reject_constant)
     except json.JSONDecodeError as exc:

@@ -29,11 +29,13 @@ KINDS: dict[str, str] = {
     "builtin": "toolnexus_runtime.builtins",
     "skill": "toolnexus_runtime.skills",
     "http": "toolnexus_runtime.executors.http",
+    "mcp": "toolnexus_runtime.executors.mcp",  # tools snapshotted from MCP servers
 }
 
 BoundTool = Callable[[BaseModel, "ToolContext"], Awaitable[Any]]
 """A bound tool: called with the validated arguments and the call's context; returns what a
-handler returns (text, data, a pydantic model) or raises `ToolError` for an error result."""
+handler returns (text, data, a pydantic model), a `ToolResult` (kept as it is: its own output
+and data), or raises `ToolError` for an error result."""
 
 
 @dataclass(frozen=True)
