@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from toolnexus_gen.config.many import Many
 from toolnexus_gen.config.pyproject import Config, find_pyproject
 from toolnexus_gen.targets.registry import NAMES
 
@@ -36,6 +37,7 @@ class BuildOptions:
     ignore: frozenset[str] = frozenset()
     name_aliases: bool = False  # names a target rejects get aliases it accepts
     profile: str | None = None  # a named set of settings ("reach")
+    many: Many = field(default_factory=Many)  # toolsets, budgets, tool search, hosted tools
 
 
 def resolve_options(
@@ -67,6 +69,7 @@ def resolve_options(
         ignore=config.ignore,
         name_aliases=config.name_aliases,
         profile=config.profile,
+        many=config.many,
     )
 
 

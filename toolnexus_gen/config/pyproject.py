@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from toolnexus_gen.config.many import Many, read_many
 from toolnexus_gen.diagnostics import Diagnostic, DiagnosticsError
 from toolnexus_gen.fs.paths import display_path
 from toolnexus_gen.targets.registry import NAMES, OPTIONS
@@ -26,6 +27,8 @@ KEYS = {
     "name_aliases": bool,
     "profile": str,
 }
+# Read by config/many.py: toolsets, budgets, the tool search tool, hosted tools.
+MANY_KEYS = ("toolsets", "hosted", "max_tool_tokens", "tool_search")
 # profile = "reach": every tool to every target, each step a warning (README: Reach).
 PROFILES = ("reach",)
 
@@ -41,6 +44,7 @@ class Config:
     name_aliases: bool = False
     profile: str | None = None
     target_options: dict[str, dict[str, Any]] = field(default_factory=dict)
+    many: Many = field(default_factory=Many)
 
 
 def find_pyproject(start: Path) -> Path | None:
@@ -99,8 +103,10 @@ def load_config(start: Path) -> Config:
     for key, value in section.items():
         if key in NAMES and isinstance(value, dict):
             options[key] = _target_options(key, value, bad)
+        elif key in MANY_KEYS:
+            continue
         elif key not in KEYS:
-            known = ", ".join([*KEYS, *NAMES])
+            known = ", ".join([*KEYS, *MANY_KEYS, *NAMES])
             bad(key, f"unknown key {key!r} in [tool.{SECTION}] (known: {known})")
         elif not isinstance(value, KEYS[key]) or (
             isinstance(value, list) and not all(isinstance(v, str) for v in value)
@@ -124,6 +130,11 @@ def load_config(start: Path) -> Config:
                 if transform in OPTIONS[name]["transforms"] and transform not in transforms:
                     transforms.append(transform)
             chosen["transforms"] = transforms
+
+    def bad_at(place: tuple[int, int], code: str, message: str) -> None:
+        problems.append(Diagnostic(display, place[0], place[1], code, message))
+
+    many = read_many(section, text, display, bad_at)
     if problems:
         raise DiagnosticsError(problems)
     root = path.parent
@@ -137,6 +148,7 @@ def load_config(start: Path) -> Config:
         name_aliases=bool(values.get("name_aliases", False)),
         profile=profile,
         target_options=options,
+        many=many,
     )
 
 

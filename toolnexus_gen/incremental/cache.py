@@ -227,6 +227,7 @@ def build_key(options: Any) -> str:
                 "options": options.target_options,
                 "ignore": sorted(options.ignore),
                 "name_aliases": options.name_aliases,
+                "many": options.many.key(),
                 "command": header_for(options).command,
                 # diagnostics are recorded with paths relative to the working folder
                 "cwd": os.getcwd(),

@@ -86,6 +86,8 @@ def analyse(
     """Every spec's unit (the reused ones given, the others made now) and the whole set's
     diagnostics; nothing is rendered."""
     paths = discover(options.specs) if paths is None else paths
+    from toolnexus_gen.pipeline.toolsets import check as check_set
+    from toolnexus_gen.pipeline.toolsets import resolve, with_toolsets
     from toolnexus_gen.pipeline.units import make_units
     from toolnexus_gen.spec.validate import cross_tool
     from toolnexus_gen.targets import TARGETS
@@ -132,10 +134,14 @@ def analyse(
             )
         )
     diagnostics += _alias_collisions(toolset)
+    members, unknown = resolve(toolset.tools, options.many)
+    diagnostics += unknown
+    toolset = with_toolsets(toolset, members)
     if not has_errors(diagnostics):  # per-request limits, over every tool a target carries
         for name in options.targets:
             carried = [tool for tool in toolset.tools if tool.for_target(name)]
             diagnostics += TARGETS[name].check_all(carried, options.target_options.get(name, {}))
+        diagnostics += check_set(toolset, options)
     diagnostics = sorted(set(d for d in diagnostics if not _ignored(d, options.ignore)))
     return Analysis(toolset, units, diagnostics)
 
@@ -247,7 +253,7 @@ def generate(
             updated = update_handlers(old, toolset, remade) if old is not None else None
             if updated is not None:
                 package["handlers.py"] = updated
-        rendered = render(toolset, analysis.units, header, package)
+        rendered = render(toolset, analysis.units, header, package, options.many)
         reuse = records(analysis.units, rendered.layout, keys)  # while the workers warm up
         try:
             rendered.files.update(render_models(toolset, analysis.units, header, memo))

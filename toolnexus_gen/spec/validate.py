@@ -212,6 +212,8 @@ def _validate_document(
         annotations=envelope.get("annotations"),
         targets=selected,
         binding=_binding(envelope),
+        groups=tuple(envelope.get("groups", ())),
+        defer_loading=bool(envelope.get("defer_loading", False)),
         schema_pointer=schema_pointer,
     )
     return tool, out.diagnostics

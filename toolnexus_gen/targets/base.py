@@ -122,3 +122,9 @@ class Target:
     read: Callable[[Any, Imported], None]  # `toolnexus-gen import`: provider JSON to specs
     name_rule: NameRule | None = None  # tool names it takes (name_aliases fixes the others)
     property_rule: NameRule | None = None  # property names it takes, where it restricts them
+    # its tool search tool's entry (tool_search mode -> entry), where deferred tools load
+    # provider-side; elsewhere the loops offer a client-side search_tools tool
+    search_tool: Callable[[str], dict[str, Any]] | None = None
+    hosted: bool = False  # whether its requests carry provider-executed (hosted) tools
+    # the most tools one request takes, and the rule saying so
+    max_tools: tuple[int, str] | None = None
