@@ -174,6 +174,8 @@ def _toolsets(value: Any, where: Locator, display: str, bad: Bad) -> tuple[Tools
         if not ok:
             continue
         places = {}
+        if budget is not None:
+            places[("max_tool_tokens", "")] = where.inside(place, "max_tool_tokens")
         for key, listed in (("groups", groups), ("tools", tools)):
             start = where.inside(place, key)
             for item in listed:

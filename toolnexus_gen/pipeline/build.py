@@ -68,6 +68,7 @@ class Generated:
     reused: int = 0  # specs whose unit came from the last build
     inputs: Snapshot | None = None  # the spec folder as the build read it
     known: dict[str, list[Any]] = field(default_factory=dict)  # the last build's output files
+    budget: str = ""  # the largest request's estimated tokens, in words (toolsets.summary)
 
 
 @dataclass
@@ -261,7 +262,10 @@ def generate(
             return Generated(None, toolset, sorted(diagnostics + exc.diagnostics))
     files = dict(sorted(rendered.files.items()))
     known = previous.state.get("outputs", {}) if previous else {}
-    return Generated(files, toolset, diagnostics, memo, reuse, len(reused), inputs, known)
+    from toolnexus_gen.pipeline.toolsets import budget, summary
+
+    told = summary(budget(toolset, options), bool(toolset.toolsets))
+    return Generated(files, toolset, diagnostics, memo, reuse, len(reused), inputs, known, told)
 
 
 def _ignored(diagnostic: Diagnostic, ignore: frozenset[str]) -> bool:
@@ -277,4 +281,22 @@ def save_build(options: BuildOptions, result: Generated, report: Report) -> None
     assert result.inputs is not None and result.toolset is not None
     recorded = [[d.severity.value, d.format()] for d in result.diagnostics]
     tools = len(result.toolset.tools)
-    save_state(options, result.inputs, report.recorded, recorded, tools, result.reuse)
+    save_state(
+        options, result.inputs, report.recorded, recorded, tools, result.reuse, result.budget
+    )
+
+
+def analyse_reusing(options: BuildOptions) -> Analysis:
+    """analyse(), with the units of specs unchanged since the last build taken from its record
+    (`list` after a build reads the state instead of every spec)."""
+    from toolnexus_gen.incremental.cache import load_state
+    from toolnexus_gen.incremental.reuse import Previous
+
+    state = load_state(options)
+    if state is None:
+        return analyse(options)
+    inputs = snapshot_inputs(options.specs, state)
+    memo = Memo(options.out)
+    paths = _spec_paths(options.specs, inputs)
+    previous = Previous(options, inputs, state, memo, load_reuse(options, state))
+    return analyse(options, memo, paths, previous.units(paths))

@@ -335,7 +335,8 @@ def _budgets(toolset: ToolSet, options: BuildOptions) -> list[Diagnostic]:
         what = f"toolset {config.name!r}" if config else "the whole set"
         message = f"{what} costs more than max_tool_tokens = {limit:,} ({costs} tokens, estimated); split it, defer some tools or shorten descriptions"
         if config is not None:
-            found.append(_at(config, "TN462", message, severity=Severity.WARNING))
+            at = config.at("max_tool_tokens", "")  # its own limit, else the toolset
+            found.append(_at(config, "TN462", message, at, Severity.WARNING))
         else:
             line, col = many.budget_place
             found.append(Diagnostic(many.display, line, col, "TN462", message, Severity.WARNING))
@@ -344,3 +345,14 @@ def _budgets(toolset: ToolSet, options: BuildOptions) -> list[Diagnostic]:
 
 def with_toolsets(toolset: ToolSet, members: dict[str, tuple[str, ...]]) -> ToolSet:
     return replace(toolset, toolsets=tuple(members.items()))
+
+
+def summary(budget: Budget, toolsets: bool) -> str:
+    """The build summary's token line: the costliest request, estimated."""
+    largest = budget.largest(toolsets)
+    if largest is None or not largest[2]:
+        return ""
+    label, target, tokens = largest
+    if toolsets:
+        return f"largest toolset: {label}, ~{tokens:,} tokens of tool definitions ({target}, estimated)"
+    return f"tool definitions: ~{tokens:,} tokens per request ({target}, estimated; no toolsets)"

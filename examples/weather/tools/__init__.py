@@ -27,7 +27,9 @@ from toolnexus_runtime.mcp import mcp_server, serve_mcp
 
 from .dispatch import (
     TOOLS,
+    TOOLSETS,
     Toolkit,
+    allowed_tools,
     to_anthropic,
     to_bedrock,
     to_gemini,
@@ -44,6 +46,7 @@ from .models import (
 
 __all__ = [
     "TOOLS",
+    "TOOLSETS",
     "GetWeatherArgs",
     "MaxTurnsExceeded",
     "NowArgs",
@@ -56,6 +59,7 @@ __all__ = [
     "ToolResult",
     "ToolSpec",
     "Toolkit",
+    "allowed_tools",
     "mcp_server",
     "serve_mcp",
     "to_anthropic",
