@@ -416,3 +416,261 @@ def sdk_check_tool_param() -> Any:
     from anthropic.types import ToolParam
 
     return ToolParam
+
+
+# -- deferred loading through a tool search, scripted through the official clients ----------
+
+DEFERRED = {
+    "get_weather.yaml": {
+        "description": "Current weather for a city",
+        "input_schema": {
+            "type": "object",
+            "properties": {"city": {"type": "string"}},
+            "required": ["city"],
+        },
+    },
+    "refund_invoice.yaml": {
+        "description": "Refund an invoice, fully or in part",
+        "defer_loading": True,
+        "input_schema": {
+            "type": "object",
+            "properties": {"invoice": {"type": "string"}},
+            "required": ["invoice"],
+        },
+    },
+    "export_report.yaml": {
+        "description": "Export a sales report as CSV",
+        "defer_loading": True,
+    },
+}
+
+
+@pytest.fixture(scope="module")
+def deferred_tk(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    from conftest import build_in
+
+    root = tmp_path_factory.mktemp("deferred")
+    (root / "pyproject.toml").write_text("[tool.toolnexus-gen.hosted]\nweb_search = true\n")
+    pkg = build_in(root, DEFERRED)
+
+    class Handlers(pkg.ToolHandlers):  # type: ignore[misc, name-defined]
+        def get_weather(self, args: Any, ctx: Any) -> str:
+            return f"{args.city}: sunny"
+
+        def refund_invoice(self, args: Any, ctx: Any) -> str:
+            return f"refunded {args.invoice}"
+
+        def export_report(self, args: Any, ctx: Any) -> str:
+            return "a,b"
+
+    return pkg.Toolkit(Handlers())
+
+
+def test_an_anthropic_conversation_through_the_tool_search(deferred_tk: Any) -> None:
+    from anthropic.types import MessageParam
+    from pydantic import TypeAdapter
+
+    usage = {"input_tokens": 1, "output_tokens": 1}
+    searched = {
+        "id": "msg_1",
+        "type": "message",
+        "role": "assistant",
+        "model": "m",
+        "stop_reason": "tool_use",
+        "stop_sequence": None,
+        "usage": usage,
+        "content": [
+            {
+                "type": "server_tool_use",
+                "id": "srvtoolu_1",
+                "name": "tool_search_tool_bm25",
+                "input": {"query": "refund"},
+            },
+            {
+                "type": "tool_search_tool_result",
+                "tool_use_id": "srvtoolu_1",
+                "content": {
+                    "type": "tool_search_tool_search_result",
+                    "tool_references": [{"type": "tool_reference", "tool_name": "refund_invoice"}],
+                },
+            },
+            {
+                "type": "server_tool_use",
+                "id": "srvtoolu_2",
+                "name": "web_search",
+                "input": {"query": "refund policy"},
+            },
+            {"type": "web_search_tool_result", "tool_use_id": "srvtoolu_2", "content": []},
+            {
+                "type": "tool_use",
+                "id": "toolu_1",
+                "name": "refund_invoice",
+                "input": {"invoice": "INV-7"},
+            },
+        ],
+    }
+    final = {
+        **searched,
+        "id": "msg_2",
+        "stop_reason": "end_turn",
+        "content": [{"type": "text", "text": "Refunded."}],
+    }
+    script = scripted.Script([searched, final])
+    client = scripted.anthropic_client(script)
+    result = deferred_tk.run_anthropic(client, model="m", messages="Refund INV-7")
+    sent = script.requests[0]["tools"]
+    assert [t.get("name") for t in sent] == [
+        "export_report",
+        "get_weather",
+        "refund_invoice",
+        "tool_search_tool_bm25",
+        "web_search",
+    ]
+    assert [t.get("defer_loading") for t in sent[:3]] == [True, None, True]
+    # only the tool_use block ran; the server blocks went back in the history as they came
+    [(call, outcome)] = result.tool_calls
+    assert call.name == "refund_invoice" and outcome.output == "refunded INV-7"
+    assistant = script.requests[1]["messages"][1]
+    assert [b["type"] for b in assistant["content"]] == [
+        "server_tool_use",
+        "tool_search_tool_result",
+        "server_tool_use",
+        "web_search_tool_result",
+        "tool_use",
+    ]
+    assert script.requests[1]["messages"][2]["content"][0]["tool_use_id"] == "toolu_1"
+    for message in result.messages:
+        TypeAdapter(MessageParam).validate_python(message)
+
+
+def test_a_responses_conversation_through_the_tool_search(deferred_tk: Any) -> None:
+    from openai.types.responses import ResponseInputParam
+    from pydantic import TypeAdapter
+
+    def response(output: list[dict[str, Any]]) -> dict[str, Any]:
+        return {
+            "id": "resp_1",
+            "object": "response",
+            "created_at": 0,
+            "model": "m",
+            "status": "completed",
+            "output": output,
+            "parallel_tool_calls": True,
+            "tool_choice": "auto",
+            "tools": [],
+        }
+
+    searched = response(
+        [
+            {
+                "type": "tool_search_call",
+                "id": "ts_1",
+                "call_id": None,
+                "execution": "server",
+                "status": "completed",
+                "arguments": {"query": "refund"},
+            },
+            {
+                "type": "tool_search_output",
+                "id": "tso_1",
+                "call_id": None,
+                "execution": "server",
+                "status": "completed",
+                "tools": [
+                    {
+                        "type": "function",
+                        "name": "refund_invoice",
+                        "parameters": {"type": "object"},
+                        "strict": False,
+                    }
+                ],
+            },
+            {
+                "type": "web_search_call",
+                "id": "ws_1",
+                "status": "completed",
+                "action": {"type": "search", "query": "q"},
+            },
+            {
+                "type": "function_call",
+                "id": "fc_1",
+                "call_id": "call_1",
+                "name": "refund_invoice",
+                "arguments": '{"invoice": "INV-9"}',
+                "status": "completed",
+            },
+        ]
+    )
+    final = response(
+        [
+            {
+                "type": "message",
+                "id": "m1",
+                "role": "assistant",
+                "status": "completed",
+                "content": [{"type": "output_text", "text": "Done.", "annotations": []}],
+            }
+        ]
+    )
+    script = scripted.Script([searched, final])
+    client = scripted.openai_client(script)
+    result = deferred_tk.run_openai_responses(client, model="m", input="Refund INV-9")
+    sent = script.requests[0]["tools"]
+    assert [t.get("name", t["type"]) for t in sent] == [
+        "export_report",
+        "get_weather",
+        "refund_invoice",
+        "tool_search",
+        "web_search",
+    ]
+    [(call, outcome)] = result.tool_calls
+    assert outcome.output == "refunded INV-9"
+    kinds = [item["type"] for item in script.requests[1]["input"][1:]]
+    assert kinds == [
+        "tool_search_call",
+        "tool_search_output",
+        "web_search_call",
+        "function_call",
+        "function_call_output",
+    ]
+    TypeAdapter(ResponseInputParam).validate_python(result.messages)
+
+
+@pytest.mark.parametrize("provider", ["openai", "gemini", "bedrock"])
+def test_loops_search_deferred_tools_client_side(deferred_tk: Any, provider: str) -> None:
+    turns: list[scripted.Turn] = [
+        [("s1", "search_tools", {"query": "refund an invoice"})],
+        [("c1", "refund_invoice", {"invoice": "INV-3"})],
+        "Refunded.",
+    ]
+    client, recorder = scripted.client_for(provider, turns)
+    sent: list[dict[str, Any]] = []
+    if provider == "bedrock":
+        client.meta.events.register(
+            "provide-client-params.bedrock-runtime.Converse",
+            lambda params, **_: sent.append(params),
+        )
+    request = {
+        "openai": {"model": "m", "messages": "hi"},
+        "gemini": {"model": "m", "contents": "hi"},
+        "bedrock": {"modelId": "m", "messages": "hi"},
+    }[provider]
+    result = getattr(deferred_tk, f"run_{provider}")(client, **request)
+    requests = sent if provider == "bedrock" else recorder.requests
+
+    def offered(body: dict[str, Any]) -> list[str]:
+        if provider == "gemini":
+            return [d["name"] for t in body["tools"] for d in t.get("functionDeclarations", ())]
+        if provider == "bedrock":
+            return [t["toolSpec"]["name"] for t in body["toolConfig"]["tools"]]
+        return [t["function"]["name"] for t in body["tools"]]
+
+    assert offered(requests[0]) == ["get_weather", "search_tools"]
+    assert offered(requests[1]) == ["get_weather", "refund_invoice", "search_tools"]
+    (search, found), (_, refund) = result.tool_calls
+    assert search.name == "search_tools" and found.data == {"loaded": ["refund_invoice"]}
+    assert "refund_invoice: Refund an invoice" in found.output
+    assert refund.output == "refunded INV-3"
+    if provider == "gemini":  # the Gemini 3 rule, set by the loop for the hosted googleSearch
+        assert requests[0]["toolConfig"]["includeServerSideToolInvocations"] is True
+        assert {"googleSearch": {}} in requests[0]["tools"]

@@ -196,6 +196,9 @@ def list_(specs_dir: Path | None, targets: tuple[str, ...], budget: bool) -> Non
         click.echo(
             f"  targets: {', '.join(chosen) or '(none)'}" + (f"  [{status}]" if status else "")
         )
+        if tool.groups or tool.defer_loading:
+            deferred = "  (defer_loading)" if tool.defer_loading else ""
+            click.echo(f"  groups: {', '.join(tool.groups) or '(none)'}{deferred}")
         for diagnostic in found:
             _echo(f"    {diagnostic.format()}", fg="red" if diagnostic.is_error else "yellow")
     others = [d for path, ds in sorted(by_file.items()) if path not in shown for d in ds]
