@@ -89,8 +89,7 @@ def analyse(
     paths = discover(options.specs) if paths is None else paths
     from toolnexus_gen.pipeline.toolsets import check as check_set
     from toolnexus_gen.pipeline.toolsets import resolve, with_toolsets
-    from toolnexus_gen.pipeline.units import make_units
-    from toolnexus_gen.spec.validate import cross_tool
+    from toolnexus_gen.spec.cross import cross_tool
     from toolnexus_gen.targets import TARGETS
 
     links = escaping_links(options.specs)  # refused, never read
@@ -100,7 +99,11 @@ def analyse(
         for path in paths
         if path.relative_to(options.specs).as_posix() not in known and path not in links
     ]
-    units = [*reused, *make_units(fresh, options, header_for(options), memo or Memo(None))]
+    units = list(reused)
+    if fresh:  # every spec reused (list after a build): the per-spec stage is never imported
+        from toolnexus_gen.pipeline.units import make_units
+
+        units += make_units(fresh, options, header_for(options), memo or Memo(None))
     diagnostics = [d for unit in units for d in unit.diagnostics]
     for link in links:
         kind = "folder" if link.is_dir() else "file"
