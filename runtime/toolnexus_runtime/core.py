@@ -376,6 +376,11 @@ class ToolkitCore(Generic[H]):
             )
         return load_schema(self.SCHEMAS, target)
 
+    def _has_deferred(self) -> bool:
+        """Whether a tool has defer_loading (without parsing schemas/tools.json when none has)."""
+        text = None if self.SCHEMAS is None else _schema_text(self.SCHEMAS, "tools")
+        return text is not None and '"defer_loading": true' in text
+
     def _tool_subset(self, tools: Any, toolset: str | None = None) -> frozenset[str] | None:
         """Validate a caller's choice of tool names (or of a toolset); None means every tool."""
         if toolset is not None:

@@ -133,7 +133,7 @@ class Conversation:
             offered = frozenset(self.sent.get(name, name) for name in allowed)
         self.schemas = self.select(toolkit._provider_schema(self.NAME), offered)
         self.deferred: dict[str, str] = {}  # sent name -> description, not loaded yet
-        if self.NAME in search.TARGETS:
+        if self.NAME in search.TARGETS and toolkit._has_deferred():
             self.deferred = {
                 self.sent.get(t["name"], t["name"]): t.get("description", "")
                 for t in toolkit._provider_schema("tools")
