@@ -96,6 +96,11 @@ def write_specs(folder: Path, count: int) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     for i in range(count):
         (folder / f"tool_{i:05}.json").write_text(json.dumps(synthetic_spec(i), indent=2))
+    # Over 128 (512) tools and no toolsets: every request would send them all, which is an error
+    # (TN330, TN318); these builds measure the generator, so the limits are silenced.
+    (folder.parent / "pyproject.toml").write_text(
+        '[tool.toolnexus-gen]\nignore = ["TN318", "TN330"]\n'
+    )
     return folder
 
 
@@ -513,6 +518,11 @@ def main() -> None:
     from seed_loop_mcp import bench_seed_loop_mcp
 
     bench_seed_loop_mcp(record)
+
+    print("== many tools: toolsets in a build, list --budget", flush=True)
+    from many import bench_many
+
+    bench_many(record, runs)
     if "--execute" in args:  # only the run-time figures
         sizes = []
     if sizes:

@@ -141,6 +141,8 @@ def build(
             f"{len(report.unchanged)} unchanged{removed}{warned} in {outcome.out}",
             fg="green",
         )
+    if outcome.budget:
+        click.echo(outcome.budget)
 
 
 @main.command()
@@ -155,10 +157,19 @@ def explain(code: str) -> None:
 @main.command("list")
 @SPECS_ARGUMENT
 @TARGET_OPTION
-def list_(specs_dir: Path | None, targets: tuple[str, ...]) -> None:
+@click.option(
+    "--budget",
+    is_flag=True,
+    help="Print the estimated tokens of the tool definitions, per target, per toolset and per tool.",
+)
+def list_(specs_dir: Path | None, targets: tuple[str, ...], budget: bool) -> None:
     """Show each tool in SPECS_DIR with the targets it goes to and its warnings."""
-    listing = _run(session.list_tools, specs_dir, targets)
+    listing = _run(session.list_tools, specs_dir, targets, budget)
     options, analysis = listing.options, listing.analysis
+    if listing.budget is not None:
+        _report([d for d in analysis.diagnostics if d.code in BUDGET_CODES])
+        click.echo("\n".join(_budget_lines(listing.budget)))
+        return
     by_file: dict[str, list[Diagnostic]] = {}
     for diagnostic in analysis.diagnostics:
         by_file.setdefault(diagnostic.path, []).append(diagnostic)
@@ -185,12 +196,47 @@ def list_(specs_dir: Path | None, targets: tuple[str, ...]) -> None:
         click.echo(
             f"  targets: {', '.join(chosen) or '(none)'}" + (f"  [{status}]" if status else "")
         )
+        if tool.groups or tool.defer_loading:
+            deferred = "  (defer_loading)" if tool.defer_loading else ""
+            click.echo(f"  groups: {', '.join(tool.groups) or '(none)'}{deferred}")
         for diagnostic in found:
             _echo(f"    {diagnostic.format()}", fg="red" if diagnostic.is_error else "yellow")
     others = [d for path, ds in sorted(by_file.items()) if path not in shown for d in ds]
     _report(others)
     if any(d.is_error for d in analysis.diagnostics):
         sys.exit(ExitCode.INVALID)
+
+
+BUDGET_CODES = ("TN330", "TN318", "TN461", "TN462")
+
+
+def _budget_lines(budget: Any) -> list[str]:
+    """The token tables of `list --budget` (pipeline.toolsets.Budget)."""
+    targets = list(budget.targets)
+    rows = [(label, costs, deferred) for label, costs, deferred in budget.sets]
+    width = max([len("toolset"), *(len(label) for label, _, _ in rows)]) + 2
+    tool_width = max([len("tool"), *(len(name) for name, _ in budget.tools)]) + 2
+    columns = [max(len(t), 9) for t in targets]
+
+    def line(label: str, values: list[str], first: int) -> str:
+        cells = "".join(f"  {value:>{size}}" for value, size in zip(values, columns, strict=True))
+        return f"{label:<{first}}{cells}".rstrip()
+
+    out = [
+        "Estimated tokens of tool definitions per request (offline estimate, see README: Token "
+        "budgets; deferred tools count once loaded)",
+        "",
+        line("toolset", targets, width),
+    ]
+    for label, costs, deferred in rows:
+        values = [f"{costs[t]:,}" if costs.get(t) else "-" for t in targets]
+        out.append(line(label, values, width) + (f"   ({deferred} deferred)" if deferred else ""))
+    out += ["", line("tool", targets, tool_width)]
+    for name, costs in budget.tools:
+        out.append(
+            line(name, [f"{costs[t]:,}" if t in costs else "-" for t in targets], tool_width)
+        )
+    return out
 
 
 @main.command()

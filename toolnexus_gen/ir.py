@@ -37,6 +37,8 @@ class Tool:
     # how the tool runs when it is not a handler method: {kind: settings} (an MCP server's tool,
     # an HTTP endpoint, a built-in); the runtime's executor of that kind runs it
     binding: dict[str, Any] | None = None
+    groups: tuple[str, ...] = ()  # what toolsets select it by
+    defer_loading: bool = False  # loaded on demand, through a tool search
     # pointer of the input schema inside the source document ("/input_schema" or "" for a bare schema)
     schema_pointer: str = "/input_schema"
     # the input schema, bundled (cross-file refs in its own $defs), with where each part came from
@@ -56,7 +58,7 @@ class Tool:
 
 
 # The top-level keys that whole-set diagnostics point at (ToolInfo keeps their places).
-PLACED_KEYS = ("name", "strict")
+PLACED_KEYS = ("name", "strict", "defer_loading", "groups")
 
 
 @dataclass(frozen=True)
@@ -80,6 +82,10 @@ class ToolInfo:
     # entry}), where it did
     null_maps: tuple[tuple[str, str], ...] = ()
     binding: str | None = None  # Tool.binding as canonical JSON; None: a handler method
+    groups: tuple[str, ...] = ()
+    defer_loading: bool = False
+    # (target, estimated tokens of the tool's entry in that target's file): pipeline/tokens.py
+    tokens: tuple[tuple[str, int], ...] = ()
 
     @property
     def has_method(self) -> bool:
@@ -96,12 +102,17 @@ class ToolInfo:
     def place(self, key: str) -> tuple[int, int]:
         return self.places[PLACED_KEYS.index(key)]
 
+    def tokens_for(self, target: str) -> int:
+        return dict(self.tokens).get(target, 0)
+
 
 @dataclass(frozen=True)
 class ToolSet:
     tools: tuple[ToolInfo, ...]  # sorted by name
     targets: tuple[str, ...]  # selected provider targets, in registry order
     files: tuple[str, ...] = ()  # files sources add to the package (Contribution.files)
+    # each configured toolset's tools, by name (config order; members in name order)
+    toolsets: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
 
 @dataclass(frozen=True)

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from toolnexus_gen.fs.output import Report
     from toolnexus_gen.ir import ToolInfo
     from toolnexus_gen.pipeline.build import Analysis
+    from toolnexus_gen.pipeline.toolsets import Budget
 
 
 # Errors that profile = "reach" turns into warnings: names (aliases), what describe carries,
@@ -90,6 +91,7 @@ class BuildOutcome:
     check: Report | None = None  # what --check found
     codes: list[str] = field(default_factory=list)  # the code of each diagnostic, in order
     profile: str | None = None  # the configured profile
+    budget: str = ""  # the costliest request's estimated tokens, in words
 
     @property
     def reach(self) -> str:
@@ -142,6 +144,7 @@ def build(
         noop = cache.fast_noop(chosen, state, check=check)
         if noop is not None:  # nothing changed since the last build: answered from its record
             outcome.noop, outcome.tools, outcome.files = True, noop.tools, noop.files
+            outcome.budget = noop.budget
             outcome.diagnostics = [
                 (line, severity == "error") for severity, line in noop.diagnostics
             ]
@@ -170,6 +173,7 @@ def _full_build(
     outcome.diagnostics = [(d.format(), d.is_error) for d in result.diagnostics]
     outcome.codes = [d.code for d in result.diagnostics]
     outcome.tools = len(result.toolset.tools) if result.toolset else 0
+    outcome.budget = result.budget
     if result.files is None:
         outcome.invalid = True
         return outcome
@@ -195,15 +199,21 @@ def _full_build(
 class Listing:
     options: BuildOptions
     analysis: Analysis
+    budget: Budget | None = None  # list --budget
 
 
-def list_tools(specs_dir: Path | None, targets: tuple[str, ...]) -> Listing:
-    from toolnexus_gen.pipeline.build import analyse
+def list_tools(specs_dir: Path | None, targets: tuple[str, ...], budget: bool = False) -> Listing:
+    from toolnexus_gen.pipeline.build import analyse_reusing
     from toolnexus_gen.sources import contribute
 
     chosen = options(specs_dir, None, targets)
     with os_errors():
-        return Listing(chosen, analyse(chosen, contribution=contribute(chosen)))
+        listing = Listing(chosen, analyse_reusing(chosen, contribute(chosen)))
+    if budget and not any(d.is_error for d in listing.analysis.diagnostics):
+        from toolnexus_gen.pipeline.toolsets import budget as estimate
+
+        listing.budget = estimate(listing.analysis.toolset, chosen)
+    return listing
 
 
 def explain(code: str) -> tuple[str, str]:

@@ -319,6 +319,7 @@ class ToolkitCore(Generic[H]):
 
     TOOLS: Mapping[str, ToolSpec] = MappingProxyType({})
     SCHEMAS: str | None = None
+    TOOLSETS: Mapping[str, tuple[str, ...]] = MappingProxyType({})  # toolset -> its tools
 
     def __init__(
         self,
@@ -446,8 +447,19 @@ class ToolkitCore(Generic[H]):
             )
         return load_schema(self.SCHEMAS, target)
 
-    def _tool_subset(self, tools: Any) -> frozenset[str] | None:
-        """Validate a caller's choice of tool names; None means every tool."""
+    def _has_deferred(self) -> bool:
+        """Whether a tool has defer_loading (without parsing schemas/tools.json when none has)."""
+        text = None if self.SCHEMAS is None else _schema_text(self.SCHEMAS, "tools")
+        return text is not None and '"defer_loading": true' in text
+
+    def _tool_subset(self, tools: Any, toolset: str | None = None) -> frozenset[str] | None:
+        """Validate a caller's choice of tool names (or of a toolset); None means every tool."""
+        if toolset is not None:
+            if tools is not None:
+                raise ValueError("pass tools= or toolset=, not both")
+            from .toolsets import members
+
+            return frozenset(members(self.TOOLSETS, toolset))
         if tools is None:
             return None
         chosen = frozenset([tools] if isinstance(tools, str) else tools)

@@ -10,6 +10,11 @@ Keyword arguments every loop takes:
         holds the history so far), never an endless loop.
     tools: names of the tools to offer in this request (default: all); a call to any other
         tool is answered with an unknown-tool error result.
+    toolset: the name of a toolset (the package's TOOLSETS) to offer instead of `tools`.
+Tools with defer_loading are found through the provider's tool search (Anthropic, OpenAI
+Responses: in the schema file), elsewhere through a `search_tools` function the loop answers
+itself (toolnexus_runtime.search). Server-executed blocks (hosted tools, tool search) stay in
+the history and are never dispatched.
     tool_timeout: seconds each tool call may take before it becomes an error result.
     on_tool_call: called with each ToolCall before it runs (sync or async); return a ToolResult
         to answer without running the tool (for approval), or None to run it.
@@ -22,8 +27,10 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Collection, Sequence
 from dataclasses import dataclass, field, replace
+from inspect import isawaitable
 from typing import Any, ClassVar
 
+from . import search
 from .core import (
     OnToolCall,
     OnToolResult,
@@ -35,6 +42,7 @@ from .core import (
     ToolResult,
 )
 from .portal import run_sync
+from .toolsets import function_name, subset
 
 DEFAULT_MAX_TURNS = 10
 
@@ -77,6 +85,7 @@ class LoopOptions:
     on_tool_call: OnToolCall | None = None
     on_tool_result: OnToolResult | None = None
     context: ToolContext | None = None
+    toolset: str | None = None
 
 
 def dump(obj: Any) -> Any:
@@ -111,28 +120,66 @@ class Conversation:
         max_turns = options.max_turns
         if isinstance(max_turns, bool) or not isinstance(max_turns, int) or max_turns < 1:
             raise ValueError(f"max_turns must be a positive integer, not {max_turns!r}")
-        allowed = toolkit._tool_subset(options.tools)
+        allowed = toolkit._tool_subset(options.tools, options.toolset)
         self.toolkit = toolkit
         self.history = history
         self.max_turns = max_turns
         self.records: list[tuple[ToolCall, ToolResult]] = []
+        on_tool_call = options.on_tool_call
+        self.context = options.context
+        self.sent = toolkit.sent_names(self.NAME)
+        offered = allowed
+        if allowed is not None:  # the names this provider's file gives them (name_aliases)
+            offered = frozenset(self.sent.get(name, name) for name in allowed)
+        self.schemas = self.select(toolkit._provider_schema(self.NAME), offered)
+        self.deferred: dict[str, str] = {}  # sent name -> description, not loaded yet
+        if self.NAME in search.TARGETS and toolkit._has_deferred():
+            self.deferred = {
+                self.sent.get(t["name"], t["name"]): t.get("description", "")
+                for t in toolkit._provider_schema("tools")
+                if t.get("defer_loading") and (allowed is None or t["name"] in allowed)
+            }
+        if self.deferred:  # loaded tools plus search_tools, answered here
+            self.catalogue = search.Catalogue(self.deferred)
+            self.loaded: set[str] = set()
+            self.full = self.schemas
+            self._offer()
+            on_tool_call = self._searching(options.on_tool_call)
         self.policy = Policy(
             options.tool_timeout,
             allowed,
-            options.on_tool_call,
+            on_tool_call,
             options.on_tool_result,
             self.records,
         )
-        self.context = options.context
-        if allowed is not None:  # the names this provider's file gives them (name_aliases)
-            sent = toolkit.sent_names(self.NAME)
-            allowed = frozenset(sent.get(name, name) for name in allowed)
-        self.schemas = self.select(toolkit._provider_schema(self.NAME), allowed)
         self.base_request = request
 
-    # Each provider fills these in.
     def select(self, schemas: Any, allowed: frozenset[str] | None) -> Any:
-        raise NotImplementedError
+        """The tools this loop sends, from the provider's file (allowed: names as it spells
+        them; None: all)."""
+        return subset(self.NAME, schemas, allowed)
+
+    # -- client-side tool search (providers without one) ---------------------------------------
+
+    def _offer(self) -> None:
+        kept = [name for name in self.deferred if name not in self.loaded]
+        visible = None if not kept else _all_but(self.NAME, self.full, kept)
+        self.schemas = search.add_search_tool(self.NAME, self.select(self.full, visible))
+
+    def _searching(self, hook: OnToolCall | None) -> OnToolCall:
+        async def on_tool_call(call: ToolCall) -> ToolResult | None:
+            if call.name != search.NAME:
+                return None if hook is None else await _maybe(hook(call))
+            query, limit = search.arguments(call.arguments)
+            waiting = [name for name in self.deferred if name not in self.loaded]
+            found = self.catalogue.search(query, limit, waiting) if waiting else []
+            self.loaded.update(found)
+            self._offer()
+            return ToolResult(search.found_text(found, self.deferred), data={"loaded": found})
+
+        return on_tool_call
+
+    # Each provider fills these in.
 
     def request(self) -> dict[str, Any]:
         raise NotImplementedError
@@ -179,6 +226,20 @@ class Conversation:
     def exhausted(self, response: Any) -> MaxTurnsExceeded:
         run = RunResult(response, self.history, self.max_turns, self.records)
         return MaxTurnsExceeded(self.NAME, self.max_turns, run)
+
+
+async def _maybe(value: Any) -> Any:
+    return await value if isawaitable(value) else value
+
+
+def _all_but(target: str, tools: Any, hidden: Sequence[str]) -> frozenset[str]:
+    """The names of every function tool in a provider's list but the hidden ones."""
+    if target == "gemini":
+        entries = [d for wrapper in tools for d in wrapper.get("functionDeclarations", ())]
+        names = {d.get("name") for d in entries}
+    else:
+        names = {function_name(target, entry) for entry in tools}
+    return frozenset(name for name in names if name is not None and name not in hidden)
 
 
 def messages(history: Any) -> list[Any]:

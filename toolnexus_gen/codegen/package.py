@@ -49,6 +49,7 @@ def environment() -> jinja2.Environment:
     env.filters["docstring"] = docstring
     env.filters["handler_method"] = handler_method
     env.filters["binding_literal"] = binding_literal
+    env.filters["toolset_entry"] = toolset_entry
     return env
 
 
@@ -62,6 +63,17 @@ def binding_literal(binding: str) -> str:
     return lines.removeprefix(" " * BINDING_INDENT + "binding=").removesuffix(",")
 
 
+def toolset_entry(item: tuple[str, tuple[str, ...]]) -> str:
+    """One TOOLSETS entry as ruff format writes it (a one-tool tuple on one line when it fits)."""
+    name, members = item
+    if len(members) == 1:
+        line = f"        {py_str(name)}: ({py_str(members[0])},),"
+        if len(line) <= 100:
+            return line
+    inner = "".join(f"            {py_str(member)},\n" for member in members)
+    return f"        {py_str(name)}: (\n{inner}        ),"
+
+
 def model_header(header: Header) -> str:
     """The header every model module starts with."""
     return environment().get_template("_header.jinja").render(_header_context(header)).rstrip("\n")
@@ -70,6 +82,9 @@ def model_header(header: Header) -> str:
 def _header_context(header: Header) -> dict[str, Any]:
     return {"specs_rel": header.specs_rel, "command": header.command}
 
+
+# What dispatch.py defines, besides one to_<target> per target.
+DISPATCH_NAMES = ["TOOLS", "TOOLSETS", "Toolkit", "allowed_tools", "tool_definitions"]
 
 # The files render_package writes (the models aside), whatever the targets.
 PACKAGE_FILES = ("py.typed", *PACKAGE_TEMPLATES)
@@ -87,6 +102,7 @@ def render_package(
         **_header_context(header),
         "tools": toolset.tools,
         "targets": toolset.targets,
+        "toolsets": toolset.toolsets,
         "target_types": {name: info.python_type for name, info in INFO.items()},
         "target_docs": {name: info.python_doc for name, info in INFO.items()},
         "exports": _exports(toolset),
@@ -153,7 +169,7 @@ SKILLS_FILE = "schemas/skills.json"
 
 
 def _dispatch_names(toolset: ToolSet) -> list[str]:
-    names = ["TOOLS", "Toolkit", "tool_definitions", *(f"to_{t}" for t in toolset.targets)]
+    names = [*DISPATCH_NAMES, *(f"to_{t}" for t in toolset.targets)]
     return ruff_sorted(names + (["skills_prompt"] if SKILLS_FILE in toolset.files else []))
 
 
@@ -164,7 +180,14 @@ def package_keys(toolset: ToolSet, header: Header) -> dict[str, Any]:
     names = [
         [t.name, t.python.method, t.python.model, t.python.module, t.binding] for t in toolset.tools
     ]
-    common = [header.specs_rel, header.command, list(toolset.targets), names, list(toolset.files)]
+    common = [
+        header.specs_rel,
+        header.command,
+        list(toolset.targets),
+        names,
+        list(toolset.files),
+        toolset.toolsets,
+    ]
     keys: dict[str, Any] = {name: common for name in PACKAGE_FILES}
     keys["handlers.py"] = [*common, [t.description for t in toolset.tools]]
     keys[HANDLERS_HEAD] = common  # what update_handlers keeps
@@ -177,6 +200,8 @@ HANDLERS_HEAD = "handlers.py (head)"
 def _exports(toolset: ToolSet) -> list[str]:
     names = [
         "TOOLS",
+        "TOOLSETS",
+        "allowed_tools",
         "MaxTurnsExceeded",
         "RunResult",
         "ToolCall",

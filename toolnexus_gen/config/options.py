@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from toolnexus_gen.config.many import Many
 from toolnexus_gen.config.pyproject import Config, Setting, find_pyproject
 from toolnexus_gen.targets.registry import NAMES
 
@@ -39,6 +40,7 @@ class BuildOptions:
     builtins: Setting | None = None  # which built-in tools join the build (sources/builtins.py)
     skills: Setting | None = None  # the folder of SKILL.md files (sources/skills.py)
     base_url: str | None = None  # relative `http` URLs in specs are appended to it
+    many: Many = field(default_factory=Many)  # toolsets, budgets, tool search, hosted tools
 
     @property
     def source_folders(self) -> tuple[Path, ...]:
@@ -79,6 +81,7 @@ def resolve_options(
         builtins=config.builtins,
         skills=config.skills,
         base_url=config.base_url,
+        many=config.many,
     )
 
 

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from toolnexus_gen.config.many import Many, read_many
 from toolnexus_gen.diagnostics import Diagnostic, DiagnosticsError
 from toolnexus_gen.fs.paths import display_path
 from toolnexus_gen.targets.registry import NAMES, OPTIONS
@@ -30,6 +31,8 @@ KEYS: dict[str, Any] = {
     "base_url": str,
     "mcp_config": str,  # the MCP servers `toolnexus-gen sync` snapshots (README: MCP servers)
 }
+# Read by config/many.py: toolsets, budgets, the tool search tool, hosted tools.
+MANY_KEYS = ("toolsets", "hosted", "max_tool_tokens", "tool_search")
 # profile = "reach": every tool to every target, each step a warning (README: Reach).
 PROFILES = ("reach",)
 
@@ -60,6 +63,7 @@ class Config:
     target_options: dict[str, dict[str, Any]] = field(default_factory=dict)
     builtins: Setting | None = None  # the value as written (bool, list of names, or a table)
     skills: Setting | None = None  # its value: the skills folder (a Path)
+    many: Many = field(default_factory=Many)
 
 
 def find_pyproject(start: Path) -> Path | None:
@@ -118,8 +122,10 @@ def load_config(start: Path) -> Config:
     for key, value in section.items():
         if key in NAMES and isinstance(value, dict):
             options[key] = _target_options(key, value, bad)
+        elif key in MANY_KEYS:
+            continue
         elif key not in KEYS:
-            known = ", ".join([*KEYS, *NAMES])
+            known = ", ".join([*KEYS, *MANY_KEYS, *NAMES])
             bad(key, f"unknown key {key!r} in [tool.{SECTION}] (known: {known})")
         elif key == "builtins":
             problem = _builtins_problem(value)
@@ -153,6 +159,11 @@ def load_config(start: Path) -> Config:
     base_url = values.get("base_url")
     if base_url is not None and not _is_http_url(base_url):
         bad("base_url", f"base_url must be an absolute http(s) URL, not {base_url!r}")
+
+    def bad_at(place: tuple[int, int], code: str, message: str) -> None:
+        problems.append(Diagnostic(display, place[0], place[1], code, message))
+
+    many = read_many(section, text, display, bad_at)
     if problems:
         raise DiagnosticsError(problems)
     root = path.parent
@@ -176,6 +187,7 @@ def load_config(start: Path) -> Config:
         target_options=options,
         builtins=setting("builtins", values.get("builtins")),
         skills=setting("skills", root / values["skills"] if "skills" in values else None),
+        many=many,
     )
 
 

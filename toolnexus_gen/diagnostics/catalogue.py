@@ -54,7 +54,7 @@ CODES: dict[str, tuple[str, str]] = {
     "TN108": (
         "unknown key",
         "The envelope only knows name, title, description, input_schema, output_schema, examples,\n"
-        "strict, annotations and targets. Keys starting with x- are ignored; anything else is a typo\n"
+        "strict, annotations, source, groups, defer_loading and targets. Keys starting with x- are ignored; anything else is a typo\n"
         "or a misplaced schema keyword.\nFix: correct the key, move it into input_schema, or prefix it with x-.",
     ),
     "TN109": (
@@ -383,6 +383,24 @@ CODES: dict[str, tuple[str, str]] = {
         "for tools/list, a cursor that repeats). Its snapshot is left as it was.\n"
         "Fix: check that the command starts an MCP server on stdio (and logs to stderr only).",
     ),
+    "TN460": (
+        "unknown group or tool in a toolset",
+        "A toolset in [tool.toolnexus-gen.toolsets] names a group no spec is in, or a tool no spec\n"
+        "defines. The message points at the name in pyproject.toml.\n"
+        "Fix: correct the name, or add `groups: [...]` to the specs that belong to the group.",
+    ),
+    "TN462": (
+        "toolset over its token budget (max_tool_tokens)",
+        "The estimated tokens of the tool definitions a request sends with this toolset (or with\n"
+        "every tool, when there are no toolsets) exceed max_tool_tokens, globally or for the toolset.\n"
+        "Estimates are offline (README: Token budgets); `toolnexus-gen list --budget` shows them.\n"
+        "Fix: split the toolset, defer rarely used tools (defer_loading: true), or shorten descriptions.",
+    ),
+    "TN468": (
+        "toolset selects no tool",
+        "Every group and tool a toolset names exists, but none of them is a tool it can send.\n"
+        "Fix: name the tools or groups it should hold.",
+    ),
     "TN801": (
         "invalid pyproject.toml",
         "The nearest pyproject.toml does not parse as TOML.\nFix: correct it at the given line.",
@@ -391,8 +409,8 @@ CODES: dict[str, tuple[str, str]] = {
         "invalid [tool.toolnexus-gen] setting",
         "A key or value in [tool.toolnexus-gen] is unknown or has the wrong type. Keys: specs, out,\n"
         "targets, ignore, name_aliases, profile, builtins, skills, base_url (what relative http URLs\n"
-        "are appended to), mcp_config (the MCP servers sync reads), and one table per target for its\n"
-        "options (e.g. [tool.toolnexus-gen.gemini]\n"
+        "are appended to), mcp_config (the MCP servers sync reads), toolsets, hosted, max_tool_tokens,\n"
+        "tool_search, and one table per target for its options (e.g. [tool.toolnexus-gen.gemini]\n"
         'schema_field = "parametersJsonSchema").\nFix: as the message says.',
     ),
 }
@@ -553,11 +571,12 @@ RULES: dict[str, Rule] = {
             "TN318",
             "too many Gemini function declarations",
             "gemini",
-            W,
+            E,
             "tools[0].function_declarations: [FIELD_INVALID] At most 512 function declarations "
             "can be specified. (Vertex: 128)",
-            "send a subset per request (run_gemini(tools=[...])), or exclude some tools from "
-            "gemini. A warning: the file may hold more tools than one request sends",
+            "define toolsets ([tool.toolnexus-gen.toolsets]) and send one per request "
+            "(run_gemini(toolset=...)), or exclude some tools from gemini. With toolsets this is a "
+            "warning for the whole set (each toolset is checked on its own: TN461)",
         ),
         Rule(
             "TN319",
@@ -601,10 +620,12 @@ RULES: dict[str, Rule] = {
             "TN330",
             "more than 128 tools for OpenAI",
             "openai, openai_responses",
-            W,
+            E,
             "Invalid 'tools': array too long. Expected an array with maximum length 128",
-            "send a subset per request (run_openai(tools=[...])), or exclude some tools from the "
-            "openai targets. A warning: the file may hold more tools than one request sends",
+            "define toolsets ([tool.toolnexus-gen.toolsets]) and send one per request "
+            "(run_openai(toolset=...)), or exclude some tools from the openai targets. With "
+            "toolsets this is a warning for the whole set (each toolset is checked on its own: "
+            "TN461)",
         ),
         Rule(
             "TN340",
@@ -730,6 +751,62 @@ RULES: dict[str, Rule] = {
             E,
             "pattern: no backreferences, lookaround or \\b",
             "simplify the pattern or drop strict",
+        ),
+        Rule(
+            "TN461",
+            "toolset over a provider's per-request limit",
+            "openai, openai_responses, gemini, anthropic (strict)",
+            E,
+            "Invalid 'tools': array too long. Expected an array with maximum length 128 (OpenAI); "
+            "At most 512 function declarations can be specified (Gemini); Schema is too complex "
+            "for compilation (Anthropic strict)",
+            "split the toolset, or move some of its tools to another one",
+        ),
+        Rule(
+            "TN463",
+            "every tool deferred",
+            "anthropic, openai_responses (and the loops' client-side search)",
+            E,
+            "a request whose every tool has defer_loading: true is rejected (400)",
+            "keep at least one tool loaded (defer_loading: false), in the whole set and in each "
+            "toolset",
+        ),
+        Rule(
+            "TN464",
+            "deferred Anthropic tool with input_examples",
+            "anthropic",
+            E,
+            "tool search is not compatible with input_examples",
+            "remove the spec's examples, drop defer_loading, or exclude anthropic for the tool",
+        ),
+        Rule(
+            "TN465",
+            "hosted tool on a target that cannot carry it",
+            "openai (Chat Completions), bedrock, mcp",
+            E,
+            "Chat Completions takes only function and custom tools; Bedrock Converse only "
+            "toolSpec, systemTool and cachePoint",
+            "declare the hosted tool for openai_responses, anthropic or gemini only",
+        ),
+        Rule(
+            "TN466",
+            "tool named like a provider tool in the same request",
+            "anthropic (hosted and tool search tools), openai, gemini, bedrock (search_tools)",
+            E,
+            "tool names must be unique within a request; Anthropic's server and tool search tools "
+            "have fixed names (web_search, web_fetch, code_execution, bash, memory, "
+            "tool_search_tool_bm25, ...)",
+            "rename the tool",
+        ),
+        Rule(
+            "TN467",
+            "Gemini built-in tools beside function declarations",
+            "gemini",
+            W,
+            "Tool use with function calling is unsupported (Gemini 2.x); Gemini 3 needs "
+            "toolConfig.includeServerSideToolInvocations",
+            "use a Gemini 3 model (the loops set includeServerSideToolInvocations); for Gemini 2.x, "
+            "leave the hosted tool out of gemini",
         ),
         Rule(
             "TN360",

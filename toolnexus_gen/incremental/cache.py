@@ -240,6 +240,7 @@ class NoOp:
     tools: int
     targets: int
     files: int  # generated files (the manifest not counted)
+    budget: str = ""  # the build summary's token line
 
 
 def build_key(options: Any) -> str:
@@ -260,6 +261,7 @@ def build_key(options: Any) -> str:
                 "skills": _setting(options.skills, options.root),
                 "base_url": options.base_url,
                 "profile": options.profile,
+                "many": options.many.key(),
                 "command": header_for(options).command,
                 # diagnostics are recorded with paths relative to the working folder
                 "cwd": os.getcwd(),
@@ -312,7 +314,13 @@ def fast_noop(options: Any, state: dict[str, Any] | None, *, check: bool) -> NoO
             return None
     if not check and _extra_files(out, outputs):
         return None  # let the full build explain (a file it did not write, a symlink) or clean up
-    return NoOp(state["diagnostics"], state["tools"], state["targets"], len(outputs) - 1)
+    return NoOp(
+        state["diagnostics"],
+        state["tools"],
+        state["targets"],
+        len(outputs) - 1,
+        state.get("budget", ""),
+    )
 
 
 def _extra_files(out: str, outputs: dict[str, list[Any]]) -> bool:
@@ -342,6 +350,7 @@ def save_state(
     diagnostics: list[list[Any]],
     tools: int,
     reuse: dict[str, Any],
+    budget: str = "",
 ) -> None:
     """Record a successful build, under the output lock once its files are written: `outputs`
     is [size, mtime_ns, SHA-256] of each file as written (output.Report.recorded), `reuse`
@@ -354,6 +363,7 @@ def save_state(
         "diagnostics": diagnostics,
         "tools": tools,
         "targets": len(options.targets),
+        "budget": budget,
         # each spec's model input (spec.load.model_input): read before any worker starts
         "models": {rel: unit.get("model_input") for rel, unit in reuse.get("units", {}).items()},
     }

@@ -70,6 +70,7 @@ class Generated:
     reused: int = 0  # specs whose unit came from the last build
     inputs: Snapshot | None = None  # the spec folder as the build read it
     known: dict[str, list[Any]] = field(default_factory=dict)  # the last build's output files
+    budget: str = ""  # the largest request's estimated tokens, in words (toolsets.summary)
 
 
 @dataclass
@@ -89,8 +90,9 @@ def analyse(
     """Every spec's unit (the reused ones given, the others made now), the specs the sources
     contributed among them, and the whole set's diagnostics; nothing is rendered."""
     paths = discover(options.specs) if paths is None else paths
-    from toolnexus_gen.pipeline.units import make_units
-    from toolnexus_gen.spec.validate import cross_tool
+    from toolnexus_gen.pipeline.toolsets import check as check_set
+    from toolnexus_gen.pipeline.toolsets import resolve, with_toolsets
+    from toolnexus_gen.spec.cross import cross_tool
     from toolnexus_gen.targets import TARGETS
 
     links = escaping_links(options.specs)  # refused, never read
@@ -101,7 +103,13 @@ def analyse(
         if path.relative_to(options.specs).as_posix() not in known and path not in links
     ]
     made = [spec for spec in contribution.specs if spec.rel not in known]
-    units = [*reused, *make_units(fresh, options, header_for(options), memo or Memo(None), made)]
+    units = list(reused)
+    if (
+        fresh or made
+    ):  # every spec reused (list after a build): the per-spec stage is never imported
+        from toolnexus_gen.pipeline.units import make_units
+
+        units += make_units(fresh, options, header_for(options), memo or Memo(None), made)
     diagnostics = [d for unit in units for d in unit.diagnostics]
     diagnostics += contribution.diagnostics
     for link in links:
@@ -141,10 +149,14 @@ def analyse(
             )
         )
     diagnostics += _alias_collisions(toolset)
+    members, unknown = resolve(toolset.tools, options.many)
+    diagnostics += unknown
+    toolset = with_toolsets(toolset, members)
     if not has_errors(diagnostics):  # per-request limits, over every tool a target carries
         for name in options.targets:
             carried = [tool for tool in toolset.tools if tool.for_target(name)]
             diagnostics += TARGETS[name].check_all(carried, options.target_options.get(name, {}))
+        diagnostics += check_set(toolset, options)
     diagnostics = sorted(set(d for d in diagnostics if not _ignored(d, options.ignore)))
     return Analysis(toolset, units, diagnostics)
 
@@ -267,7 +279,7 @@ def generate(
             updated = update_handlers(old, toolset, remade) if old is not None else None
             if updated is not None:
                 package["handlers.py"] = updated
-        rendered = render(toolset, analysis.units, header, package)
+        rendered = render(toolset, analysis.units, header, package, options.many)
         rendered.files.update(contribution.files)
         reuse = records(analysis.units, rendered.layout, keys)  # while the workers warm up
         try:
@@ -276,7 +288,10 @@ def generate(
             return Generated(None, toolset, sorted(diagnostics + exc.diagnostics))
     files = dict(sorted(rendered.files.items()))
     known = previous.state.get("outputs", {}) if previous else {}
-    return Generated(files, toolset, diagnostics, memo, reuse, len(reused), inputs, known)
+    from toolnexus_gen.pipeline.toolsets import budget, summary
+
+    told = summary(budget(toolset, options), bool(toolset.toolsets))
+    return Generated(files, toolset, diagnostics, memo, reuse, len(reused), inputs, known, told)
 
 
 def _ignored(diagnostic: Diagnostic, ignore: frozenset[str]) -> bool:
@@ -292,4 +307,24 @@ def save_build(options: BuildOptions, result: Generated, report: Report) -> None
     assert result.inputs is not None and result.toolset is not None
     recorded = [[d.severity.value, d.format()] for d in result.diagnostics]
     tools = len(result.toolset.tools)
-    save_state(options, result.inputs, report.recorded, recorded, tools, result.reuse)
+    save_state(
+        options, result.inputs, report.recorded, recorded, tools, result.reuse, result.budget
+    )
+
+
+def analyse_reusing(options: BuildOptions, contribution: Contribution = NOTHING) -> Analysis:
+    """analyse(), with the units of specs unchanged since the last build taken from its record
+    (`list` after a build reads the state instead of every spec)."""
+    from toolnexus_gen.incremental.cache import load_state
+    from toolnexus_gen.incremental.reuse import Previous
+
+    state = load_state(options)
+    if state is None:
+        return analyse(options, contribution=contribution)
+    inputs = snapshot_inputs(options.specs, state)
+    inputs.sources = snapshot_sources(options, state)
+    memo = Memo(options.out)
+    paths = _spec_paths(options.specs, inputs)
+    previous = Previous(options, inputs, state, memo, load_reuse(options, state))
+    reused = previous.units(paths, contribution.specs)
+    return analyse(options, memo, paths, reused, contribution)

@@ -9,17 +9,20 @@ datamodel-code-generator.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from toolnexus_gen.codegen.models import model_sources
 from toolnexus_gen.codegen.package import PACKAGE_FILES, model_header, render_package
+from toolnexus_gen.config.many import Many
 from toolnexus_gen.config.options import Header
 from toolnexus_gen.incremental.cache import Memo
 from toolnexus_gen.ir import ToolSet, Unit
+from toolnexus_gen.pipeline.toolsets import extras
 from toolnexus_gen.pipeline.units import files_of
-from toolnexus_gen.targets.base import assemble
+from toolnexus_gen.targets import TARGETS
+from toolnexus_gen.targets.base import assemble, encode_entry, entry_depth
 
 FileMap = dict[str, str]
 GITIGNORE = "# Written by toolnexus-gen.\n.toolnexus-gen.lock\n.toolnexus-gen.cache/\n"
@@ -32,22 +35,38 @@ class Rendered:
     layout: dict[str, dict[str, tuple[int, int]]] = field(default_factory=dict)
 
 
+def _beside(document: Callable[[list[Any]], Any], added: list[Any]) -> Callable[[list[Any]], Any]:
+    return lambda entries: [*document(entries), *added]
+
+
 def render(
     toolset: ToolSet,
     units: Sequence[Unit],
     header: Header,
     reused: dict[str, str] | None = None,
+    many: Many | None = None,
 ) -> Rendered:
     """Every file but the models (render_models). `units` in name order, one per tool of
     toolset; `reused` holds the last build's package files that are still what render_package
     would write (the others are rendered)."""
     rendered = Rendered({})
+    many = many or Many()
     for file, document in files_of(toolset.targets).items():
         carried = [unit for unit in units if file in unit.entries]
-        text, places = assemble(document, [unit.entries[file] for unit in carried])
+        encoded = [unit.entries[file] for unit in carried]
+        target = next((name for name in toolset.targets if TARGETS[name].file == file), None)
+        if target is not None:  # after its tools: its tool search tool, hosted tools
+            infos = [unit.info for unit in carried if unit.info is not None]
+            added = extras(target, infos, many)
+            if target == "gemini":  # built-in tools stand beside the functionDeclarations wrapper
+                document = _beside(document, added)
+            else:
+                depth = entry_depth(document)
+                encoded += [encode_entry(entry, depth) for entry in added]
+        text, places = assemble(document, encoded)
         rendered.files[file] = text
         rendered.layout[file] = {
-            unit.rel: place for unit, place in zip(carried, places, strict=True)
+            unit.rel: place for unit, place in zip(carried, places[: len(carried)], strict=True)
         }
     aliases = alias_file(toolset)
     if aliases is not None:

@@ -22,6 +22,7 @@ from toolnexus_gen.diagnostics import has_errors
 from toolnexus_gen.incremental.cache import Memo, canonical, sha, unit_key
 from toolnexus_gen.ir import PLACED_KEYS, Contributed, Document, Tool, ToolInfo, Unit
 from toolnexus_gen.pipeline.emit import emit
+from toolnexus_gen.pipeline.tokens import estimate
 from toolnexus_gen.spec.bundle import bundle_tool
 from toolnexus_gen.spec.digest import model_input
 from toolnexus_gen.spec.load import Loader, LoadError, load_document
@@ -53,6 +54,8 @@ def _definition(tool: Tool) -> dict[str, Any]:
     }
     if tool.output_schema is not None:
         entry["output_schema"] = tool.output_schema
+    if tool.defer_loading:  # the loops' client-side search_tools loads it on demand
+        entry["defer_loading"] = True
     return entry
 
 
@@ -124,6 +127,7 @@ def _unit(
     aliases: list[tuple[str, str]] = []
     argument_aliases: list[tuple[str, str]] = []
     null_maps: list[tuple[str, str]] = []
+    tokens: list[tuple[str, int]] = []
     for name in options.targets:
         if not tool.for_target(name):
             continue
@@ -144,6 +148,7 @@ def _unit(
             null_maps.append((name, made.null_map))
         if made.entry is not None:
             entries[target.file] = encode_entry(made.entry, depths[target.file])
+            tokens.append((name, estimate(made.entry)))
     entries[TOOLS_FILE] = encode_entry(_definition(tool), depths[TOOLS_FILE])
     job = model_job(tool)
     info = replace(
@@ -151,6 +156,7 @@ def _unit(
         aliases=tuple(aliases),
         argument_aliases=tuple(argument_aliases),
         null_maps=tuple(null_maps),
+        tokens=tuple(tokens),
     )
     return Unit(
         rel,
@@ -177,4 +183,6 @@ def info_of(tool: Tool) -> ToolInfo:
         strict=tool.strict,
         strict_counts=counts,
         binding=None if tool.binding is None else canonical(tool.binding),
+        groups=tool.groups,
+        defer_loading=tool.defer_loading,
     )

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import re
-from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from functools import cache
 from importlib import resources
@@ -23,7 +22,8 @@ from jsonschema import Draft202012Validator
 from toolnexus_gen.diagnostics import Diagnostic, Severity
 from toolnexus_gen.incremental.cache import Memo
 from toolnexus_gen.incremental.parallel import PARALLEL_MIN, parallel_map
-from toolnexus_gen.ir import Document, Tool, ToolInfo
+from toolnexus_gen.ir import Document, Tool
+from toolnexus_gen.spec.cross import cross_tool as cross_tool  # names across specs
 from toolnexus_gen.spec.http import http_binding
 from toolnexus_gen.spec.load import Loader
 from toolnexus_gen.spec.naming import python_names
@@ -282,6 +282,8 @@ def _validate_document(
         annotations=envelope.get("annotations"),
         targets=selected,
         binding=binding,
+        groups=tuple(envelope.get("groups", ())),
+        defer_loading=bool(envelope.get("defer_loading", False)),
         schema_pointer=schema_pointer,
     )
     return tool, out.diagnostics + notes.diagnostics
@@ -521,50 +523,6 @@ def _target_selection(
                 )
     chosen = set(selection.get("only", NAMES)) - set(selection.get("exclude", []))
     return frozenset(chosen)
-
-
-def cross_tool(tools: Iterable[ToolInfo]) -> list[Diagnostic]:
-    """Names across specs: duplicates, and names that become the same Python name."""
-    diagnostics: list[Diagnostic] = []
-    by_name: dict[str, list[ToolInfo]] = defaultdict(list)
-    for tool in tools:
-        by_name[tool.name].append(tool)
-    for name, same in sorted(by_name.items()):
-        for tool in same[1:]:
-            first = same[0].display
-            diagnostics.append(
-                _at_name(tool, "TN115", f"tool name {name!r} is already defined by {first}")
-            )
-    unique = sorted((same[0] for same in by_name.values()), key=lambda t: t.name)
-    owners: dict[tuple[str, str], ToolInfo] = {}
-    clashes: dict[tuple[str, str], list[str]] = defaultdict(list)
-    for tool in unique:
-        for attr, what in (
-            ("method", "handler method"),
-            ("model", "model class"),
-            ("module", "model module"),
-        ):
-            value = getattr(tool.python, attr)
-            key = (attr, value.lower() if attr == "module" else value)
-            other = owners.setdefault(key, tool)
-            if other is not tool:
-                clashes[(other.name, tool.name)].append(f"{what} {value!r}")
-    for (first, second), names in clashes.items():
-        tool, other = by_name[second][0], by_name[first][0]
-        diagnostics.append(
-            _at_name(
-                tool,
-                "TN116",
-                f"tools {first!r} ({other.display}) and {second!r} both become the Python "
-                f"{', '.join(names)}; rename one of them",
-            )
-        )
-    return diagnostics
-
-
-def _at_name(tool: ToolInfo, code: str, message: str) -> Diagnostic:
-    line, col = tool.place("name")
-    return Diagnostic(tool.display, line, col, code, message)
 
 
 def _did_you_mean(key: str, known: Iterable[str]) -> str:

@@ -125,3 +125,9 @@ class Target:
     # profile = "reach": the options of a second form of entry that carries more of JSON Schema,
     # for a tool the configured form cannot carry (None: the target has no other form)
     fallback: Callable[[dict[str, Any]], dict[str, Any] | None] | None = None
+    # its tool search tool's entry (tool_search mode -> entry), where deferred tools load
+    # provider-side; elsewhere the loops offer a client-side search_tools tool
+    search_tool: Callable[[str], dict[str, Any]] | None = None
+    hosted: bool = False  # whether its requests carry provider-executed (hosted) tools
+    # the most tools one request takes, and the rule saying so
+    max_tools: tuple[int, str] | None = None

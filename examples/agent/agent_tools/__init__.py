@@ -28,7 +28,9 @@ from toolnexus_runtime.mcp import mcp_server, serve_mcp
 
 from .dispatch import (
     TOOLS,
+    TOOLSETS,
     Toolkit,
+    allowed_tools,
     skills_prompt,
     to_anthropic,
     to_bedrock,
@@ -55,6 +57,7 @@ from .models import (
 
 __all__ = [
     "TOOLS",
+    "TOOLSETS",
     "ApplyPatchArgs",
     "BashArgs",
     "EditArgs",
@@ -76,6 +79,7 @@ __all__ = [
     "ToolSpec",
     "Toolkit",
     "WriteArgs",
+    "allowed_tools",
     "mcp_server",
     "serve_mcp",
     "skills_prompt",

@@ -28,7 +28,9 @@ from toolnexus_runtime.mcp import mcp_server, serve_mcp
 
 from .dispatch import (
     TOOLS,
+    TOOLSETS,
     Toolkit,
+    allowed_tools,
     to_anthropic,
     to_bedrock,
     to_gemini,
@@ -48,6 +50,7 @@ from .models import (
 
 __all__ = [
     "TOOLS",
+    "TOOLSETS",
     "AddToCartArgs",
     "CheckoutArgs",
     "GetProductArgs",
@@ -63,6 +66,7 @@ __all__ = [
     "ToolResult",
     "ToolSpec",
     "Toolkit",
+    "allowed_tools",
     "mcp_server",
     "serve_mcp",
     "to_anthropic",

@@ -28,7 +28,9 @@ from toolnexus_runtime.mcp import mcp_server, serve_mcp
 
 from .dispatch import (
     TOOLS,
+    TOOLSETS,
     Toolkit,
+    allowed_tools,
     to_anthropic,
     to_bedrock,
     to_gemini,
@@ -47,6 +49,7 @@ from .models import (
 
 __all__ = [
     "TOOLS",
+    "TOOLSETS",
     "CreateTodoArgs",
     "DeleteTodoArgs",
     "ListTodosArgs",
@@ -61,6 +64,7 @@ __all__ = [
     "ToolSpec",
     "Toolkit",
     "UpdateTodoArgs",
+    "allowed_tools",
     "mcp_server",
     "serve_mcp",
     "to_anthropic",

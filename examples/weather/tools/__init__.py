@@ -28,7 +28,9 @@ from toolnexus_runtime.mcp import mcp_server, serve_mcp
 
 from .dispatch import (
     TOOLS,
+    TOOLSETS,
     Toolkit,
+    allowed_tools,
     to_anthropic,
     to_bedrock,
     to_gemini,
@@ -45,6 +47,7 @@ from .models import (
 
 __all__ = [
     "TOOLS",
+    "TOOLSETS",
     "GetWeatherArgs",
     "MaxTurnsExceeded",
     "NowArgs",
@@ -57,6 +60,7 @@ __all__ = [
     "ToolResult",
     "ToolSpec",
     "Toolkit",
+    "allowed_tools",
     "mcp_server",
     "serve_mcp",
     "to_anthropic",
