@@ -110,7 +110,7 @@ class Builtins:
         return files.cap(text, self.limit)
 
     async def webfetch(self, args: dict[str, Any]) -> str:
-        return await web.webfetch(args, self.fetch_allow, self.limit)
+        return await web.webfetch(args, self.fetch_allow, self.limit, self.workspace.root)
 
     async def apply_patch(self, args: dict[str, Any]) -> str:
         return await in_thread(lambda stop: patch.apply(self.workspace, args))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import stat
 import time
 from collections.abc import Iterator
@@ -22,6 +23,7 @@ READ_LINES = 2000  # read's default limit
 DEFAULT_MATCHES = 100  # grep and glob's default limit
 MAX_VISITED = 100_000  # files a grep or glob looks at, at most
 GREP_SECONDS = 30.0  # a grep or glob stops at this time limit
+MAX_REPEAT_WEIGHT = 100_000  # nested repeat counts in a grep pattern multiply to at most this
 
 
 def cap(text: str, limit: int, hint: str = "") -> str:
@@ -142,6 +144,12 @@ def grep(ws: Workspace, args: dict[str, Any], limit: int, stop: Event) -> str:
     matches: a pattern that backtracks catastrophically (`(a|aa)+$`) fails the call at the time
     limit instead of holding a thread, and the event loop, for minutes as `re` would."""
     deadline = time.monotonic() + GREP_SECONDS
+    weight = repeat_weight(args["pattern"])
+    if weight > MAX_REPEAT_WEIGHT:
+        raise ToolError(
+            f"the pattern's counted repeats multiply to {weight} (nested {{n}}); grep takes at "
+            f"most {MAX_REPEAT_WEIGHT}. Use + or * instead of large counts."
+        )
     try:
         pattern = regex.compile(args["pattern"], regex.VERSION0 | regex.MULTILINE)
     except (regex.error, ValueError, OverflowError, RecursionError) as exc:
@@ -228,6 +236,54 @@ def _matching_lines(
             counted = begin
             yield number, line
         at = end + 1
+
+
+_COUNT = re.compile(r"\{(\d*)(?:,\d*)?\}")
+
+
+def repeat_weight(pattern: str) -> int:
+    """The largest product of nested minimum repeat counts in a regular expression
+    (`((a{100}){100}){100}`: 1,000,000). The regex module unrolls a repeat's minimum when it
+    compiles, so this is about how large the compiled pattern gets: three nested {1000}s take
+    gigabytes. Read from the text, erring high (whitespace before a count is skipped)."""
+    frames = [1]  # the largest weight inside each open group so far
+    last = 1  # the weight of the item just passed (a group's, or 1 for an atom)
+    i = 0
+    while i < len(pattern):
+        c = pattern[i]
+        if c == "\\":
+            last, i = 1, i + 2
+            continue
+        if c == "[":  # a class: one atom
+            j = i + 1
+            if j < len(pattern) and pattern[j] == "^":
+                j += 1
+            if j < len(pattern) and pattern[j] == "]":
+                j += 1
+            while j < len(pattern) and pattern[j] != "]":
+                j += 2 if pattern[j] == "\\" else 1
+            last, i = 1, j + 1
+            continue
+        if c == "(":
+            frames.append(1)
+            i += 1
+            continue
+        if c == ")" and len(frames) > 1:
+            last = frames.pop()
+            frames[-1] = max(frames[-1], last)
+            i += 1
+            continue
+        if c == "{":
+            count = _COUNT.match(pattern, i)
+            if count is not None:
+                least = int(count.group(1) or 0)
+                frames[-1] = max(frames[-1], last * max(least, 1))
+                last, i = 1, count.end()
+                continue
+        if not c.isspace():
+            last = 1
+        i += 1
+    return max(frames)
 
 
 def _grep_bytes(ws: Workspace, folder: int, name: str, rel: str, named: bool) -> bytes | None:

@@ -22,8 +22,10 @@ from __future__ import annotations
 
 import asyncio
 import http.client
+import importlib.util
 import ipaddress
 import json
+import os
 import socket
 import ssl
 import sys
@@ -61,7 +63,11 @@ def allow_list(hosts: Collection[str] | None) -> frozenset[str] | None:
     return frozenset(host.lower().rstrip(".") for host in hosts)
 
 
-async def webfetch(args: dict[str, Any], allow: frozenset[str] | None, limit: int) -> str:
+async def webfetch(
+    args: dict[str, Any], allow: frozenset[str] | None, limit: int, workspace: str
+) -> str:
+    """One fetch; `workspace` (the folder the file tools write) is kept off the converter's
+    import path, so a module written there is never imported."""
     fmt = args.get("format") or "markdown"
     timeout = float(args.get("timeout") or DEFAULT_TIMEOUT)
     first = args["url"]
@@ -74,7 +80,7 @@ async def webfetch(args: dict[str, Any], allow: frozenset[str] | None, limit: in
         raise ToolError(f"fetching {first} took longer than the timeout ({timeout:g} s).") from None
     kind, text = await in_thread(lambda stop: _decode(body, headers, url))
     if kind in HTML_TYPES and fmt in ("markdown", "text"):
-        text = await _convert(text, fmt)
+        text = await _convert(text, fmt, workspace)
     if len(text) > limit:
         return f"{text[:limit]}\n\n[output cut: {limit} of {len(text)} characters shown]"
     return text
@@ -333,16 +339,22 @@ def _decode(body: bytes, headers: Any, url: str) -> tuple[str, str]:
 
 
 def _need_markdownify() -> None:
+    """An error result when markdownify is not installed (found, not imported: it is imported
+    in the converter's process only)."""
     try:
-        import markdownify  # noqa: F401
-    except ImportError:
+        found = sys.modules.get("markdownify", True) is not None and bool(
+            importlib.util.find_spec("markdownify")
+        )
+    except (ImportError, ValueError):
+        found = False
+    if not found:
         raise ToolError(
             "webfetch cannot make markdown here: the optional extra is missing (pip install "
             "'toolnexus-runtime[webfetch]'). Ask for format 'text' or 'html' instead."
-        ) from None
+        )
 
 
-async def _convert(html: str, fmt: str) -> str:
+async def _convert(html: str, fmt: str, workspace: str) -> str:
     """The page as markdown or text, made in a child process killed at RENDER_SECONDS."""
     if fmt == "markdown":
         _need_markdownify()
@@ -361,7 +373,8 @@ async def _convert(html: str, fmt: str) -> str:
             )
     if child is None:  # no Python to start (a frozen application): in a thread, unbounded
         return await in_thread(lambda stop: _reply(pages.convert, html, fmt))
-    request = json.dumps({"html": html, "format": fmt, "path": sys.path}).encode()
+    path = [p for p in sys.path if os.path.isabs(p) and not _inside(p, workspace)]
+    request = json.dumps({"html": html, "format": fmt, "path": path}).encode()
     try:
         out, _ = await asyncio.wait_for(child.communicate(request), RENDER_SECONDS)
     except asyncio.TimeoutError:  # noqa: UP041 (distinct on 3.10)
@@ -384,6 +397,11 @@ async def _convert(html: str, fmt: str) -> str:
     if "error" in reply:
         raise ToolError(f"{reply['error']}; ask for format 'html' instead.")
     return str(reply["text"])
+
+
+def _inside(path: str, folder: str) -> bool:
+    real = os.path.realpath(path)
+    return real == folder or real.startswith(folder.rstrip(os.sep) + os.sep)
 
 
 def _reply(convert: Any, html: str, fmt: str) -> str:
