@@ -20,6 +20,7 @@ from contextlib import suppress
 from typing import Any
 
 from ..core import ToolError
+from .worker import in_thread
 from .workspace import Workspace
 
 DEFAULT_TIMEOUT_MS = 60_000
@@ -71,7 +72,8 @@ async def bash(ws: Workspace, args: dict[str, Any], limit: int) -> str:
         reader.cancel()
         waiter.cancel()
         raise
-    _kill_all(process.pid)  # at the timeout all of it, else what it left behind
+    # at the timeout all of it, else what it left behind (reading /proc: off the loop)
+    await in_thread(lambda stop: _kill_all(process.pid))
     timed_out = not done
     code = await waiter
     try:  # the pipe closes once the group is gone (a child that left it may keep it open)
