@@ -26,11 +26,11 @@ GREP_SECONDS = 30.0  # a grep or glob stops at this time limit
 MAX_REPEAT_WEIGHT = 100_000  # nested repeat counts in a grep pattern multiply to at most this
 
 
-def cap(text: str, limit: int, hint: str = "") -> str:
+def cap(text: str, limit: int) -> str:
     """`text` cut to `limit` characters, with a note saying what was cut."""
     if len(text) <= limit:
         return text
-    return f"{text[:limit]}\n\n[output cut: {limit} of {len(text)} characters shown{hint}]"
+    return f"{text[:limit]}\n\n[output cut: {limit} of {len(text)} characters shown]"
 
 
 def read(ws: Workspace, args: dict[str, Any], limit: int, stop: Event) -> str:
