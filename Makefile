@@ -19,7 +19,7 @@ GEN := $(VENV)/bin/toolnexus-gen
 $(VENV)/.installed: pyproject.toml runtime/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e './runtime[mcp,otel,webfetch,rest]' -e '.[test]'
+	$(PY) -m pip install --quiet -e './runtime[mcp,otel,webfetch,rest,builtins]' -e '.[test]'
 	touch $@
 
 demo: $(VENV)/.installed
