@@ -844,6 +844,60 @@ def test_a_placeholder_that_is_not_a_property_is_a_located_error(tmp_path: Path)
             "not an environment variable name",
         ),
         ({"url": "https://x.test/a", "body": "xml"}, None, "TN109", "'xml' is not one of"),
+        # headers the HTTP client owns: from an argument, a request smuggling primitive
+        *[
+            (
+                {"url": "https://x.test/a", "method": "POST", "headers": {name: "{v}"}},
+                obj([], v=STR),
+                "TN444",
+                f"header {name!r} is set by the HTTP client itself",
+            )
+            for name in (
+                "Host",
+                "Content-Length",
+                "transfer-encoding",
+                "Connection",
+                "TE",
+                "Upgrade",
+                "Expect",
+                "Trailer",
+                "Keep-Alive",
+                "Proxy-Authorization",
+            )
+        ],
+        *[
+            (
+                {"url": "https://x.test/a", "headers": {name: "v"}},
+                None,
+                "TN444",
+                f"header {name!r} is not a header name",
+            )
+            for name in ("X Y", "X-K:", "X-\u00e9", "X-K\r\nX-Injected", "", "X-{v}")
+        ],
+        (
+            {"url": "https://x.test/a", "headers": {"X-Note": "caf\u00e9"}},
+            None,
+            "TN444",
+            "its text holds '\u00e9', which a header cannot carry",
+        ),
+        # credentials in *-Key, signature and session headers are secrets too
+        *[
+            (
+                {"url": "https://x.test/a", "headers": {name: "0123456789abcdef"}},
+                None,
+                "TN443",
+                f"header {name!r} holds a literal value",
+            )
+            for name in (
+                "Ocp-Apim-Subscription-Key",
+                "DD-APPLICATION-KEY",
+                "X-Functions-Key",
+                "X-Master-Key",
+                "X-Access-Key",
+                "X-Signature",
+                "X-Session-Id",
+            )
+        ],
     ],
 )
 def test_bindings_the_build_refuses(

@@ -288,10 +288,20 @@ CODES: dict[str, tuple[str, str]] = {
     ),
     "TN443": (
         "http binding: literal credential in a header",
-        "A header whose name says it carries a credential (Authorization, Cookie, *api-key*,\n"
-        "*token*, *secret*, ...) has a literal value: it would be copied into the generated package.\n"
+        "A header whose name says it carries a credential (Authorization, Cookie, *api-key*, *-Key,\n"
+        "*token*, *secret*, *signature*, *session*, ...) has a literal value: it would be copied into\n"
+        "the generated package.\n"
         "Fix: write it as ${VAR} ('Bearer ${API_TOKEN}'), read from the environment when the call is\n"
         "made; or, if the value is no secret, list TN443 under ignore.",
+    ),
+    "TN444": (
+        "http binding: header not sendable",
+        "A header in `http.headers` is not an HTTP token (letters, digits and !#$%&'*+-.^_`|~), is one\n"
+        "the HTTP client owns (Host, Content-Length, Transfer-Encoding, Connection, TE, Upgrade,\n"
+        "Expect, Trailer, Keep-Alive, Proxy-*: a tool setting them, from an argument above all, could\n"
+        "smuggle a second request past a proxy), or its literal text holds a line break, a control or\n"
+        "a non-ASCII character.\nFix: remove the header (a proxy belongs to the Toolkit's http_client),\n"
+        "or correct its name or text.",
     ),
     "TN450": (
         "OpenAPI document malformed",
