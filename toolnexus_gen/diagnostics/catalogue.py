@@ -327,6 +327,15 @@ CODES: dict[str, tuple[str, str]] = {
         "into JSON Schema 2020-12) is not valid JSON Schema; the message names the keyword at the\n"
         "place in the document it came from. Nothing is written.\nFix: correct the schema there.",
     ),
+    "TN454": (
+        "OpenAPI security scheme or header not usable",
+        "A security scheme's name holds $, {, }, ;, = or a control character, or the header or cookie\n"
+        "name of an apiKey scheme is not an HTTP token or names a header the HTTP client owns (Host,\n"
+        "Content-Length, Proxy-*, ...). The import makes headers and ${VAR} names from these: a\n"
+        "document must not be able to put template syntax there, or choose which environment\n"
+        "variable is read and sent to its server. Nothing is written.\n"
+        "Fix: correct the name in the document.",
+    ),
     "TN401": (
         "mcp.json cannot be read",
         "The MCP configuration named by mcp_config (default mcp.json) is not JSON: it does not parse,\n"

@@ -56,6 +56,7 @@ from jsonschema import Draft202012Validator
 from toolnexus_gen.diagnostics import Diagnostic, DiagnosticsError
 from toolnexus_gen.ir import Document
 from toolnexus_gen.spec.bundle import ANNOTATIONS, ONE_SCHEMA, SCHEMA_LISTS, SCHEMA_MAPS
+from toolnexus_gen.spec.http import HEADER_NAME, header_problem, placeholders
 from toolnexus_gen.spec.load import LoadError, load_document
 from toolnexus_gen.spec.pointer import escape, join_pointer
 from toolnexus_gen.targets.reading import Imported
@@ -65,6 +66,8 @@ BODY_METHODS = ("POST", "PUT", "PATCH")  # where the binding's default body is j
 IGNORED_HEADERS = {"accept", "content-type", "authorization"}  # OpenAPI: SHALL be ignored
 DROPPED = {"discriminator", "xml", "externalDocs", "nullable", "example"}
 MAX_NAME = 64  # what OpenAI, Gemini and Bedrock take
+# what a security scheme's name may not hold: it must never reach a template as syntax
+UNSAFE_NAME = re.compile(r"[${};=\x00-\x1f\x7f-\x9f]")
 _META = Draft202012Validator(Draft202012Validator.META_SCHEMA)
 
 
@@ -76,21 +79,38 @@ class OpenApiImport(Imported):
     version: str = ""
     # environment variable -> what it holds (security schemes carried as ${VAR} headers)
     env: dict[str, str] = field(default_factory=dict)
+    # environment variable -> the servers (origins) its header is sent to
+    env_servers: dict[str, list[str]] = field(default_factory=dict)
+    env_prefix: str = ""  # what every variable name starts with
     base_url_hint: str | None = None  # the document's server is relative: set base_url
 
 
-def read(path: Path, *, server: str | None = None, tags: Sequence[str] = ()) -> OpenApiImport:
+def read(
+    path: Path,
+    *,
+    server: str | None = None,
+    tags: Sequence[str] = (),
+    env_prefix: str | None = None,
+) -> OpenApiImport:
     """The specs an OpenAPI document holds; raises DiagnosticsError (located) when it cannot
-    be read as OpenAPI 3.x."""
+    be read as OpenAPI 3.x. `env_prefix` starts every environment variable name (default: from
+    the document's title)."""
     try:
         document = load_document(path, scalar_keys=True)
     except LoadError as exc:
         raise DiagnosticsError([exc.diagnostic]) from None
-    reader = _Reader(document, server, frozenset(tags))
+    reader = _Reader(document, server, frozenset(tags), env_prefix)
     out = reader.read()
     if reader.problems:
         raise DiagnosticsError(reader.problems)
     return out
+
+
+def env_prefix_problem(prefix: str) -> str | None:
+    """Why `--env-prefix` cannot start environment variable names, or None."""
+    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", prefix):
+        return "letters, digits and _, not starting with a digit"
+    return None
 
 
 class _Stop(Exception):
@@ -98,11 +118,18 @@ class _Stop(Exception):
 
 
 class _Reader:
-    def __init__(self, document: Document, server: str | None, tags: frozenset[str]) -> None:
+    def __init__(
+        self,
+        document: Document,
+        server: str | None,
+        tags: frozenset[str],
+        env_prefix: str | None = None,
+    ) -> None:
         self.document = document
         self.data = document.data
         self.server = server
         self.tags = tags
+        self.env_prefix = env_prefix
         self.problems: list[Diagnostic] = []
         self.uri = document.path.resolve().as_uri()
         registry: referencing.Registry[Any] = referencing.Registry().with_resource(
@@ -179,6 +206,11 @@ class _Reader:
         self.v30 = version.startswith("3.0")
         info: dict[str, Any] = data["info"] if isinstance(data.get("info"), dict) else {}
         out.title, out.version = str(info.get("title", "")), version
+        out.env_prefix = (
+            self.env_prefix.upper()
+            if self.env_prefix
+            else _title_prefix(out.title, self.document.path.stem)
+        )
         try:
             paths = self.mapping(data.get("paths", {}), "/paths", "paths")
         except _Stop:
@@ -215,6 +247,7 @@ class _Reader:
                     continue
                 seen[name] = f"{method.upper()} {route}"
                 out.specs[name] = spec
+                self._check_env(spec, out, op_at)
         if not self.problems and not out.specs:
             if self.tags:
                 known = ", ".join(sorted(found_tags)) or "none"
@@ -226,6 +259,19 @@ class _Reader:
             else:
                 self.fail("TN450", "the document has no operations to import", "/paths")
         return out
+
+    def _check_env(self, spec: dict[str, Any], out: OpenApiImport, op_at: str) -> None:
+        """Every ${VAR} a written header reads is one the import made and the summary lists:
+        a document never chooses which variable is read (a guard; the names are made here)."""
+        for header, value in spec["http"].get("headers", {}).items():
+            for kind, var in placeholders(value):
+                if kind == "env" and var not in out.env:
+                    self.fail(
+                        "TN454",
+                        f"header {header!r} would read the environment variable {var}, which "
+                        "this import did not name: the document cannot choose what is read",
+                        op_at,
+                    )
 
     # -- servers and security -----------------------------------------------------------------
 
@@ -263,7 +309,7 @@ class _Reader:
         return re.sub(r"\{([^{}]+)\}", default, url).rstrip("/")
 
     def security_headers(
-        self, operation: dict[str, Any], op_at: str, out: OpenApiImport
+        self, operation: dict[str, Any], op_at: str, out: OpenApiImport, origin: str
     ) -> dict[str, str]:
         """Headers for the first security requirement whose schemes can all be carried."""
         if "security" in operation:
@@ -284,7 +330,7 @@ class _Reader:
             env: dict[str, str] = {}
             carried = True
             for scheme_name in requirement:
-                header = self._scheme_header(scheme_name, schemes)
+                header = self._scheme_header(scheme_name, schemes, out.env_prefix)
                 if header is None:
                     carried = False
                     missed.append(scheme_name)
@@ -297,6 +343,9 @@ class _Reader:
             if carried:
                 for var, what in env.items():
                     out.env.setdefault(var, what)
+                    servers = out.env_servers.setdefault(var, [])
+                    if origin not in servers:
+                        servers.append(origin)
                 return headers
         for scheme_name in missed:
             note = (
@@ -308,19 +357,28 @@ class _Reader:
         return {}
 
     def _scheme_header(
-        self, name: str, schemes: dict[str, Any]
+        self, name: str, schemes: dict[str, Any], prefix: str
     ) -> tuple[str, str, str, str] | None:
         """(header, value template, environment variable, what it holds) for a scheme that
-        can be carried, else None."""
+        can be carried, else None. The variable is the prefix and the scheme's name, made a
+        variable name here: the document never chooses it, nor the text around it."""
         pointer = join_pointer("/components/securitySchemes", name)
         try:
-            scheme, _ = self.deref(schemes.get(name), pointer)
+            scheme, scheme_at = self.deref(schemes.get(name), pointer)
         except _Stop:
             return None
         if not isinstance(scheme, dict):  # not defined: said in the summary as not carried
             return None
+        if UNSAFE_NAME.search(name):
+            self.fail(
+                "TN454",
+                f"security scheme name {name!r} holds $, {{, }}, ;, = or a control character",
+                pointer,
+                key=True,
+            )
+            raise _Stop
         kind = scheme.get("type")
-        var = _env_name(name)
+        var = _env_name(name, prefix)
         bearer = kind == "http" and str(scheme.get("scheme", "")).lower() == "bearer"
         if bearer or kind in ("oauth2", "openIdConnect"):
             what = "a bearer token" if kind == "http" else f"an {kind} access token"
@@ -336,6 +394,17 @@ class _Reader:
             and isinstance(scheme.get("name"), str)
         ):
             header = scheme["name"]
+            # a header or cookie name is an HTTP token: nothing else reaches a header template
+            why = header_problem(header) if scheme["in"] == "header" else None
+            if why is None and not HEADER_NAME.fullmatch(header):
+                why = "is not a cookie name (letters, digits and !#$%&'*+-.^_`|~ only)"
+            if why is not None:
+                self.fail(
+                    "TN454",
+                    f"security scheme {name!r}: the {scheme['in']} name {header!r} {why}",
+                    f"{scheme_at}/name",
+                )
+                raise _Stop
             if scheme["in"] == "header":
                 return (
                     header,
@@ -362,11 +431,39 @@ def _scheme_kind(scheme: Any) -> str:
     return str(scheme.get("type"))
 
 
-def _env_name(scheme: str) -> str:
-    """bearerAuth -> BEARER_AUTH, api_key -> API_KEY."""
+def _env_name(scheme: str, prefix: str) -> str:
+    """The prefix, then the scheme's name in capitals: bearerAuth -> WEATHER_BEARER_AUTH; words
+    the prefix ends with are not repeated (petstore_auth under SWAGGER_PETSTORE ->
+    SWAGGER_PETSTORE_AUTH)."""
     spaced = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", scheme)
-    name = re.sub(r"[^A-Za-z0-9]+", "_", spaced).strip("_").upper()
-    return name if name and not name[0].isdigit() else f"API_{name}"
+    words = [w for w in re.sub(r"[^A-Za-z0-9]+", "_", spaced).upper().split("_") if w]
+    head = [w for w in prefix.split("_") if w]
+    for size in range(min(len(head), len(words) - 1), 0, -1):
+        if head[-size:] == words[:size]:
+            words = words[size:]
+            break
+    return "_".join([*head, *words]) if words else "_".join([*head, "KEY"])
+
+
+def _origin(url: str) -> str:
+    """scheme://host[:port] of a server URL: where a credential header goes."""
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc.rpartition('@')[2]}"
+
+
+def _title_prefix(title: str, stem: str) -> str:
+    """A variable name prefix from the API's title (before a ' - ' or ':' subtitle, a trailing
+    'API' left out: 'Weather API' -> WEATHER), else the file's name, else API."""
+    for text in (re.split(r"\s[-\u2013\u2014|:]\s|[:(]", title)[0], stem):
+        words = re.sub(r"[^A-Za-z0-9]+", " ", text).upper().split()
+        if len(words) > 1 and words[-1] == "API":
+            words = words[:-1]
+        while len("_".join(words)) > 32 and len(words) > 1:
+            words = words[:-1]
+        prefix = "_".join(words)[:32].strip("_")
+        if prefix:
+            return prefix if not prefix[0].isdigit() else f"API_{prefix}"
+    return "API"
 
 
 def tool_name(operation_id: Any, method: str, route: str) -> str:
@@ -415,7 +512,10 @@ class _Operation:
         inputs = _Schemas(reader, "input")
         properties: dict[str, Any] = {}
         required: list[str] = []
-        security = reader.security_headers(operation, self.op_at, self.out)
+        base = reader.base_url(self.item, operation, self.op_at, self.item_at)
+        absolute = bool(base) and urlsplit(base).scheme in ("http", "https")
+        origin = _origin(base) if absolute else "the project's base_url"
+        security = reader.security_headers(operation, self.op_at, self.out, origin)
         secured = {header.lower() for header in security}
         params = [  # a header the security scheme sets is not an argument too
             (p, at)
@@ -468,8 +568,7 @@ class _Operation:
         body_mode, body_arg, flat = body.mode, body.arg, body.flat
         spec: dict[str, Any] = {"name": name, "description": self._description()}
         http: dict[str, Any] = {"method": self.method.upper()}
-        base = reader.base_url(self.item, operation, self.op_at, self.item_at)
-        if base and urlsplit(base).scheme in ("http", "https"):
+        if absolute:
             http["url"] = url
             http["base_url"] = base
         else:  # a relative server (or none): relative to the project's base_url
@@ -541,13 +640,15 @@ class _Operation:
                     raise _Stop
                 found[(name, place)] = (param, param_at)
         kept = []
+        tool = tool_name(self.operation.get("operationId"), self.method, self.route)
         for (name, place), (param, at) in found.items():
             if place == "cookie" or (place == "header" and name.lower() in IGNORED_HEADERS):
                 if place == "cookie":
-                    self.out.notes.append(
-                        f"{tool_name(self.operation.get('operationId'), self.method, self.route)}: "
-                        f"cookie parameter {name!r} is not carried"
-                    )
+                    self.out.notes.append(f"{tool}: cookie parameter {name!r} is not carried")
+                continue
+            why = header_problem(name) if place == "header" else None
+            if why is not None:  # Host, Content-Length, ... or not a header name at all
+                self.out.notes.append(f"{tool}: header parameter {name!r} is not carried: it {why}")
                 continue
             kept.append((param, at))
         order = {"path": 0, "query": 1, "header": 2}

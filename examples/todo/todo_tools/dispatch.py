@@ -43,7 +43,7 @@ TOOLS: MappingProxyType[str, ToolSpec] = MappingProxyType(
                 "http": {
                     "base_url": "https://todo.example.com/api",
                     "body": "json",
-                    "headers": {"Authorization": "Bearer ${BEARER_AUTH}"},
+                    "headers": {"Authorization": "Bearer ${TODO_BEARER_AUTH}"},
                     "method": "POST",
                     "url": "/todos",
                 }
@@ -57,7 +57,7 @@ TOOLS: MappingProxyType[str, ToolSpec] = MappingProxyType(
                 "http": {
                     "base_url": "https://todo.example.com/api",
                     "body": "none",
-                    "headers": {"Authorization": "Bearer ${BEARER_AUTH}"},
+                    "headers": {"Authorization": "Bearer ${TODO_BEARER_AUTH}"},
                     "method": "DELETE",
                     "url": "/todos/{todoId}",
                 }
@@ -71,7 +71,7 @@ TOOLS: MappingProxyType[str, ToolSpec] = MappingProxyType(
                 "http": {
                     "base_url": "https://todo.example.com/api",
                     "body": "none",
-                    "headers": {"Authorization": "Bearer ${BEARER_AUTH}"},
+                    "headers": {"Authorization": "Bearer ${TODO_BEARER_AUTH}"},
                     "method": "GET",
                     "url": "/todos",
                 }
@@ -85,7 +85,7 @@ TOOLS: MappingProxyType[str, ToolSpec] = MappingProxyType(
                 "http": {
                     "base_url": "https://todo.example.com/api",
                     "body": "json",
-                    "headers": {"Authorization": "Bearer ${BEARER_AUTH}"},
+                    "headers": {"Authorization": "Bearer ${TODO_BEARER_AUTH}"},
                     "method": "PATCH",
                     "url": "/todos/{todoId}",
                 }
