@@ -587,6 +587,104 @@ def test_printable_keeps_text_and_escapes_what_a_terminal_would_obey() -> None:
     assert _printable("one\ntwo", lines=False) == "one\\ntwo"
 
 
+@pytest.mark.parametrize(
+    ("schemas", "where", "chain"),
+    [
+        (
+            {"A": {"allOf": [{"$ref": "#/components/schemas/A"}]}},
+            "A",
+            "#/components/schemas/A -> #/components/schemas/A",
+        ),
+        (
+            {
+                "A": {"anyOf": [{"$ref": "#/components/schemas/B"}, {"type": "string"}]},
+                "B": {"$ref": "#/components/schemas/A"},
+            },
+            "A",
+            "#/components/schemas/A -> #/components/schemas/B -> #/components/schemas/A",
+        ),
+    ],
+)
+@pytest.mark.parametrize("place", ["response", "body"])
+def test_a_schema_that_reaches_itself_with_nothing_in_between_is_located(
+    tmp_path: Path, schemas: dict[str, Any], where: str, chain: str, place: str
+) -> None:
+    ref = {"$ref": "#/components/schemas/A"}
+    operation: dict[str, Any] = {"operationId": "a", "responses": {}}
+    if place == "response":
+        operation["responses"] = {
+            "200": {"description": "ok", "content": {"application/json": {"schema": ref}}}
+        }
+    else:
+        operation["requestBody"] = {
+            "required": True,
+            "content": {"application/json": {"schema": ref}},
+        }
+    doc = document(components={"schemas": schemas}, paths={"/a": {"post": operation}})
+    path = tmp_path / "doc.yaml"
+    path.write_text(yaml.safe_dump(doc, sort_keys=False))
+    result = import_openapi(tmp_path / "p", path)
+    assert result.exit_code == 2, result.output  # was a RecursionError traceback
+    assert "Traceback" not in result.stderr
+    assert f"error[TN451]: this schema reaches itself with nothing in between ({chain}" in (
+        result.stderr
+    )
+    assert f"(at /components/schemas/{where})" in result.stderr
+    assert not (tmp_path / "p" / "specs").exists()
+
+
+def test_a_recursive_schema_with_something_in_between_still_imports(tmp_path: Path) -> None:
+    node = {
+        "type": "object",
+        "properties": {
+            "kids": {"type": "array", "items": {"$ref": "#/components/schemas/Node"}},
+            "next": {"allOf": [{"$ref": "#/components/schemas/Node"}]},
+        },
+    }
+    ok = {
+        "description": "ok",
+        "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Node"}}},
+    }
+    doc = document(
+        components={"schemas": {"Node": node}},
+        paths={"/n": {"get": {"operationId": "n", "responses": {"200": ok}}}},
+    )
+    found = imported(tmp_path, doc)
+    assert found["n"]["output_schema"]["$defs"]["Node"]["properties"]["next"] == {
+        "allOf": [{"$ref": "#/$defs/Node"}]
+    }
+
+
+def test_a_component_many_operations_share_is_meta_validated_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a shared 560 KB component took a minute to meta-validate per operation: 200 operations
+    # took hours; each schema object is now checked once per import
+    from jsonschema import Draft202012Validator
+
+    shared = {"type": "object", "properties": {f"p{i}": {"type": "string"} for i in range(50)}}
+    ok = {
+        "description": "ok",
+        "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Big"}}},
+    }
+    paths = {
+        f"/o{i}": {"get": {"operationId": f"op{i}", "responses": {"200": ok}}} for i in range(30)
+    }
+    doc = document(components={"schemas": {"Big": shared}}, paths=paths)
+    checked: list[Any] = []
+    real = Draft202012Validator.iter_errors
+
+    def counting(self: Any, instance: Any, *args: Any, **kwargs: Any) -> Any:
+        if isinstance(instance, dict) and "p49" in instance.get("properties", {}):
+            checked.append(instance)
+        return real(self, instance, *args, **kwargs)
+
+    monkeypatch.setattr(Draft202012Validator, "iter_errors", counting)
+    found = imported(tmp_path, doc)
+    assert len(found) == 31 and len(found["op7"]["output_schema"]["properties"]) == 50
+    assert len(checked) == 1
+
+
 def test_a_relative_server_leaves_the_base_url_to_the_project(tmp_path: Path) -> None:
     doc = document(
         servers=[{"url": "/api/v3"}], paths={"/p": {"get": {"operationId": "p", "responses": {}}}}

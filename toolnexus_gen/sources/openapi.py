@@ -43,7 +43,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -51,14 +51,14 @@ from urllib.parse import urlsplit
 
 import referencing
 import referencing.exceptions
-from jsonschema import Draft202012Validator
 
 from toolnexus_gen.diagnostics import Diagnostic, DiagnosticsError
 from toolnexus_gen.ir import Document
 from toolnexus_gen.spec.bundle import ANNOTATIONS, ONE_SCHEMA, SCHEMA_LISTS, SCHEMA_MAPS
 from toolnexus_gen.spec.http import HEADER_NAME, header_problem, placeholders
 from toolnexus_gen.spec.load import LoadError, load_document
-from toolnexus_gen.spec.pointer import escape, join_pointer
+from toolnexus_gen.spec.metaschema import MetaCheck
+from toolnexus_gen.spec.pointer import escape, join_pointer, unescape
 from toolnexus_gen.targets.reading import Imported
 
 METHODS = ("get", "put", "post", "delete", "options", "head", "patch")  # OpenAPI's order
@@ -68,7 +68,6 @@ DROPPED = {"discriminator", "xml", "externalDocs", "nullable", "example"}
 MAX_NAME = 64  # what OpenAI, Gemini and Bedrock take
 # what a security scheme's name may not hold: it must never reach a template as syntax
 UNSAFE_NAME = re.compile(r"[${};=\x00-\x1f\x7f-\x9f]")
-_META = Draft202012Validator(Draft202012Validator.META_SCHEMA)
 
 
 @dataclass
@@ -137,6 +136,7 @@ class _Reader:
         )
         self.resolver = registry.resolver(base_uri=self.uri)
         self.v30 = False
+        self.meta = MetaCheck()  # a component many operations share is checked once
 
     # -- problems and references --------------------------------------------------------------
 
@@ -755,6 +755,7 @@ class _Operation:
             schema_at = f"{at}/content/{escape(media)}/schema"
             schema = outputs.object_root(content[media]["schema"], schema_at)
             if schema is None:
+                outputs.check_loops()  # said even when no output schema is made
                 return None
             if outputs.defs:
                 schema = {**schema, "$defs": {**schema.get("$defs", {}), **outputs.defs}}
@@ -985,32 +986,71 @@ class _Schemas:
             return {"type": "object", **root}
         return None
 
-    def _all_objects(self, branches: Any) -> bool:
+    def _all_objects(self, branches: Any, seen: frozenset[int] = frozenset()) -> bool:
         if not isinstance(branches, list) or not branches:
             return False
         for branch in branches:
             resolved = self.resolve(branch)
-            if not isinstance(resolved, dict):
+            if not isinstance(resolved, dict) or id(resolved) in seen:  # a loop says nothing
                 return False
             if resolved.get("type") != "object" and not (
-                "properties" in resolved or self._all_objects(resolved.get("allOf"))
+                "properties" in resolved
+                or self._all_objects(resolved.get("allOf"), seen | {id(resolved)})
             ):
                 return False
         return True
 
+    def check_loops(self) -> None:
+        """TN451 for a schema that reaches itself through $ref, allOf, anyOf, oneOf, not or
+        if/then/else only (`A: {allOf: [{$ref: A}]}`): it constrains nothing, and a validator
+        applying it to a value would never finish."""
+        graph = {name: set(_in_place_refs(node)) for name, node in self.defs.items()}
+        done: set[str] = set()
+        for start in graph:
+            path: list[str] = []
+            stack = [(start, iter(sorted(graph[start])))]
+            on_path = {start}
+            path.append(start)
+            while stack:
+                name, following = stack[-1]
+                step = next(following, None)
+                if step is None:
+                    stack.pop()
+                    on_path.discard(path.pop())
+                    done.add(name)
+                    continue
+                if step in on_path:
+                    loop = [*path[path.index(step) :], step]
+                    pointers = {v: k for k, v in self.names.items()}
+                    chain = " -> ".join(f"#{pointers.get(n, n)}" for n in loop)
+                    self.reader.fail(
+                        "TN451",
+                        f"this schema reaches itself with nothing in between ({chain}, through "
+                        "$ref, allOf, anyOf, oneOf, not or if/then/else only): it constrains "
+                        "nothing, and a validator would never finish",
+                        pointers.get(step, ""),
+                    )
+                    raise _Stop
+                if step in graph and step not in done:
+                    stack.append((step, iter(sorted(graph[step]))))
+                    on_path.add(step)
+                    path.append(step)
+
     def check(self, schema: dict[str, Any], op_at: str) -> None:
-        """The converted schema is valid JSON Schema, else TN453 where its part came from."""
+        """The converted schema is valid JSON Schema, else TN453 where its part came from (and
+        no schema reaches itself with nothing in between, TN451)."""
+        self.check_loops()
         before = len(self.reader.problems)
-        for error in _META.iter_errors(schema):
+        for error in self.reader.meta.errors(schema):
             node: Any = schema
             where = self.origin.get(id(schema), op_at)
-            for part in error.absolute_path:
+            for part in error.path:
                 try:
                     node = node[part]
                 except (KeyError, IndexError, TypeError):
                     break
                 where = self.origin.get(id(node), where)
-            keyword = str(error.absolute_path[-1]) if error.absolute_path else "schema"
+            keyword = str(error.path[-1]) if error.path else "schema"
             self.reader.fail(
                 "TN453",
                 f"{keyword}: not valid JSON Schema once converted: {error.message}",
@@ -1018,6 +1058,25 @@ class _Schemas:
             )
         if len(self.reader.problems) > before:
             raise _Stop
+
+
+def _in_place_refs(schema: Any) -> Iterator[str]:
+    """The $defs names a schema applies to the same value it is given (not to its items or
+    properties)."""
+    stack = [schema]
+    while stack:
+        node = stack.pop()
+        if not isinstance(node, dict):
+            continue
+        ref = node.get("$ref")
+        if isinstance(ref, str) and ref.startswith("#/$defs/"):
+            yield unescape(ref[len("#/$defs/") :])
+        stack.extend(node[k] for k in ("not", "if", "then", "else") if k in node)
+        for keyword in ("allOf", "anyOf", "oneOf"):
+            if isinstance(node.get(keyword), list):
+                stack.extend(node[keyword])
+        if isinstance(node.get("dependentSchemas"), dict):
+            stack.extend(node["dependentSchemas"].values())
 
 
 def _prune(schema: dict[str, Any]) -> None:
