@@ -33,10 +33,19 @@ Security schemes become headers whose values are `${VAR}` placeholders, read fro
 environment at run time: http bearer, oauth2 and openIdConnect as `Authorization: Bearer
 ${VAR}`, apiKey in a header as that header, apiKey in a cookie as `Cookie: name=${VAR}`. An API
 key in the query string (it would be logged with the URL) and http basic are not carried: the
-summary says so, and `Toolkit(http_client=httpx.AsyncClient(auth=...))` covers them.
+summary says so, and `Toolkit(http_client=httpx.AsyncClient(auth=...))` covers them. The
+variable is named here, never by the document: a prefix (from the title, or `--env-prefix`) and
+the scheme's name in capitals, so a document cannot have its server sent a variable of the
+user's choosing (`OPENAI_API_KEY`, `HOME`); a scheme name with template syntax in it, or a
+header or cookie name that is no HTTP token or one the HTTP client owns, is TN454; and every
+${VAR} written is checked against the summary's list. Header parameters a tool may not set
+(Host, Content-Length, ...) are left out and said.
 
-A document that is not OpenAPI 3.x where the import needs it, or a `$ref` that points nowhere
-or out of the document, is an error at its line and column (TN450, TN451); nothing is written.
+A document that is not OpenAPI 3.x where the import needs it, a `$ref` that points nowhere or
+out of the document, or a schema that reaches itself with nothing in between (`A: {allOf:
+[{$ref: A}]}`), is an error at its line and column (TN450, TN451); nothing is written. Each
+schema object is meta-validated once per import (spec/metaschema.py), however many operations
+share it.
 """
 
 from __future__ import annotations

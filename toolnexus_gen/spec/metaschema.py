@@ -12,7 +12,6 @@ is not checked again. The errors are the full meta-schema's: same messages, same
 from __future__ import annotations
 
 import copy
-import json
 from collections.abc import Iterator
 from functools import cache
 from typing import Any, NamedTuple
@@ -128,9 +127,11 @@ def _children(
 
 def _key(node: Any) -> str:
     """What the shallow check of `node` depends on: its keywords and values, each subschema
-    reduced to whether it is one (an object or a boolean)."""
+    reduced to whether it is one (an object or a boolean). `repr` tells apart what JSON would
+    not (1, 1.0 and True); the same object with its keys in another order is merely checked
+    again."""
     if not isinstance(node, dict):
-        return _dumps(node)
+        return repr(node)
 
     def shape(value: Any) -> Any:  # {} stands for any subschema: no other value is a dict
         return {} if isinstance(value, (dict, bool)) else value
@@ -145,16 +146,4 @@ def _key(node: Any) -> str:
             shaped[keyword] = {k: shape(v) for k, v in value.items()}
         else:
             shaped[keyword] = value
-    return _dumps(shaped)
-
-
-def _dumps(value: Any) -> str:
-    try:
-        return json.dumps(value, default=_other, sort_keys=True)
-    except TypeError:  # keys of several types (a YAML document's numbers): cannot be sorted
-        return repr(value)
-
-
-def _other(value: Any) -> Any:
-    """A value JSON has no form for (a YAML date): kept apart from any string."""
-    return {"\0python": repr(value)}
+    return repr(shaped)
