@@ -672,6 +672,22 @@ def test_redaction_reaches_every_form_a_server_echoes(
             assert part not in output
 
 
+def test_what_the_http_library_says_about_a_header_is_never_repeated(
+    pkg: Any, server: Recorder
+) -> None:
+    # h11 quotes the refused value, escaped (so redaction missed it) and whole
+    client = httpx.AsyncClient(headers={"X-Custom": "private-value-0123\x0b"})
+    tk = toolkit(pkg, server, http_client=client)
+    result = tk.execute_sync("fetch", {"kind": "a"})
+    run_sync(client.aclose())
+    assert result.error_type == "HttpUnreachable"
+    assert result.output == (
+        f"Tool 'fetch': the request to {server.url} could not be sent: the HTTP library "
+        "refused it (LocalProtocolError)"
+    )
+    assert server.seen == []
+
+
 def test_credentials_of_your_own_client_are_redacted_too(pkg: Any, server: Recorder) -> None:
     import base64
 
