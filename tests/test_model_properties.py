@@ -3,6 +3,7 @@ what the model dumps is valid under the schema again (hypothesis + hypothesis-js
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import jsonschema
@@ -46,8 +47,10 @@ ALL_SPECS = {
         },
     },
 }
+# Copies: hypothesis-jsonschema resolves refs in the schemas it is given, and other modules'
+# specs must not change under them.
 SCHEMAS = {
-    name.rsplit(".", 1)[0]: spec["input_schema"]
+    name.rsplit(".", 1)[0]: copy.deepcopy(spec["input_schema"])
     for name, spec in ALL_SPECS.items()
     if "input_schema" in spec
 }

@@ -228,7 +228,9 @@ def apply(
     recursive refs stay refs.
     """
     if must_inline or "inline_refs" in transforms:
-        if has_refs(located.schema):
+        # Definitions nothing refers to go too: they mean nothing once every ref is inlined.
+        schema = located.schema
+        if has_refs(schema) or "$defs" in schema or "definitions" in schema:
             located = inline(located, keep_recursive=not must_inline)
     for name in NODE_TRANSFORMS:
         if name in transforms:
