@@ -42,7 +42,7 @@ def test_init_creates_a_project_and_never_clobbers(tmp_path: Path) -> None:
     (other / ".pre-commit-config.yaml").write_text("repos: []\n")
     assert cli("init", str(other)).exit_code == 0
     text = (other / "pyproject.toml").read_text()
-    added = 'dependencies = ["toolnexus-runtime>=0.1.0,<0.2"]\n'
+    added = 'dependencies = ["toolnexus-runtime>=0.2.0,<0.3"]\n'
     assert added in text and text.replace(added, "", 1).startswith(original)
     assert "[tool.toolnexus-gen]" in text
     assert (other / ".pre-commit-config.yaml").read_text() == "repos: []\n"
@@ -303,19 +303,19 @@ def test_mcp_structured_content_is_checked_against_the_output_schema(build_packa
     [
         (
             '[project]\nname = "app"\ndependencies = [\n  "httpx>=0.27",  # why\n]\n',
-            '[project]\nname = "app"\ndependencies = [\n  "toolnexus-runtime>=0.1.0,<0.2",\n  "httpx>=0.27",  # why\n]\n',
+            '[project]\nname = "app"\ndependencies = [\n  "toolnexus-runtime>=0.2.0,<0.3",\n  "httpx>=0.27",  # why\n]\n',
         ),
         (
             '[project]\nname = "app"\ndependencies = ["httpx"]\n',
-            '[project]\nname = "app"\ndependencies = ["toolnexus-runtime>=0.1.0,<0.2", "httpx"]\n',
+            '[project]\nname = "app"\ndependencies = ["toolnexus-runtime>=0.2.0,<0.3", "httpx"]\n',
         ),
         (
             '[project]\nname = "app"\ndependencies = []\n',
-            '[project]\nname = "app"\ndependencies = ["toolnexus-runtime>=0.1.0,<0.2"]\n',
+            '[project]\nname = "app"\ndependencies = ["toolnexus-runtime>=0.2.0,<0.3"]\n',
         ),
         (
             '[project]\nname = "app"\n',
-            '[project]\ndependencies = ["toolnexus-runtime>=0.1.0,<0.2"]\nname = "app"\n',
+            '[project]\ndependencies = ["toolnexus-runtime>=0.2.0,<0.3"]\nname = "app"\n',
         ),
     ],
     ids=["multi-line", "one-line", "empty", "absent"],
@@ -325,7 +325,7 @@ def test_init_adds_the_runtime_to_project_dependencies(
 ) -> None:
     from toolnexus_gen.codegen.package import RUNTIME_REQUIREMENT
 
-    assert RUNTIME_REQUIREMENT == "toolnexus-runtime>=0.1.0,<0.2"
+    assert RUNTIME_REQUIREMENT == "toolnexus-runtime>=0.2.0,<0.3"
     (tmp_path / "pyproject.toml").write_text(before)
     result = cli("init", cwd=tmp_path)
     assert result.exit_code == 0, result.stderr
@@ -339,7 +339,7 @@ def test_init_adds_the_runtime_to_project_dependencies(
 def test_init_without_a_project_table_says_what_to_add(tmp_path: Path) -> None:
     (tmp_path / "pyproject.toml").write_text("[tool.other]\nx = 1\n")
     result = cli("init", cwd=tmp_path)
-    assert "note: your application needs toolnexus-runtime>=0.1.0,<0.2" in result.output
+    assert "note: your application needs toolnexus-runtime>=0.2.0,<0.3" in result.output
     assert "dependencies" not in (tmp_path / "pyproject.toml").read_text()
 
 
@@ -354,8 +354,8 @@ def test_generated_package_refuses_a_runtime_outside_its_range(
     version = tuple(int(p) for p in toolnexus_runtime.__version__.split("."))
     assert tuple(int(p) for p in RUNTIME_MINIMUM.split(".")) <= version
     assert version < tuple(int(p) for p in RUNTIME_BELOW.split("."))
-    monkeypatch.setattr(toolnexus_runtime._version, "__version__", "0.2.1")
+    monkeypatch.setattr(toolnexus_runtime._version, "__version__", "0.3.1")
     with pytest.raises(ImportError) as info:
         build_package({"now.yaml": {"description": "Current time"}})
     text = str(info.value)
-    assert "toolnexus-runtime>=0.1.0,<0.2" in text and "0.2.1" in text and "gen_pkg_" in text
+    assert "toolnexus-runtime>=0.2.0,<0.3" in text and "0.3.1" in text and "gen_pkg_" in text

@@ -1,3 +1,3 @@
 """toolnexus-gen: define each LLM tool once; generate provider schemas, typed handlers and dispatch."""
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"

@@ -220,15 +220,15 @@ def test_missing_handler_methods_and_schemas() -> None:
 
 
 def test_check_runtime_names_both_versions(monkeypatch: pytest.MonkeyPatch) -> None:
-    check_runtime("pkg", "0.1.0", "0.2")
-    monkeypatch.setattr(toolnexus_runtime._version, "__version__", "0.2.0")
+    check_runtime("pkg", "0.2.0", "0.3")
+    monkeypatch.setattr(toolnexus_runtime._version, "__version__", "0.3.0")
     with pytest.raises(ImportError) as info:
-        check_runtime("myapp.tools", "0.1.0", "0.2")
+        check_runtime("myapp.tools", "0.2.0", "0.3")
     text = str(info.value)
-    assert "myapp.tools" in text and "toolnexus-runtime>=0.1.0,<0.2" in text and "0.2.0" in text
-    monkeypatch.setattr(toolnexus_runtime._version, "__version__", "0.0.9")
-    with pytest.raises(ImportError, match="0.0.9"):
-        check_runtime("pkg", "0.1.0", "0.2")
+    assert "myapp.tools" in text and "toolnexus-runtime>=0.2.0,<0.3" in text and "0.3.0" in text
+    monkeypatch.setattr(toolnexus_runtime._version, "__version__", "0.1.9")
+    with pytest.raises(ImportError, match="0.1.9"):
+        check_runtime("pkg", "0.2.0", "0.3")
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="fork")

@@ -22,8 +22,8 @@ PACKAGE_TEMPLATES = ("__init__.py", "dispatch.py", "handlers.py", "models/__init
 # The toolnexus-runtime versions generated packages work with: [minimum, below). A generated
 # package checks this when it is imported; `init` adds the same range to the project's
 # dependencies. Raise `below` only together with a runtime whose API these templates fit.
-RUNTIME_MINIMUM = "0.1.0"
-RUNTIME_BELOW = "0.2"
+RUNTIME_MINIMUM = "0.2.0"
+RUNTIME_BELOW = "0.3"
 RUNTIME_REQUIREMENT = f"toolnexus-runtime>={RUNTIME_MINIMUM},<{RUNTIME_BELOW}"
 
 

@@ -9,10 +9,10 @@ try:
 except ImportError as exc:  # pragma: no cover (depends on the environment)
     raise ImportError(
         f"{__name__} needs toolnexus-runtime: "
-        "pip install 'toolnexus-runtime>=0.1.0,<0.2'"
+        "pip install 'toolnexus-runtime>=0.2.0,<0.3'"
     ) from exc
 else:
-    check_runtime(__name__, "0.1.0", "0.2")
+    check_runtime(__name__, "0.2.0", "0.3")
 
 from toolnexus_runtime import (
     MaxTurnsExceeded,
