@@ -117,9 +117,12 @@ CODES: dict[str, tuple[str, str]] = {
     ),
     "TN120": (
         "$ref not allowed or unresolvable",
-        "A $ref points outside the spec folder, to a URL (http:, https:, file:), or to nothing.\n"
-        "toolnexus-gen never fetches schemas over the network.\n"
-        "Fix: copy the schema into a `_shared/` file under the spec folder and reference it relatively.",
+        "A $ref points outside the spec folder, to a URL (http:, https:, file:), or to nothing; or a\n"
+        "$dynamicRef/$recursiveRef is not a fragment (#...), or a $id names a URL (references under it\n"
+        "would resolve there). toolnexus-gen never fetches schemas over the network.\n"
+        "Fix: copy the schema into a `_shared/` file under the spec folder and reference it relatively;\n"
+        "remove the $id. For a tool synced from an MCP server, leave it out with the server's `tools`\n"
+        "allowlist in mcp.json.",
     ),
     "TN121": (
         "symbolic link leaves the spec folder",
