@@ -153,17 +153,28 @@ def test_each_call_is_bounded_by_the_server_timeout(
     toolkit.close()
 
 
-def test_a_dead_session_is_reopened_once(tk: Any, synced: Path) -> None:
+def test_a_dead_session_is_reopened_once_and_a_call_cut_off_is_never_sent_twice(
+    tk: Any, synced: Path
+) -> None:
     count = synced / "wiki-count"
     pid = int(tk.execute_sync("wiki_whoami", {}).output.removeprefix("stdio, pid "))
     before = sessions(count)
-    os.kill(pid, signal.SIGKILL)  # the server dies between calls
+    os.kill(pid, signal.SIGKILL)  # the server dies between calls: nothing was sent to it
     _wait_gone(pid)
     assert tk.execute_sync("wiki_add", {"a": 2, "b": 2}).data == {"sum": 4}
     assert sessions(count) == before + 1
-    crashed = tk.execute_sync("wiki_crash", {})  # kills the server, and again once reopened
+    # the server dies while the call is out: it may have done its work (here it did: it
+    # logged the call), so the call is not sent again; the next call opens a new session
+    ran = len(calls(count))
+    crashed = tk.execute_sync("wiki_crash", {})
     assert crashed.is_error
-    assert crashed.output == "MCP server 'wiki' closed the connection again after it was reopened"
+    assert crashed.output == (
+        "MCP server 'wiki' closed the connection while tool 'crash' was running: it may or may "
+        "not have run, so it is not sent again (the next call opens a new session)"
+    )
+    assert calls(count)[ran:] == ["crash {}"]  # once
+    assert sessions(count) == before + 1
+    assert tk.execute_sync("wiki_add", {"a": 1, "b": 2}).data == {"sum": 3}
     assert sessions(count) == before + 2
 
 

@@ -11,7 +11,9 @@ A call reaches the server under the tool's original name, with the arguments its
 validated (so the model's mistakes never cost a round trip). Each server has one session per
 event loop, opened on first use (concurrent first calls share it) by a task that owns it, and
 reused; its set-up (start or connect, version negotiation, initialize, every page of tools/list)
-shares the server's timeout, and so does each call. A session found dead is reopened once. The
+shares the server's timeout, and so does each call. A session found dead before a call is sent
+on it is reopened once; a connection that ends while a call is out is an error result (the tool
+may or may not have run, so it is never sent twice) and the next call reopens the session. The
 result keeps what the server said: `isError` gives an error result with its text,
 `structuredContent` the result's `data` (its text parts the output), text parts the output.
 `Toolkit.aclose()` (or `async with`) closes the sessions. Needs the official MCP SDK:
@@ -233,6 +235,7 @@ class _Session:
         self.loop = loop
         self.client: Any = None
         self.error: str | None = None
+        self.dead = False  # its connection ended (set before the client can see it end)
         self.ready = asyncio.Event()
         self.closing = asyncio.Event()
         self.task = loop.create_task(self._own(), name=f"toolnexus mcp {upstream.settings.name}")
@@ -257,7 +260,7 @@ class _Session:
             # tries), then a fresh deadline for each page of tools/list.
             with anyio.CancelScope(deadline=anyio.current_time() + settings.timeout) as scope:
                 client = Client(
-                    _transport(settings, refused),
+                    _watched(_transport(settings, refused), self),
                     cache=None,
                     client_info=Implementation(name="toolnexus-runtime", version=__version__),
                 )
@@ -323,12 +326,16 @@ class _Upstream:
             )
 
     def session(self) -> _Session:
+        """This loop's session, opened (or reopened, when its connection ended) here."""
         loop = asyncio.get_running_loop()
         with self._lock:  # no await in here: concurrent first calls get one session
             for other in [lp for lp in self._sessions if lp.is_closed()]:
                 del self._sessions[other]  # its loop ended, and the session with it
             found = self._sessions.get(loop)
-            if found is None or found.task.done():
+            if found is not None and found.dead and not found.task.done():
+                logger.warning("MCP server %r closed its session; reopening it", self.settings.name)
+                found.closing.set()
+            if found is None or found.task.done() or found.dead:
                 found = self._sessions[loop] = _Session(self, loop)
             return found
 
@@ -338,6 +345,13 @@ class _Upstream:
                 del self._sessions[session.loop]
 
     async def call(self, tool: str, arguments: dict[str, Any]) -> Any:
+        """Call `tool` on the server. A session whose connection is known to have ended before
+        the call was sent (the server exited between calls; over HTTP, a server that answers
+        that it forgot the session, which means it did not take the call) is reopened once and
+        the call sent on the new one. A connection that ends while the call is out is not: the
+        tool may or may not have run (a payment, a message sent), so it is not sent twice; the
+        next call opens a new session. Tool annotations (readOnlyHint, idempotentHint) come
+        from the server and do not change this."""
         settings = self.settings
         if not settings.enabled:
             raise ToolError(f"MCP server {settings.name!r} is disabled (enabled: false)")
@@ -350,6 +364,12 @@ class _Upstream:
             except _Unavailable as exc:
                 self.forget(session)
                 raise ToolError(f"MCP server {settings.name!r} is unavailable: {exc}") from None
+            if session.dead:  # it ended before anything was sent on it
+                self.forget(session)
+                await session.close()
+                if attempt == 2:
+                    break
+                continue
             try:
                 return await client.call_tool(
                     tool, arguments, read_timeout_seconds=settings.timeout
@@ -360,20 +380,21 @@ class _Upstream:
                         f"MCP server {settings.name!r} did not answer tool {tool!r} within "
                         f"{settings.timeout:g} s"
                     ) from None
-                # the connection is gone, or (streamable HTTP) the server forgot the session
-                dead = exc.code == CONNECTION_CLOSED or "session terminated" in exc.message.lower()
-                if not dead:
+                forgotten = "session terminated" in exc.message.lower()  # HTTP 404: not taken
+                if exc.code != CONNECTION_CLOSED and not forgotten:
                     raise ToolError(
                         settings.hide(f"MCP server {settings.name!r}: {exc.message}")
                     ) from None
                 self.forget(session)
                 await session.close()
-                if attempt == 2:
+                if not forgotten:
                     raise ToolError(
-                        f"MCP server {settings.name!r} closed the connection again after it was "
-                        "reopened"
+                        f"MCP server {settings.name!r} closed the connection while tool "
+                        f"{tool!r} was running: it may or may not have run, so it is not sent "
+                        "again (the next call opens a new session)"
                     ) from None
-                logger.warning("MCP server %r closed its session; reopening it once", settings.name)
+                if attempt == 1:
+                    logger.warning("MCP server %r forgot its session; reopening it", settings.name)
             except Exception as exc:  # noqa: BLE001 (said without its secrets, not re-raised)
                 # e.g. structuredContent that breaks the tool's outputSchema, or an HTTP error
                 said = settings.hide(f"{type(exc).__name__}: {exc}")
@@ -381,7 +402,9 @@ class _Upstream:
                 raise ToolError(
                     f"MCP server {settings.name!r} failed tool {tool!r}: {said}"
                 ) from None
-        raise AssertionError("unreachable")  # pragma: no cover
+        raise ToolError(
+            f"MCP server {settings.name!r} closed the connection again after it was reopened"
+        )
 
     async def aclose(self) -> None:
         with self._lock:
@@ -420,6 +443,34 @@ async def _transport(settings: ServerSettings, refused: list[int]) -> AsyncItera
             streamable_http_client(settings.url, http_client=http) as streams,
         ):
             yield streams
+
+
+@asynccontextmanager
+async def _watched(transport: Any, session: _Session) -> AsyncIterator[Any]:
+    """The transport's streams, the read side relayed so that `session.dead` is set as soon as
+    the connection ends (the server exited, the stream closed), before the client sees it end:
+    a call that finds it set knows nothing was sent on that session."""
+    import anyio
+
+    async with transport as (read, write):
+        send, receive = anyio.create_memory_object_stream[Any](0)
+
+        async def relay() -> None:
+            try:
+                async for item in read:
+                    await send.send(item)
+            except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+                pass
+            finally:
+                session.dead = True
+                send.close()
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(relay)
+            try:
+                yield receive, write
+            finally:
+                group.cancel_scope.cancel()
 
 
 def _errlog() -> TextIO:
