@@ -256,6 +256,11 @@ def test_made_with_a_clear_error_when_a_server_cannot_be_reached(
     del config["mcpServers"]["remote"]
     with pytest.raises(ValueError, match=r"server 'remote', which mcp_config does not list"):
         pkg.Toolkit(Handlers(), mcp_config=config)
+    monkeypatch.setenv("UPSTREAM_TOKEN", f"{TOKEN}\n")  # read from a file, newline and all
+    with pytest.raises(ValueError) as info:
+        pkg.Toolkit(Handlers(), mcp_config=synced / "mcp.json")
+    assert "variable UPSTREAM_TOKEN (in headers) holds a control character" in str(info.value)
+    assert TOKEN not in str(info.value)
     monkeypatch.delenv("UPSTREAM_TOKEN")
     with pytest.raises(ValueError, match=r"variable UPSTREAM_TOKEN \(in headers\) is not set"):
         pkg.Toolkit(Handlers(), mcp_config=synced / "mcp.json")
@@ -355,3 +360,17 @@ def test_a_gateway_serves_local_and_upstream_tools_as_one_mcp_server(
 def test_a_package_without_mcp_tools_never_needs_mcp_config(tmp_path: Path) -> None:
     pkg = build_in(tmp_path, LOCAL)
     assert pkg.Toolkit(Handlers()).execute_sync("now", {}).output == "12:00"
+
+
+def test_run_time_secrets_are_hidden_in_their_escaped_forms_too(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from toolnexus_runtime.executors.mcp import settings_for
+
+    token = 'tok-\u00e9t\u00e9-"quoted"-9'
+    monkeypatch.setenv("T", token)
+    entry = {"url": "http://h/mcp", "headers": {"A": "Bearer ${T}"}, "_base": Path.cwd()}
+    settings = settings_for("mcp.json", "s", entry)
+    for said in (token, repr(token), repr(f"Bearer {token}".encode()), json.dumps(token)):
+        hidden = settings.hide(f"Illegal header value {said}")
+        assert "quoted" not in hidden and "***" in hidden, hidden

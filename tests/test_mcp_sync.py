@@ -290,6 +290,45 @@ def test_a_missing_variable_is_named_and_no_value_is_printed(
     assert "dflt" not in result.stderr  # a default is used, not reported
 
 
+def test_a_value_with_a_control_character_is_refused_by_name_and_never_printed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A token read from a file keeps its newline: the HTTP library's error would quote the
+    header as bytes (`b'Bearer sk-live-123456\\n'`), which the plain value does not match."""
+    monkeypatch.setenv("TOK", "sk-live-123456\n")
+    monkeypatch.setenv("PEM", "-----BEGIN KEY-----\nabc\n-----END KEY-----\n")
+    folder = project(
+        tmp_path / "p",
+        {
+            "remote": {"url": "http://127.0.0.1:9/mcp", "headers": {"A": "Bearer ${TOK}"}},
+            "local": stdio("--token=${TOK}", env={"KEY": "${PEM}"}),
+        },
+    )
+    result = cli("sync", cwd=folder)
+    assert result.exit_code == 2
+    for server, key in (("remote", "headers"), ("local", "args")):
+        assert (
+            f"error[TN409]: server '{server}': environment variable TOK (in {key}) holds a "
+            "control character (a trailing newline?)"
+        ) in result.stderr
+    assert "PEM" not in result.stderr  # an env value may be multi-line
+    assert "sk-live" not in result.output + result.stderr
+    assert list((folder / "specs").iterdir()) == []
+
+
+def test_secrets_are_hidden_in_their_escaped_forms_too(tmp_path: Path) -> None:
+    from toolnexus_gen.sources import mcp_config
+
+    folder = project(tmp_path / "p", {"s": {"url": "http://h/mcp", "headers": {"A": "${T}"}}})
+    config = mcp_config.read(folder / "mcp.json")
+    token = 'tok-\u00e9t\u00e9-"quoted"-9'
+    server, problems = mcp_config.expand(config, config.servers[0], {"T": token})
+    assert problems == []
+    for said in (token, repr(token), repr(token.encode()), json.dumps(token)):
+        hidden = mcp_config.hide(f"Illegal header value {said}", server)
+        assert "quoted" not in hidden and "***" in hidden, hidden
+
+
 def test_collisions_name_both_and_write_nothing(tmp_path: Path, upstream: Upstream) -> None:
     folder = project(
         tmp_path / "p",

@@ -368,6 +368,14 @@ CODES: dict[str, tuple[str, str]] = {
         "The server lists a tool without a description, which every spec needs (models choose tools\n"
         "by it); the snapshot uses its title, or its name.\nFix: nothing to do; ask upstream for one.",
     ),
+    "TN409": (
+        "environment variable holds a control character",
+        "${VAR} in command, args, cwd, url or headers expands to a value with a control character\n"
+        "(most often a trailing newline, from a token read from a file). HTTP forbids it in a url or\n"
+        "header, and the transport's error would quote the token; the value is never printed. (env\n"
+        "values may be multi-line.) The same check runs when a Toolkit opens the server.\n"
+        "Fix: strip the value where it is set (e.g. `export TOKEN=$(tr -d '\\n' < token.txt)`).",
+    ),
     "TN410": (
         "MCP server could not be reached",
         "sync could not start the server's command or connect to its url (no such command, a closed\n"

@@ -31,6 +31,7 @@ import os
 import re
 import sys
 import threading
+import unicodedata
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -57,6 +58,7 @@ MAX_PAGES = 1000
 VARIABLE = re.compile(r"\$\{([^}]*)\}")
 REFERENCE = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)(?::-(.*))?", re.DOTALL)
 MIN_SECRET = 4
+NO_CONTROL = ("command", "args", "cwd", "url", "headers")  # env values may be multi-line
 CONNECTION_CLOSED = -32000  # MCP error codes the SDK raises
 REQUEST_TIMEOUT = -32001
 
@@ -144,12 +146,20 @@ def settings_for(where: str, name: str, entry: Mapping[str, Any]) -> ServerSetti
                         f"{where}: server {name!r}: environment variable {variable} (in {key}) "
                         "is not set"
                     )
-                return default
-            if len(found) >= MIN_SECRET:
-                secrets.append(found)
+                found = default
+            else:
+                secrets.extend(_secret_forms(found))
+            if key in NO_CONTROL and _has_control(found):
+                raise ValueError(
+                    f"{where}: server {name!r}: environment variable {variable} (in {key}) holds "
+                    "a control character (a trailing newline?); its value is not printed"
+                )
             return found
 
-        return VARIABLE.sub(substitute, value)
+        expanded = VARIABLE.sub(substitute, value)
+        if key in NO_CONTROL and _has_control(expanded):
+            raise ValueError(f"{where}: server {name!r}: {key} holds a control character")
+        return expanded
 
     def strings(value: Any, key: str) -> dict[str, str]:
         if not isinstance(value, Mapping):
@@ -168,7 +178,9 @@ def settings_for(where: str, name: str, entry: Mapping[str, Any]) -> ServerSetti
     env = strings(entry["env"], "env") if "env" in entry else None
     headers = strings(entry.get("headers", {}), "headers")
     cwd = text(entry["cwd"], "cwd") if "cwd" in entry else None
-    secrets += [v for v in (*headers.values(), *(env or {}).values()) if len(v) >= MIN_SECRET]
+    secrets += [
+        form for v in (*headers.values(), *(env or {}).values()) for form in _secret_forms(v)
+    ]
     return ServerSettings(
         name=name,
         command=tuple(argv),
@@ -179,6 +191,23 @@ def settings_for(where: str, name: str, entry: Mapping[str, Any]) -> ServerSetti
         timeout=float(timeout),
         secrets=tuple(dict.fromkeys(secrets)),
     )
+
+
+def _secret_forms(value: str) -> list[str]:
+    """A secret as messages may quote it: as is, escaped as in a str's or a bytes' repr, and as
+    in JSON (an HTTP library's error shows `b'Bearer sk-...\\n'`, not the value itself)."""
+    forms = [
+        value,
+        repr(value)[1:-1],
+        repr(value.encode("utf-8", "surrogateescape"))[2:-1],
+        json.dumps(value)[1:-1],
+        json.dumps(value, ensure_ascii=False)[1:-1],
+    ]
+    return [form for form in dict.fromkeys(forms) if len(form) >= MIN_SECRET]
+
+
+def _has_control(value: str) -> bool:
+    return any(unicodedata.category(char) == "Cc" for char in value)
 
 
 # -- arguments and results ------------------------------------------------------------------
