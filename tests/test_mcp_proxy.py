@@ -282,6 +282,44 @@ def test_an_unreachable_or_disabled_server_is_an_error_result(
     assert toolkit.execute_sync("now", {}).output == "12:00"  # local tools are unaffected
 
 
+def test_a_masking_server_hides_why_a_source_failed_but_not_what_the_tool_said(
+    pkg: Any, synced: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Over HTTP (mask_errors) an upstream's failure names internal commands and hosts: the
+    client gets an error id and the log the text. What the upstream tool answered (isError) and
+    a handler's ToolError are answers, and pass as they are."""
+    from mcp import types
+    from toolnexus_runtime.mcp import mcp_server
+
+    config = json.loads((synced / "mcp.json").read_text())
+    config["mcpServers"]["remote"] = {"command": "/opt/internal/bin/crm-server", "timeout": 5}
+
+    async def main(server: Any) -> list[str]:
+        entry = server._request_handlers["tools/call"]
+        call_tool = getattr(entry, "handler", None) or entry[1]
+        ctx = type("C", (), {"request_id": 1})()
+        said = []
+        for name in ("r_add", "wiki_fail"):
+            params = types.CallToolRequestParams(name=name, arguments={"a": 1, "b": 1})
+            result = await call_tool(ctx, params)
+            assert result.is_error
+            said.append(result.content[0].text)
+        return said
+
+    toolkit = pkg.Toolkit(Handlers(), mcp_config=config)
+    with caplog.at_level(logging.ERROR, logger="toolnexus_runtime"):
+        masked, answered = asyncio.run(main(mcp_server(toolkit, mask_errors=True)))
+    (record,) = [r for r in caplog.records if r.__dict__.get("tool_name") == "r_add"]
+    error_id = record.__dict__["error_id"]
+    assert (
+        masked == f"Tool 'r_add' failed (error id {error_id}). The details are in the server's log."
+    )
+    assert "/opt/internal/bin/crm-server" in record.getMessage()
+    assert answered == "upstream refused: no such page"
+    unmasked, _ = asyncio.run(main(mcp_server(toolkit)))
+    assert unmasked.startswith("MCP server 'remote' is unavailable: could not start")
+
+
 def test_a_tool_gone_upstream_is_logged_when_the_session_opens(
     pkg: Any, synced: Path, upstream: Upstream, caplog: pytest.LogCaptureFixture
 ) -> None:

@@ -135,7 +135,9 @@ def mcp_server(
     handler runs in one of the toolkit's `max_threads` worker threads; a call that finds none
     free within its timeout answers "busy". mask_errors: an unexpected exception's text stays in
     the log, and the client gets `Tool '<name>' failed (error id ...)` (unless the toolkit has
-    its own `error_message`); a ToolError's text is the handler's answer and passes as is."""
+    its own `error_message`), and so does a tool source's failure (`SourceError`: an upstream
+    MCP server or HTTP endpoint out of reach, whose text can name internal hosts and commands);
+    a ToolError's text is the handler's answer (an upstream's isError result too): it passes."""
     lowlevel, types = _require_mcp()
     tools = toolkit._provider_schema("mcp")
     listed = types.ListToolsResult(tools=[types.Tool.model_validate(t) for t in tools])

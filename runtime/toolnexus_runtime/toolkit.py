@@ -41,8 +41,8 @@ class Toolkit(ToolkitCore[H]):
 
     `Toolkit(handlers, timeout=None, error_message=None)`: `timeout` (seconds) applies to every
     call unless a call gives its own; `error_message(tool_name, exc) -> str` decides what the
-    model sees when a handler raises anything but `ToolError` (the exception is logged on the
-    `toolnexus_runtime` logger either way). `max_threads` (default 40) bounds the sync handlers
+    model sees when a handler raises anything but `ToolError`, or a tool source fails
+    (`SourceError`) (the exception is logged on the `toolnexus_runtime` logger either way). `max_threads` (default 40) bounds the sync handlers
     that run in worker threads at once on an event loop you await `execute` on (a server's).
     `instrument=True` (or a TracerProvider) emits an OpenTelemetry span per call (see
     `toolnexus_runtime.tracing`).

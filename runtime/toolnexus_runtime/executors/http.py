@@ -41,7 +41,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urlencode, urlsplit
 
-from ..core import ToolError
+from ..core import SourceError, ToolError
 from . import BoundTool, SourceOptions
 
 if TYPE_CHECKING:
@@ -62,11 +62,11 @@ class HttpStatusError(ToolError):
     """The endpoint answered with a status other than 2xx."""
 
 
-class HttpTimeout(ToolError):
+class HttpTimeout(SourceError):
     """The endpoint did not answer in time."""
 
 
-class HttpUnreachable(ToolError):
+class HttpUnreachable(SourceError):
     """The request could not be sent or its answer read (connection, TLS, protocol)."""
 
 

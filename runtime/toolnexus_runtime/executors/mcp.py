@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from pydantic import BaseModel
 
-from ..core import ToolContext, ToolError, ToolResult
+from ..core import SourceError, ToolContext, ToolError, ToolResult
 from . import BoundTool, SourceOptions
 
 if TYPE_CHECKING:
@@ -383,7 +383,7 @@ class _Upstream:
         from the server and do not change this."""
         settings = self.settings
         if not settings.enabled:
-            raise ToolError(f"MCP server {settings.name!r} is disabled (enabled: false)")
+            raise SourceError(f"MCP server {settings.name!r} is disabled (enabled: false)")
         from mcp.shared.exceptions import MCPError
 
         for attempt in (1, 2):
@@ -392,7 +392,7 @@ class _Upstream:
                 client = await session.opened()
             except _Unavailable as exc:
                 self.forget(session)
-                raise ToolError(f"MCP server {settings.name!r} is unavailable: {exc}") from None
+                raise SourceError(f"MCP server {settings.name!r} is unavailable: {exc}") from None
             if session.dead:  # it ended before anything was sent on it
                 self.forget(session)
                 await session.close()
@@ -405,19 +405,19 @@ class _Upstream:
                 )
             except MCPError as exc:
                 if exc.code == REQUEST_TIMEOUT:
-                    raise ToolError(
+                    raise SourceError(
                         f"MCP server {settings.name!r} did not answer tool {tool!r} within "
                         f"{settings.timeout:g} s"
                     ) from None
                 forgotten = "session terminated" in exc.message.lower()  # HTTP 404: not taken
                 if exc.code != CONNECTION_CLOSED and not forgotten:
-                    raise ToolError(
+                    raise SourceError(
                         settings.hide(f"MCP server {settings.name!r}: {exc.message}")
                     ) from None
                 self.forget(session)
                 await session.close()
                 if not forgotten:
-                    raise ToolError(
+                    raise SourceError(
                         f"MCP server {settings.name!r} closed the connection while tool "
                         f"{tool!r} was running: it may or may not have run, so it is not sent "
                         "again (the next call opens a new session)"
@@ -427,11 +427,10 @@ class _Upstream:
             except Exception as exc:  # noqa: BLE001 (said without its secrets, not re-raised)
                 # e.g. structuredContent that breaks the tool's outputSchema, or an HTTP error
                 said = settings.hide(f"{type(exc).__name__}: {exc}")
-                logger.warning("MCP server %r failed tool %r: %s", settings.name, tool, said)
-                raise ToolError(
+                raise SourceError(
                     f"MCP server {settings.name!r} failed tool {tool!r}: {said}"
                 ) from None
-        raise ToolError(
+        raise SourceError(
             f"MCP server {settings.name!r} closed the connection again after it was reopened"
         )
 
