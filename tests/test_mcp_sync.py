@@ -211,6 +211,34 @@ def test_a_failing_server_is_one_line_and_leaves_its_snapshot(
     assert snapshot(folder / "specs/garbage") == before
 
 
+def test_what_a_server_sends_never_reaches_the_terminal_raw(
+    tmp_path: Path, upstream: Upstream
+) -> None:
+    """Escape sequences in a server's error text, property names (drift pointers) and
+    descriptions (`list`) are printed escaped: they would retitle the window, clear the screen,
+    set the clipboard (OSC 52) or forge a line of output."""
+    from upstream_mcp import ESCAPES
+
+    folder = project(tmp_path / "p", {"bad": stdio("--mode", "escapes"), "wiki": upstream.entry()})
+    failed = cli("sync", "--server", "bad", cwd=folder)
+    assert failed.exit_code == 1 and "error[TN412]: server 'bad'" in failed.stderr
+    assert "down \\x1b]0;PWNED\\x07\\x1b[2J" in failed.stderr
+    assert cli("sync", "--server", "wiki", cwd=folder).exit_code == 0
+    hostile = json.loads(json.dumps(TOOLS))
+    hostile[0]["description"] = f"Search {ESCAPES}"
+    hostile[0]["inputSchema"]["properties"][ESCAPES] = {"type": "string"}
+    with upstream.serving(hostile):
+        check = cli("sync", "--check", "--server", "wiki", cwd=folder)
+        assert check.exit_code == 1
+        assert cli("sync", "--server", "wiki", cwd=folder).exit_code == 0
+    listed = cli("list", cwd=folder)
+    assert "/input_schema/properties/\\x1b]0;PWNED\\x07" in check.stderr
+    assert "Search \\x1b]0;PWNED" in listed.output
+    for said in (failed, check, listed):
+        text = said.output + said.stderr
+        assert "\x1b" not in text and "\x07" not in text and "\nspecs/x.json" not in text
+
+
 def test_a_server_that_never_answers_costs_about_its_timeout(
     tmp_path: Path, silent_port: int
 ) -> None:

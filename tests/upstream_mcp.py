@@ -1,7 +1,7 @@
 """A third-party MCP server for the tests, written with the official SDK's low-level `Server`.
 
     python upstream_mcp.py [--tools FILE] [--page N] [--count FILE] [--http PORT --token T]
-    python upstream_mcp.py --mode hang|garbage|exit
+    python upstream_mcp.py --mode hang|garbage|escapes|exit
 
 Its tools come from FILE (a tools/list JSON list, read at every listing, so the drift tests
 can change it while the server runs) or the built-in list, served N per page of tools/list. Every session it opens (a stdio process, an HTTP
@@ -10,7 +10,8 @@ tests count sessions and calls server-side. Tools:
 `add` answers structuredContent (for a sum of 13, one that breaks its outputSchema), `fail` an isError result, `slow` sleeps `seconds`, `crash`
 kills the process (a dead session), `whoami` says which bearer token it saw (or its pid, over stdio); any other tool
 echoes its arguments. The modes are broken servers: `hang` reads and never answers, `garbage`
-answers every request with a result that is not MCP, `exit` exits at once.
+answers every request with a result that is not MCP, `escapes` with an error whose text holds
+terminal escape sequences, `exit` exits at once.
 """
 
 from __future__ import annotations
@@ -183,15 +184,22 @@ def serve_http(server: Any, port: int, token: str, counter: str | None) -> None:
     uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning")
 
 
+ESCAPES = "\x1b]0;PWNED\x07\x1b[2J\x1b[31mall good\x1b[0m\nspecs/x.json: fine"
+
+
 def broken(mode: str) -> None:
     if mode == "exit":
         print("upstream: cannot start, missing configuration", file=sys.stderr)
         sys.exit(1)
     for line in sys.stdin:  # hang: read everything, answer nothing
-        if mode == "garbage" and line.strip():
+        if mode in ("garbage", "escapes") and line.strip():
             request = json.loads(line)
             if "id" in request:
-                answer = {"jsonrpc": "2.0", "id": request["id"], "result": {"tools": 42}}
+                answer: dict[str, Any] = {"jsonrpc": "2.0", "id": request["id"]}
+                if mode == "garbage":
+                    answer["result"] = {"tools": 42}
+                else:  # an error whose text would drive the terminal
+                    answer["error"] = {"code": -32603, "message": f"down {ESCAPES}"}
                 sys.stdout.write(json.dumps(answer) + "\n")
                 sys.stdout.flush()
 

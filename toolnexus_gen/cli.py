@@ -13,7 +13,7 @@ from typing import Any, NoReturn, TypeVar
 import click
 
 from toolnexus_gen import __version__, session
-from toolnexus_gen.diagnostics import Diagnostic, DiagnosticsError, ExitCode
+from toolnexus_gen.diagnostics import Diagnostic, DiagnosticsError, ExitCode, printable
 from toolnexus_gen.targets.registry import NAMES
 
 T = TypeVar("T")
@@ -190,9 +190,8 @@ def list_(specs_dir: Path | None, targets: tuple[str, ...], budget: bool) -> Non
             if part
         )
         _echo(f"{tool.name}", bold=True, fg="red" if errors else None)
-        click.echo(
-            f"  {tool.description.strip().splitlines()[0] if tool.description.strip() else ''}"
-        )
+        first = tool.description.strip().splitlines()[:1]
+        click.echo(f"  {printable(first[0]) if first else ''}")
         click.echo(
             f"  targets: {', '.join(chosen) or '(none)'}" + (f"  [{status}]" if status else "")
         )
@@ -405,7 +404,7 @@ def sync(server: str | None, check: bool) -> None:
             for drift in result.drift:
                 shown = drift.details[:12]
                 more = len(drift.details) - len(shown)
-                details = f": {', '.join(shown)}" if shown else ""
+                details = f": {printable(', '.join(shown))}" if shown else ""
                 details += f" and {more} more" if more else ""
                 _echo(
                     f"{drift.file}: {drift.what} upstream (tool {drift.tool!r} of server "

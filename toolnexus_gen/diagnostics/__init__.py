@@ -6,6 +6,16 @@ import enum
 from dataclasses import dataclass, field
 
 
+def printable(text: str) -> str:
+    """`text` safe for a terminal: every character that is not printable (control characters
+    such as ESC, newlines, bidi overrides, unassigned code points) written as its escape
+    (`\\x1b`, `\\n`, `\\u202e`). Messages quote what specs and MCP servers sent, and a server's
+    text must not move the cursor, retitle the window or set the clipboard."""
+    if text.isprintable():
+        return text
+    return "".join(char if char.isprintable() else repr(char)[1:-1] for char in text)
+
+
 class Severity(str, enum.Enum):
     ERROR = "error"
     WARNING = "warning"
@@ -31,8 +41,11 @@ class Diagnostic:
     at: tuple[str, str | None] | None = field(default=None, compare=False, repr=False)
 
     def format(self) -> str:
-        where = f" (at {self.pointer or '/'})" if self.pointer is not None else ""
-        return f"{self.path}:{self.line}:{self.col}: {self.severity.value}[{self.code}]: {self.message}{where}"
+        where = f" (at {printable(self.pointer or '/')})" if self.pointer is not None else ""
+        return (
+            f"{self.path}:{self.line}:{self.col}: {self.severity.value}[{self.code}]: "
+            f"{printable(self.message)}{where}"
+        )
 
     @property
     def is_error(self) -> bool:
