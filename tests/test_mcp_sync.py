@@ -374,6 +374,43 @@ def test_collisions_name_both_and_write_nothing(tmp_path: Path, upstream: Upstre
     assert not (folder / "specs/one").exists() and not (folder / "specs/two").exists()
 
 
+@pytest.mark.parametrize(
+    "hostile", ["_shared", "x" * 260, "", "../../x"], ids=["fragment", "long", "empty", "dots"]
+)
+def test_a_tool_name_that_cannot_be_a_spec_file_fails_its_server_only(
+    tmp_path: Path, upstream: Upstream, hostile: str
+) -> None:
+    """With prefix "", `_shared` would overwrite the user's fragment (and not be a tool at
+    build), 260 characters would fail the write after other servers were written, "" and
+    "../../x" give `.json` and `______x.json`: the server fails in one located line, its
+    snapshot untouched; the others are synced."""
+    folder = project(tmp_path / "p", {"evil": upstream.entry(prefix=""), "good": stdio()})
+    fragment = '{"$defs": {"id": {"type": "string"}}}\n'
+    write_specs(folder / "specs", {})
+    (folder / "specs/evil").mkdir()
+    (folder / "specs/evil/_shared.json").write_text(fragment)
+    obj = {"type": "object", "properties": {}}
+    sent = [{"name": hostile, "inputSchema": obj}, {"name": "fine", "inputSchema": obj}]
+    with upstream.serving(sent):
+        result = cli("sync", cwd=folder)
+    assert result.exit_code == 1, result.output + result.stderr
+    (line,) = [line for line in result.stderr.splitlines() if "error[" in line]
+    assert line.startswith("mcp.json:") and "error[TN413]: server 'evil'" in line
+    assert "tools` allowlist" in line
+    assert sorted(p.name for p in (folder / "specs/evil").iterdir()) == ["_shared.json"]
+    assert (folder / "specs/evil/_shared.json").read_text() == fragment
+    assert (folder / "specs/good/good_add.json").exists()  # the other server is synced
+
+
+def test_a_file_sync_did_not_write_is_never_replaced(tmp_path: Path, upstream: Upstream) -> None:
+    folder = project(tmp_path / "p", {"wiki": upstream.entry(tools=["add"])})
+    (folder / "specs/wiki/wiki_add.json").mkdir(parents=True)  # not a spec, but in the way
+    result = cli("sync", cwd=folder)
+    assert result.exit_code == 2
+    assert "specs/wiki/wiki_add.json:1:1: error[TN407]: this file is in the way" in result.stderr
+    assert (folder / "specs/wiki/wiki_add.json").is_dir()
+
+
 def test_one_server_disabled_servers_and_unknown_names(tmp_path: Path, upstream: Upstream) -> None:
     folder = project(
         tmp_path / "p",

@@ -394,6 +394,14 @@ CODES: dict[str, tuple[str, str]] = {
         "for tools/list, a cursor that repeats). Its snapshot is left as it was.\n"
         "Fix: check that the command starts an MCP server on stdio (and logs to stderr only).",
     ),
+    "TN413": (
+        "MCP tool name cannot be a snapshot file",
+        "A tool the server lists would get a spec name that no snapshot file may have: empty, starting\n"
+        "with _ or . (those are fragments and hidden files, which are never tools, and the file could\n"
+        "be one of yours), or longer than 128 characters. The server's snapshot is left as it was;\n"
+        "the other servers are synced; the exit code is 1.\n"
+        "Fix: leave the tool out with the server's `tools` allowlist in mcp.json, or set a `prefix`.",
+    ),
     "TN460": (
         "unknown group or tool in a toolset",
         "A toolset in [tool.toolnexus-gen.toolsets] names a group no spec is in, or a tool no spec\n"

@@ -37,6 +37,7 @@ SDK_HINT = (
 PARALLEL = 8  # servers listed at once
 MAX_PAGES = 1000  # of tools/list: a server whose cursor never ends is a protocol error
 SNAPSHOT_SUFFIX = ".json"
+MAX_NAME = 128  # characters of a spec name (and its file's stem): MCP's own limit for a name
 
 
 class SdkMissing(Exception):
@@ -255,6 +256,7 @@ class Snapshot:
     files: dict[str, str] = field(default_factory=dict)  # file name -> text
     tools: dict[str, str] = field(default_factory=dict)  # file name -> the server's tool name
     existing: dict[str, str] = field(default_factory=dict)  # file name -> text on disk
+    refused: str | None = None  # why the server's snapshot cannot be written (tool names)
 
     @property
     def added(self) -> list[str]:
@@ -303,10 +305,14 @@ def snapshot(
     warnings = []
     sent = listing.tools or []
     names = {tool["name"] for tool in sent}
+    unusable = []
     for tool in sent:
         if server.tools is not None and tool["name"] not in server.tools:
             continue
         spec = spec_of(server, tool)
+        if not tool["name"] or not usable_name(spec["name"]):
+            unusable.append(tool["name"])
+            continue
         file = spec["name"] + SNAPSHOT_SUFFIX
         if file in snap.files:
             other = snap.tools[file]
@@ -331,6 +337,16 @@ def snapshot(
             )
         snap.files[file] = json.dumps(spec, indent=2, ensure_ascii=False) + "\n"
         snap.tools[file] = tool["name"]
+    if unusable:
+        first = unusable[0]
+        shown = repr(first if len(first) <= 60 else f"{first[:60]}...")
+        more = f" (and {len(unusable) - 1} more)" if len(unusable) > 1 else ""
+        snap.refused = (
+            f"tool {shown}{more} cannot be a spec file: its name "
+            f"{spec_name(server, first)[:60]!r} is empty, starts with _ or . (a fragment or a "
+            f"hidden file) or is longer than {MAX_NAME} characters; leave it out with the "
+            "server's `tools` allowlist, or set a `prefix`"
+        )
     for wanted in server.tools or ():
         if wanted not in names:
             warnings.append(
@@ -344,6 +360,13 @@ def snapshot(
                 )
             )
     return snap, warnings
+
+
+def usable_name(name: str) -> bool:
+    """Whether a spec name can be a snapshot's file stem: not empty, no fragment or hidden file
+    (`_`, `.`: discover() skips them, so the tool would silently not exist, and the file could
+    be the user's fragment), and short enough for any file system."""
+    return 0 < len(name) <= MAX_NAME and not name.startswith(("_", "."))
 
 
 def owned_files(folder: Path, server: str) -> dict[str, str]:
@@ -376,9 +399,30 @@ def collisions(config: McpConfig, snapshots: list[Snapshot], specs_dir: Path) ->
             others.setdefault(path.stem.casefold(), path)
     claimed: dict[str, tuple[Snapshot, str]] = {}
     for snap in snapshots:
+        on_disk = (
+            {path.name.casefold(): path for path in snap.folder.iterdir()}
+            if snap.folder.is_dir()
+            else {}
+        )
+        owned = {name.casefold() for name in snap.existing}
         for file, tool in sorted(snap.tools.items()):
             stem = file.removesuffix(SNAPSHOT_SUFFIX)
             key = stem.casefold()
+            taken = on_disk.get(file.casefold())
+            if taken is not None and file.casefold() not in owned and key not in others:
+                # a file sync did not write (not a spec: it is not discovered) is never replaced
+                problems.append(
+                    Diagnostic(
+                        display_path(taken),
+                        1,
+                        1,
+                        "TN407",
+                        f"this file is in the way of tool {tool!r} of MCP server "
+                        f"{snap.server.name!r}, whose snapshot would be "
+                        f"{display_path(snap.folder / file)}; set a prefix for the server in "
+                        f"{config.display} or move this file",
+                    )
+                )
             if key in claimed:
                 first, first_tool = claimed[key]
                 problems.append(
