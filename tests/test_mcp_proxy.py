@@ -320,6 +320,47 @@ def test_a_masking_server_hides_why_a_source_failed_but_not_what_the_tool_said(
     assert unmasked.startswith("MCP server 'remote' is unavailable: could not start")
 
 
+def test_a_server_that_pages_without_end_is_unavailable_within_its_timeout(
+    pkg: Any, synced: Path
+) -> None:
+    timeout = 4.0  # the set-up (a Python process starting) must fit in it
+    config = json.loads((synced / "mcp.json").read_text())
+    wiki = config["mcpServers"]["wiki"]
+    results = []
+    start = time.perf_counter()
+    for pages in (["--cursor", "endless", "--delay", "0.3"], ["--cursor", "loop"]):
+        config["mcpServers"]["wiki"] = {**wiki, "args": wiki["args"] + pages, "timeout": timeout}
+        toolkit = pkg.Toolkit(Handlers(), mcp_config=config)
+        results.append(toolkit.execute_sync("wiki_add", {"a": 1, "b": 1}))
+        toolkit.close()
+    elapsed = time.perf_counter() - start
+    assert [r.output for r in results] == [
+        f"MCP server 'wiki' is unavailable: tools/list did not finish within {timeout:g} s",
+        "MCP server 'wiki' is unavailable: tools/list sent cursor 'again' twice",
+    ]
+    assert elapsed < 2 * timeout + 4, elapsed  # set-up plus one listing, plus the loop's
+
+
+def test_too_many_pages_or_tools_make_the_server_unavailable(
+    pkg: Any, synced: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import toolnexus_runtime.executors.mcp as proxy
+
+    monkeypatch.setattr(proxy, "MAX_PAGES", 5)
+    config = json.loads((synced / "mcp.json").read_text())
+    wiki = config["mcpServers"]["wiki"]
+    outputs = []
+    for pages, tools in ((["--cursor", "endless", "--page", "2"], 6), (["--page", "2"], 5)):
+        monkeypatch.setattr(proxy, "MAX_TOOLS", tools)
+        config["mcpServers"]["wiki"] = {**wiki, "args": wiki["args"] + pages}
+        with pkg.Toolkit(Handlers(), mcp_config=config) as toolkit:
+            outputs.append(toolkit.execute_sync("wiki_add", {"a": 1, "b": 1}).output)
+    assert outputs == [
+        "MCP server 'wiki' is unavailable: tools/list did not end after 5 pages",
+        "MCP server 'wiki' is unavailable: tools/list sent more than 5 tools",
+    ]
+
+
 def test_a_tool_gone_upstream_is_logged_when_the_session_opens(
     pkg: Any, synced: Path, upstream: Upstream, caplog: pytest.LogCaptureFixture
 ) -> None:

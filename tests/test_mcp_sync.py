@@ -262,6 +262,55 @@ def test_a_server_that_never_answers_costs_about_its_timeout(
     assert timeout <= elapsed < 1.8 * timeout, elapsed
 
 
+def test_a_server_that_pages_without_end_costs_about_twice_its_timeout(tmp_path: Path) -> None:
+    """Each page answered in time, but never a last one: the whole of tools/list shares one
+    timeout (a fresh one per page would be 1,000 pages of up to `timeout` each)."""
+    timeout = 4.0  # the set-up (a Python process starting) must fit in it
+    servers = {
+        "endless": stdio("--cursor", "endless", "--delay", "0.3", timeout=timeout),
+        "loop": stdio("--cursor", "loop", timeout=timeout),
+    }
+    folder = project(tmp_path / "p", servers)
+    start = time.perf_counter()
+    result = cli("sync", cwd=folder)
+    elapsed = time.perf_counter() - start
+    assert result.exit_code == 1
+    assert (
+        f"error[TN411]: server 'endless' (stdio): tools/list did not finish within {timeout:g} s"
+        in result.stderr
+    )
+    assert "error[TN412]: server 'loop' (stdio): tools/list sent cursor 'again' twice" in (
+        result.stderr
+    )
+    assert elapsed < 2 * timeout + 2, elapsed  # set-up (its own timeout) plus one listing
+
+
+def test_too_many_pages_or_tools_fail_the_server_naming_the_limit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import toolnexus_gen.sources.mcp as source
+
+    monkeypatch.setattr(source, "MAX_PAGES", 5)
+    monkeypatch.setattr(source, "MAX_TOOLS", 6)
+    seven = tmp_path / "seven.json"  # one more tool than the limit, on pages that do end
+    seven.write_text(json.dumps([*TOOLS, {**TOOLS[0], "name": "seventh"}]))
+    servers = {
+        "endless": stdio("--cursor", "endless", "--page", "2"),  # 6 tools, then empty pages
+        "many": stdio("--tools", str(seven), "--page", "2"),
+    }
+    folder = project(tmp_path / "p", servers)
+    result = cli("sync", cwd=folder)
+    assert result.exit_code == 1
+    assert "error[TN412]: server 'endless' (stdio): tools/list did not end after 5 pages" in (
+        result.stderr
+    )
+    assert "error[TN412]: server 'many' (stdio): tools/list sent more than 6 tools" in (
+        result.stderr
+    )
+    assert not (folder / "specs" / "endless").exists()
+    assert not (folder / "specs" / "many").exists()
+
+
 def test_bad_mcp_json_is_located_and_writes_nothing(tmp_path: Path) -> None:
     cases = {
         '{"mcpServers": {"a": {"command": "x",}}}': ("1:38", "TN401", "invalid JSON"),

@@ -1,11 +1,13 @@
 """A third-party MCP server for the tests, written with the official SDK's low-level `Server`.
 
     python upstream_mcp.py [--tools FILE] [--page N] [--count FILE] [--http PORT --token T]
+                           [--cursor loop|endless] [--delay SECONDS]
     python upstream_mcp.py --mode hang|garbage|escapes|exit
 
 Its tools come from FILE (a tools/list JSON list, read at every listing, so the drift tests
-can change it while the server runs) or the built-in list, served N per page of tools/list. Every session it opens (a stdio process, an HTTP
-handshake) appends a line to the --count file, and so does every call (`call <name> <args>`), so
+can change it while the server runs) or the built-in list, served N per page of tools/list
+(with --cursor, pages that never end: the same cursor again, or a new one each time; --delay:
+seconds before each page). Every session it opens (a stdio process, an HTTP handshake) appends a line to the --count file, and so does every call (`call <name> <args>`), so
 tests count sessions and calls server-side. Tools:
 `add` answers structuredContent (for a sum of 13, one that breaks its outputSchema), `fail` an isError result, `slow` sleeps `seconds`, `crash`
 kills the process (a dead session), `whoami` says which bearer token it saw (or its pid, over stdio); any other tool
@@ -85,7 +87,9 @@ def count(path: str | None, line: str | None = None) -> None:
             handle.write(f"{line or os.getpid()}\n")
 
 
-def make_server(source: str | None, page: int, counter: str | None) -> Any:
+def make_server(
+    source: str | None, page: int, counter: str | None, cursor: str | None = None, delay: float = 0
+) -> Any:
     import anyio
     import mcp.types as types
     from mcp.server.lowlevel.server import Server
@@ -93,12 +97,18 @@ def make_server(source: str | None, page: int, counter: str | None) -> Any:
     async def list_tools(ctx: Any, params: Any) -> Any:
         # read at every listing, so a test can change the server's tools while it runs
         tools = json.loads(Path(source).read_text("utf-8")) if source else TOOLS
-        start = int(params.cursor) if params is not None and params.cursor else 0
+        await anyio.sleep(delay)
+        given = params.cursor if params is not None else None
+        start = int(given) if given and given.isdigit() else 0
         chunk = tools[start : start + page]
         more = start + page < len(tools)
+        following = str(start + page) if more else None
+        if cursor == "loop":  # the same cursor again and again
+            following = "again"
+        elif cursor == "endless":  # a new cursor every time, quickly, and no more tools
+            following = str(start + page)
         return types.ListToolsResult(
-            tools=[types.Tool.model_validate(t) for t in chunk],
-            next_cursor=str(start + page) if more else None,
+            tools=[types.Tool.model_validate(t) for t in chunk], next_cursor=following
         )
 
     def text(value: str, **extra: Any) -> Any:
@@ -212,11 +222,13 @@ def main() -> None:
     parser.add_argument("--http", type=int)
     parser.add_argument("--token", default="")
     parser.add_argument("--mode")
+    parser.add_argument("--cursor", choices=["loop", "endless"])
+    parser.add_argument("--delay", type=float, default=0.0)
     options = parser.parse_args()
     if options.mode:
         broken(options.mode)
         return
-    server = make_server(options.tools, options.page, options.count)
+    server = make_server(options.tools, options.page, options.count, options.cursor, options.delay)
     if options.http:
         serve_http(server, options.http, options.token, options.count)
     else:

@@ -384,14 +384,17 @@ CODES: dict[str, tuple[str, str]] = {
     ),
     "TN411": (
         "MCP server did not answer in time",
-        "The server did not finish connecting, or answering a page of tools/list, within its timeout\n"
+        "The server did not finish connecting, or did not finish tools/list, within its timeout\n"
         "(seconds; default 30). The whole set-up (connect, version negotiation, initialize) shares\n"
-        "one timeout. Its snapshot is left as it was.\nFix: raise `timeout` for the server, or fix it.",
+        "one timeout, and tools/list (every page together) gets the same again, so a server that\n"
+        "pages without end is stopped too. Its snapshot is left as it was.\n"
+        "Fix: raise `timeout` for the server, or fix it.",
     ),
     "TN412": (
         "MCP protocol error",
         "The server answered with something that is not MCP (output that is not JSON-RPC, an error\n"
-        "for tools/list, a cursor that repeats). Its snapshot is left as it was.\n"
+        "for tools/list, a cursor that repeats, more than 1,000 pages or 10,000 tools). Its snapshot\n"
+        "is left as it was.\n"
         "Fix: check that the command starts an MCP server on stdio (and logs to stderr only).",
     ),
     "TN413": (

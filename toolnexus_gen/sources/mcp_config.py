@@ -41,7 +41,7 @@ SERVER_KEYS = (
 )
 LOCAL_TYPES = ("stdio", "local")
 REMOTE_TYPES = ("http", "streamable-http", "streamableHttp", "remote")
-DEFAULT_TIMEOUT = 30.0  # seconds, for the set-up and for each page of tools/list
+DEFAULT_TIMEOUT = 30.0  # seconds, for the set-up, and again for all of tools/list
 MAX_TIMEOUT = 3600.0
 # A server's name is a folder under the spec folder (specs/<server>/), never a hidden one.
 SERVER_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")

@@ -10,9 +10,10 @@ never logged nor written anywhere.
 A call reaches the server under the tool's original name, with the arguments its typed model
 validated (so the model's mistakes never cost a round trip). Each server has one session per
 event loop, opened on first use (concurrent first calls share it) by a task that owns it, and
-reused; its set-up (start or connect, version negotiation, initialize, every page of tools/list)
-shares the server's timeout, and so does each call. A session found dead before a call is sent
-on it is reopened once; a connection that ends while a call is out is an error result (the tool
+reused; its set-up (start or connect, version negotiation, initialize) shares the server's
+timeout, tools/list (every page together) gets the same again, and so does each call; a
+tools/list whose cursor repeats, or past MAX_PAGES pages or MAX_TOOLS tools, leaves the server
+unavailable with that reason. A session found dead before a call is sent on it is reopened once; a connection that ends while a call is out is an error result (the tool
 may or may not have run, so it is never sent twice) and the next call reopens the session. The
 result keeps what the server said: `isError` gives an error result with its text,
 `structuredContent` the result's `data` (its text parts the output), text parts the output.
@@ -54,7 +55,8 @@ SERVER_KEYS = frozenset(
     | {"enabled", "disabled", "timeout", "tools", "prefix"}
 )
 DEFAULT_TIMEOUT = 30.0
-MAX_PAGES = 1000
+MAX_PAGES = 1000  # of tools/list, and tools in all: more is a server gone wrong
+MAX_TOOLS = 10_000
 VARIABLE = re.compile(r"\$\{([^}]*)\}")
 REFERENCE = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)(?::-(.*))?", re.DOTALL)
 MIN_SECRET = 4
@@ -284,9 +286,11 @@ class _Session:
 
         settings = self.upstream.settings
         refused: list[int] = []
+        phase = "set-up"
         try:
             # One scope for the whole set-up (however many handshakes the version negotiation
-            # tries), then a fresh deadline for each page of tools/list.
+            # tries), then one more deadline for tools/list, every page together: a server that
+            # pages without end costs about twice its timeout, never a timeout per page.
             with anyio.CancelScope(deadline=anyio.current_time() + settings.timeout) as scope:
                 client = Client(
                     _watched(_transport(settings, refused), self),
@@ -296,22 +300,19 @@ class _Session:
                 async with client:
                     # Every page: the client then knows each tool's outputSchema (it would list
                     # again before the first call of each tool otherwise).
-                    listed: set[str] = set()
-                    cursor = None
-                    for _ in range(MAX_PAGES):
-                        scope.deadline = anyio.current_time() + settings.timeout
-                        page = await client.list_tools(cursor=cursor)
-                        listed.update(tool.name for tool in page.tools)
-                        cursor = page.next_cursor
-                        if cursor is None:
-                            break
+                    phase = "tools/list"
+                    scope.deadline = anyio.current_time() + settings.timeout
+                    self.upstream.check_listing(await _list_all(client))
                     scope.deadline = math.inf
-                    self.upstream.check_listing(listed)
                     self.client = client
                     self.ready.set()
                     await self.closing.wait()
             if scope.cancelled_caught and self.client is None:
-                self.error = f"no answer within {settings.timeout:g} s"
+                self.error = (
+                    f"tools/list did not finish within {settings.timeout:g} s"
+                    if phase == "tools/list"
+                    else f"no answer within {settings.timeout:g} s"
+                )
         except Exception as exc:  # noqa: BLE001 (the reason goes to every waiting call)
             self.error = settings.hide(_explain(exc, settings, refused))
         finally:
@@ -333,6 +334,26 @@ class _Session:
             self.loop.call_soon_threadsafe(self.closing.set)
         except RuntimeError:  # that loop closed meanwhile
             pass
+
+
+async def _list_all(client: Any) -> set[str]:
+    """The names of every tool on every page of tools/list; a cursor sent twice, too many pages
+    or too many tools is a server gone wrong (its session does not open)."""
+    listed: set[str] = set()
+    seen: set[str] = set()
+    cursor = None
+    for _ in range(MAX_PAGES):
+        page = await client.list_tools(cursor=cursor)
+        listed.update(tool.name for tool in page.tools)
+        if len(listed) > MAX_TOOLS:
+            raise _Unavailable(f"tools/list sent more than {MAX_TOOLS} tools")
+        cursor = page.next_cursor
+        if cursor is None:
+            return listed
+        if cursor in seen:
+            raise _Unavailable(f"tools/list sent cursor {cursor[:80]!r} twice")
+        seen.add(cursor)
+    raise _Unavailable(f"tools/list did not end after {MAX_PAGES} pages")
 
 
 class _Upstream:
@@ -520,12 +541,15 @@ def _leaves(exc: BaseException) -> list[BaseException]:
 
 
 def _explain(exc: Exception, settings: ServerSettings, refused: list[int]) -> str:
+    leaves = _leaves(exc)
+    wrong = next((e for e in leaves if isinstance(e, _Unavailable)), None)
+    if wrong is not None:  # what the listing found wrong
+        return str(wrong)
     if refused:
         import httpx2
 
         status = refused[-1]
         return f"{settings.url} answered HTTP {status} {httpx2.codes.get_reason_phrase(status)}"
-    leaves = _leaves(exc)
     leaf = next((e for e in leaves if isinstance(e, OSError)), leaves[0])
     if isinstance(leaf, OSError) and settings.url is None:
         return f"could not start {settings.command[0]!r}: {leaf.strerror or leaf}"
