@@ -14,8 +14,10 @@ import signal
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -151,6 +153,43 @@ def test_each_call_is_bounded_by_the_server_timeout(
     assert toolkit.execute_sync("r_add", {"a": 2, "b": 1}).data == {"sum": 3}
     assert sessions(upstream.count) == before + 1  # a slow call does not cost the session
     toolkit.close()
+
+
+def test_calls_given_up_at_their_deadline_leave_no_thread_nor_task_behind(
+    tk: Any, synced: Path
+) -> None:
+    """A call to an MCP tool is a coroutine on the runtime's loop, never a worker thread: given
+    up at its deadline, its task is cancelled, the server is sent notifications/cancelled (its
+    handler stops), and the session stays open for the next call. Twenty timeouts, from four
+    caller threads at once, leave as many threads and tasks as there were."""
+    from toolnexus_runtime import run_sync
+
+    count = synced / "wiki-count"
+    assert tk.execute_sync("wiki_add", {"a": 1, "b": 1}).data == {"sum": 2}  # session open
+    opened = sessions(count)
+
+    async def tasks() -> int:
+        return len(asyncio.all_tasks())
+
+    def cancelled() -> int:
+        return count.read_text().count("cancelled slow\n")
+
+    threads, before, stopped = threading.active_count(), run_sync(tasks()), cancelled()
+
+    def give_up(_: int) -> str:
+        return str(tk.execute_sync("wiki_slow", {"seconds": 60}, timeout=0.2).output)
+
+    with ThreadPoolExecutor(4) as callers:
+        outputs = set(callers.map(give_up, range(20)))
+    assert outputs == {"Tool 'wiki_slow' did not finish within 0.2 seconds."}
+    deadline = time.monotonic() + 10
+    while cancelled() < stopped + 20 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert cancelled() == stopped + 20  # the server was told, and stopped every one
+    assert threading.active_count() <= threads
+    assert run_sync(tasks()) <= before
+    assert tk.execute_sync("wiki_add", {"a": 2, "b": 2}).data == {"sum": 4}
+    assert sessions(count) == opened  # timeouts do not cost the session
 
 
 def test_a_dead_session_is_reopened_once_and_a_call_cut_off_is_never_sent_twice(

@@ -8,7 +8,8 @@ Its tools come from FILE (a tools/list JSON list, read at every listing, so the 
 can change it while the server runs) or the built-in list, served N per page of tools/list
 (with --cursor, pages that never end: the same cursor again, or a new one each time; --delay:
 seconds before each page). Every session it opens (a stdio process, an HTTP handshake) appends a line to the --count file, and so does every call (`call <name> <args>`), so
-tests count sessions and calls server-side. Tools:
+tests count sessions and calls server-side (and `cancelled slow` each `slow` call the client
+gave up on). Tools:
 `add` answers structuredContent (for a sum of 13, one that breaks its outputSchema), `fail` an isError result, `slow` sleeps `seconds`, `crash`
 kills the process (a dead session), `whoami` says which bearer token it saw (or its pid, over stdio); any other tool
 echoes its arguments. The modes are broken servers: `hang` reads and never answers, `garbage`
@@ -125,7 +126,11 @@ def make_server(
         if params.name == "fail":
             return text("upstream refused: no such page", is_error=True)
         if params.name == "slow":
-            await anyio.sleep(args["seconds"])
+            try:
+                await anyio.sleep(args["seconds"])
+            except anyio.get_cancelled_exc_class():  # notifications/cancelled from the client
+                count(counter, "cancelled slow")
+                raise
             return text("done")
         if params.name == "crash":
             os._exit(3)

@@ -13,9 +13,14 @@ event loop, opened on first use (concurrent first calls share it) by a task that
 reused; its set-up (start or connect, version negotiation, initialize) shares the server's
 timeout, tools/list (every page together) gets the same again, and so does each call; a
 tools/list whose cursor repeats, or past MAX_PAGES pages or MAX_TOOLS tools, leaves the server
-unavailable with that reason. A session found dead before a call is sent on it is reopened once; a connection that ends while a call is out is an error result (the tool
-may or may not have run, so it is never sent twice) and the next call reopens the session. The
-result keeps what the server said: `isError` gives an error result with its text,
+unavailable with that reason. No worker thread runs a session or a call: both are tasks on
+the event loop that opened the session (the runtime's own loop for `execute_sync` and the sync
+tool loops), so a call given up at its deadline (the call's timeout, or the server's) is a
+cancelled task: the SDK sends the server `notifications/cancelled`, the session stays open, and
+no thread, task or process is left behind however many calls time out. A session found dead
+before a call is sent on it is reopened once; a connection that ends while a call is out is an
+error result (the tool may or may not have run, so it is never sent twice) and the next call
+reopens the session. The result keeps what the server said: `isError` gives an error result with its text,
 `structuredContent` the result's `data` (its text parts the output), text parts the output.
 `Toolkit.aclose()` (or `async with`) closes the sessions. Needs the official MCP SDK:
 `pip install 'toolnexus-runtime[mcp]'`, imported when the first session opens.
