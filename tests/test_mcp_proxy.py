@@ -400,6 +400,27 @@ def test_too_many_pages_or_tools_make_the_server_unavailable(
     ]
 
 
+def test_a_huge_result_is_cut_or_refused_at_the_output_limit(pkg: Any, synced: Path) -> None:
+    config = json.loads((synced / "mcp.json").read_text())
+    wiki = config["mcpServers"]["wiki"]
+    config["mcpServers"]["wiki"] = {**wiki, "args": wiki["args"] + ["--huge", "5000000"]}
+    with pkg.Toolkit(Handlers(), mcp_config=config, output_limit=1000) as toolkit:
+        text = toolkit.execute_sync("wiki_search-pages", {"query": "tea"})
+        failed = toolkit.execute_sync("wiki_fail", {})
+        data = toolkit.execute_sync("wiki_add", {"a": 1, "b": 1})
+    note = "\n\n[output cut: 1000 of 5000000 characters shown]"
+    assert (text.is_error, text.output) == (False, "y" * 1000 + note)
+    assert (failed.is_error, failed.output) == (True, "y" * 1000 + note)
+    assert data.is_error and data.data is None
+    assert data.output == (
+        "The tool's structured result is over 1000 characters (the toolkit's output_limit), so "
+        "it was not used: ask for less (a narrower query, a smaller page), or raise "
+        "Toolkit(output_limit=...)."
+    )
+    with pytest.raises(ValueError, match=r"output_limit must be a positive integer, not 0"):
+        pkg.Toolkit(Handlers(), mcp_config=config, output_limit=0)
+
+
 def test_a_tool_gone_upstream_is_logged_when_the_session_opens(
     pkg: Any, synced: Path, upstream: Upstream, caplog: pytest.LogCaptureFixture
 ) -> None:

@@ -1,13 +1,14 @@
 """A third-party MCP server for the tests, written with the official SDK's low-level `Server`.
 
     python upstream_mcp.py [--tools FILE] [--page N] [--count FILE] [--http PORT --token T]
-                           [--cursor loop|endless] [--delay SECONDS]
+                           [--cursor loop|endless] [--delay SECONDS] [--huge N]
     python upstream_mcp.py --mode hang|garbage|escapes|exit
 
 Its tools come from FILE (a tools/list JSON list, read at every listing, so the drift tests
 can change it while the server runs) or the built-in list, served N per page of tools/list
 (with --cursor, pages that never end: the same cursor again, or a new one each time; --delay:
-seconds before each page). Every session it opens (a stdio process, an HTTP handshake) appends a line to the --count file, and so does every call (`call <name> <args>`), so
+seconds before each page; --huge: results of N characters, `add` in its structuredContent,
+`fail` in its error, every other tool in its text). Every session it opens (a stdio process, an HTTP handshake) appends a line to the --count file, and so does every call (`call <name> <args>`), so
 tests count sessions and calls server-side (and `cancelled slow` each `slow` call the client
 gave up on). Tools:
 `add` answers structuredContent (for a sum of 13, one that breaks its outputSchema), `fail` an isError result, `slow` sleeps `seconds`, `crash`
@@ -89,7 +90,12 @@ def count(path: str | None, line: str | None = None) -> None:
 
 
 def make_server(
-    source: str | None, page: int, counter: str | None, cursor: str | None = None, delay: float = 0
+    source: str | None,
+    page: int,
+    counter: str | None,
+    cursor: str | None = None,
+    delay: float = 0,
+    huge: int = 0,
 ) -> Any:
     import anyio
     import mcp.types as types
@@ -118,6 +124,11 @@ def make_server(
     async def call_tool(ctx: Any, params: Any) -> Any:
         args = params.arguments or {}
         count(counter, f"call {params.name} {json.dumps(args, sort_keys=True)}")
+        if huge:  # a hostile server: results far larger than any model should read
+            if params.name == "add":
+                padding = "x" * huge
+                return text("short", structured_content={"sum": 0, "padding": padding})
+            return text("y" * huge, is_error=params.name == "fail")
         if params.name == "add":
             total = args["a"] + args["b"]
             if total == 13:  # a result that breaks the tool's own outputSchema
@@ -229,11 +240,14 @@ def main() -> None:
     parser.add_argument("--mode")
     parser.add_argument("--cursor", choices=["loop", "endless"])
     parser.add_argument("--delay", type=float, default=0.0)
+    parser.add_argument("--huge", type=int, default=0)
     options = parser.parse_args()
     if options.mode:
         broken(options.mode)
         return
-    server = make_server(options.tools, options.page, options.count, options.cursor, options.delay)
+    server = make_server(
+        options.tools, options.page, options.count, options.cursor, options.delay, options.huge
+    )
     if options.http:
         serve_http(server, options.http, options.token, options.count)
     else:

@@ -49,7 +49,9 @@ class Toolkit(ToolkitCore[H]):
 
     Tools that come from other sources need no handler method; what they reach is given here:
     `mcp_config` (a path to an `mcp.json` or its dict) for tools snapshotted from MCP servers;
-    `workspace`, `allow_shell`, `fetch_allow`, `output_limit` and `ask` for the built-in tools;
+    `workspace`, `allow_shell`, `fetch_allow`, `output_limit` and `ask` for the built-in tools
+    (`output_limit`, characters, also caps an MCP tool's result: text cut with a note,
+    structured content over it refused);
     `http_client` (an `httpx.AsyncClient` of your own) and `base_url` (what relative URLs are
     appended to instead of the build's base_url: one URL, or a mapping {build-time: run-time})
     for tools bound to HTTP endpoints.

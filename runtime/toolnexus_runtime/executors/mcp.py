@@ -22,6 +22,10 @@ before a call is sent on it is reopened once; a connection that ends while a cal
 error result (the tool may or may not have run, so it is never sent twice) and the next call
 reopens the session. The result keeps what the server said: `isError` gives an error result with its text,
 `structuredContent` the result's `data` (its text parts the output), text parts the output.
+`Toolkit(output_limit=30_000)` caps what a result gives the model: text over it is cut with a
+note of what was cut, structuredContent whose JSON is longer is refused (an error result). The
+SDK reads each message whole before that (a stdio line, an HTTP JSON body; it caps an SSE event
+at 1 MiB), so one oversized message is held until it is cut, never kept.
 `Toolkit.aclose()` (or `async with`) closes the sessions. Needs the official MCP SDK:
 `pip install 'toolnexus-runtime[mcp]'`, imported when the first session opens.
 """
@@ -60,6 +64,7 @@ SERVER_KEYS = frozenset(
     | {"enabled", "disabled", "timeout", "tools", "prefix"}
 )
 DEFAULT_TIMEOUT = 30.0
+DEFAULT_LIMIT = 30_000  # characters of a result, as Toolkit(output_limit=) says
 MAX_PAGES = 1000  # of tools/list, and tools in all: more is a server gone wrong
 MAX_TOOLS = 10_000
 VARIABLE = re.compile(r"\$\{([^}]*)\}")
@@ -245,15 +250,33 @@ def _part_text(part: Any) -> str:
     return f"[{kind} {getattr(part, 'mime_type', '')}]".replace(" ]", "]")
 
 
-def to_result(result: Any) -> str | ToolResult:
-    """What a handler would return for a CallToolResult (raises ToolError for isError)."""
-    text = "\n".join(_part_text(part) for part in result.content)
+def to_result(result: Any, limit: int = DEFAULT_LIMIT) -> str | ToolResult:
+    """What a handler would return for a CallToolResult (raises ToolError for isError). Its text
+    is cut to `limit` characters with a note saying so; structuredContent whose JSON is longer
+    than `limit` is refused (an error result: a cut object would mean something else), and its
+    size is measured piece by piece, never made into one long string."""
+    text = _cut("\n".join(_part_text(part) for part in result.content), limit)
     if result.is_error:
         raise ToolError(text or "The tool failed without a message.")
     data = result.structured_content
     if data is None:
         return text
+    size = 0
+    for piece in json.JSONEncoder(ensure_ascii=False).iterencode(data):
+        size += len(piece)
+        if size > limit:
+            raise ToolError(
+                f"The tool's structured result is over {limit} characters (the toolkit's "
+                "output_limit), so it was not used: ask for less (a narrower query, a smaller "
+                "page), or raise Toolkit(output_limit=...)."
+            )
     return ToolResult(text or json.dumps(data, ensure_ascii=False), False, data)
+
+
+def _cut(text: str, limit: int) -> str:
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}\n\n[output cut: {limit} of {len(text)} characters shown]"
 
 
 # -- sessions ---------------------------------------------------------------------------------
@@ -572,6 +595,10 @@ class McpExecutor:
 
     def __init__(self, options: SourceOptions) -> None:
         self.config = options.mcp_config
+        limit = options.output_limit
+        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+            raise ValueError(f"output_limit must be a positive integer, not {limit!r}")
+        self.limit = limit
         self._where = ""
         self._entries: dict[str, Any] | None = None
         self._upstreams: dict[str, _Upstream] = {}
@@ -610,7 +637,7 @@ class McpExecutor:
 
         async def call(args: BaseModel, ctx: ToolContext) -> Any:
             arguments = args.model_dump(mode="json", by_alias=True, exclude_unset=True)
-            return to_result(await upstream.call(tool, _numbers(arguments)))
+            return to_result(await upstream.call(tool, _numbers(arguments)), self.limit)
 
         return call
 
