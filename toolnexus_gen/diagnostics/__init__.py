@@ -6,14 +6,19 @@ import enum
 from dataclasses import dataclass, field
 
 
-def printable(text: str) -> str:
+def printable(text: str, *, lines: bool = False) -> str:
     """`text` safe for a terminal: every character that is not printable (control characters
     such as ESC, newlines, bidi overrides, unassigned code points) written as its escape
-    (`\\x1b`, `\\n`, `\\u202e`). Messages quote what specs and MCP servers sent, and a server's
-    text must not move the cursor, retitle the window or set the clipboard."""
+    (`\\x1b`, `\\n`, `\\u202e`); with `lines`, line breaks and tabs are kept (text that is
+    meant to span lines: a diff, a multi-line message). Messages quote what specs, documents and
+    MCP servers sent, and that text must not move the cursor, retitle the window, set the
+    clipboard or forge a line."""
     if text.isprintable():
         return text
-    return "".join(char if char.isprintable() else repr(char)[1:-1] for char in text)
+    return "".join(
+        char if char.isprintable() or (lines and char in "\n\t") else repr(char)[1:-1]
+        for char in text
+    )
 
 
 class Severity(str, enum.Enum):
