@@ -62,7 +62,8 @@ def sessions(count: Path) -> int:
     """Sessions the upstream server opened (a stdio process, an HTTP handshake)."""
     if not count.exists():
         return 0
-    return sum(not line.startswith("call ") for line in count.read_text().splitlines())
+    lines = count.read_text().splitlines()
+    return sum(not line.startswith(("call ", "cancelled ")) for line in lines)
 
 
 def calls(count: Path) -> list[str]:

@@ -349,3 +349,76 @@ def test_get_is_405_not_an_open_event_stream(tools: Any) -> None:
         assert json.loads(post(url, "tools/list").text)["result"]["tools"][0]["name"] == (
             "get_weather"
         )
+
+
+# -- 8. an outputSchema is never a reason to fetch anything --------------------------------------
+
+
+def test_an_output_schema_never_makes_the_server_fetch_a_url_or_read_a_file(
+    tools: Any, tmp_path: Any
+) -> None:
+    """A snapshot's outputSchema is the upstream's text: with a `$id` and a `$dynamicRef` (which
+    the build's $ref check did not look at), jsonschema's default registry GETs the URL it names
+    (with no timeout, on the event loop) or reads the file, and its enum leaks into the error."""
+    import http.server
+
+    from toolnexus_runtime.mcp import mcp_server
+
+    hits: list[str] = []
+
+    class Internal(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 (the stdlib's name)
+            hits.append(self.path)
+            self.send_response(200)
+            self.end_headers()
+            self.wfile.write(b'{"type": "integer"}')
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    internal = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Internal)
+    threading.Thread(target=internal.serve_forever, daemon=True).start()
+    (tmp_path / "secret.json").write_text('{"enum": ["AKIA-TOP-SECRET-KEY"]}')
+    bases = {
+        "get_weather": f"http://127.0.0.1:{internal.server_address[1]}/internal/",
+        "now": tmp_path.as_uri() + "/",
+    }
+    targets = {"get_weather": "metadata.json", "now": "secret.json"}
+
+    class Snapshot(tools.Toolkit):  # type: ignore[misc, name-defined]
+        def _provider_schema(self, *args: Any, **kwargs: Any) -> Any:
+            listed = super()._provider_schema(*args, **kwargs)
+            for tool in listed:
+                tool["outputSchema"] = {
+                    "$id": bases[tool["name"]],
+                    "type": "object",
+                    "properties": {"a": {"$dynamicRef": targets[tool["name"]]}},
+                }
+            return listed
+
+    class Handlers(tools.ToolHandlers):  # type: ignore[misc, name-defined]
+        def get_weather(self, args: Any, ctx: Any) -> Any:
+            return {"a": 1}
+
+        def now(self, args: Any, ctx: Any) -> Any:
+            return {"a": 1}
+
+    call_tool = call_tool_of(mcp_server(Snapshot(Handlers())))
+
+    async def main() -> list[Any]:
+        ctx = type("C", (), {"request_id": 1})()
+        return [
+            await call_tool(ctx, params("get_weather", {"city": "Oslo"})),
+            await call_tool(ctx, params("get_weather", {"city": "Oslo"})),
+            await call_tool(ctx, params("now", {})),
+        ]
+
+    try:
+        results = asyncio.run(main())
+    finally:
+        internal.shutdown()
+    assert hits == []
+    for result in results:
+        text = result.content[0].text
+        assert result.is_error and "does not resolve within it" in text, text
+        assert "AKIA" not in text

@@ -14,8 +14,10 @@ import signal
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -153,17 +155,65 @@ def test_each_call_is_bounded_by_the_server_timeout(
     toolkit.close()
 
 
-def test_a_dead_session_is_reopened_once(tk: Any, synced: Path) -> None:
+def test_calls_given_up_at_their_deadline_leave_no_thread_nor_task_behind(
+    tk: Any, synced: Path
+) -> None:
+    """A call to an MCP tool is a coroutine on the runtime's loop, never a worker thread: given
+    up at its deadline, its task is cancelled, the server is sent notifications/cancelled (its
+    handler stops), and the session stays open for the next call. Twenty timeouts, from four
+    caller threads at once, leave as many threads and tasks as there were."""
+    from toolnexus_runtime import run_sync
+
+    count = synced / "wiki-count"
+    assert tk.execute_sync("wiki_add", {"a": 1, "b": 1}).data == {"sum": 2}  # session open
+    opened = sessions(count)
+
+    async def tasks() -> int:
+        return len(asyncio.all_tasks())
+
+    def cancelled() -> int:
+        return count.read_text().count("cancelled slow\n")
+
+    threads, before, stopped = threading.active_count(), run_sync(tasks()), cancelled()
+
+    def give_up(_: int) -> str:
+        return str(tk.execute_sync("wiki_slow", {"seconds": 60}, timeout=0.2).output)
+
+    with ThreadPoolExecutor(4) as callers:
+        outputs = set(callers.map(give_up, range(20)))
+    assert outputs == {"Tool 'wiki_slow' did not finish within 0.2 seconds."}
+    deadline = time.monotonic() + 10
+    while cancelled() < stopped + 20 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert cancelled() == stopped + 20  # the server was told, and stopped every one
+    assert threading.active_count() <= threads
+    assert run_sync(tasks()) <= before
+    assert tk.execute_sync("wiki_add", {"a": 2, "b": 2}).data == {"sum": 4}
+    assert sessions(count) == opened  # timeouts do not cost the session
+
+
+def test_a_dead_session_is_reopened_once_and_a_call_cut_off_is_never_sent_twice(
+    tk: Any, synced: Path
+) -> None:
     count = synced / "wiki-count"
     pid = int(tk.execute_sync("wiki_whoami", {}).output.removeprefix("stdio, pid "))
     before = sessions(count)
-    os.kill(pid, signal.SIGKILL)  # the server dies between calls
+    os.kill(pid, signal.SIGKILL)  # the server dies between calls: nothing was sent to it
     _wait_gone(pid)
     assert tk.execute_sync("wiki_add", {"a": 2, "b": 2}).data == {"sum": 4}
     assert sessions(count) == before + 1
-    crashed = tk.execute_sync("wiki_crash", {})  # kills the server, and again once reopened
+    # the server dies while the call is out: it may have done its work (here it did: it
+    # logged the call), so the call is not sent again; the next call opens a new session
+    ran = len(calls(count))
+    crashed = tk.execute_sync("wiki_crash", {})
     assert crashed.is_error
-    assert crashed.output == "MCP server 'wiki' closed the connection again after it was reopened"
+    assert crashed.output == (
+        "MCP server 'wiki' closed the connection while tool 'crash' was running: it may or may "
+        "not have run, so it is not sent again (the next call opens a new session)"
+    )
+    assert calls(count)[ran:] == ["crash {}"]  # once
+    assert sessions(count) == before + 1
+    assert tk.execute_sync("wiki_add", {"a": 1, "b": 2}).data == {"sum": 3}
     assert sessions(count) == before + 2
 
 
@@ -245,6 +295,11 @@ def test_made_with_a_clear_error_when_a_server_cannot_be_reached(
     del config["mcpServers"]["remote"]
     with pytest.raises(ValueError, match=r"server 'remote', which mcp_config does not list"):
         pkg.Toolkit(Handlers(), mcp_config=config)
+    monkeypatch.setenv("UPSTREAM_TOKEN", f"{TOKEN}\n")  # read from a file, newline and all
+    with pytest.raises(ValueError) as info:
+        pkg.Toolkit(Handlers(), mcp_config=synced / "mcp.json")
+    assert "variable UPSTREAM_TOKEN (in headers) holds a control character" in str(info.value)
+    assert TOKEN not in str(info.value)
     monkeypatch.delenv("UPSTREAM_TOKEN")
     with pytest.raises(ValueError, match=r"variable UPSTREAM_TOKEN \(in headers\) is not set"):
         pkg.Toolkit(Handlers(), mcp_config=synced / "mcp.json")
@@ -264,6 +319,106 @@ def test_an_unreachable_or_disabled_server_is_an_error_result(
     off = toolkit.execute_sync("r_add", {"a": 1, "b": 1})
     assert off.output == "MCP server 'remote' is disabled (enabled: false)"
     assert toolkit.execute_sync("now", {}).output == "12:00"  # local tools are unaffected
+
+
+def test_a_masking_server_hides_why_a_source_failed_but_not_what_the_tool_said(
+    pkg: Any, synced: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Over HTTP (mask_errors) an upstream's failure names internal commands and hosts: the
+    client gets an error id and the log the text. What the upstream tool answered (isError) and
+    a handler's ToolError are answers, and pass as they are."""
+    from mcp import types
+    from toolnexus_runtime.mcp import mcp_server
+
+    config = json.loads((synced / "mcp.json").read_text())
+    config["mcpServers"]["remote"] = {"command": "/opt/internal/bin/crm-server", "timeout": 5}
+
+    async def main(server: Any) -> list[str]:
+        entry = server._request_handlers["tools/call"]
+        call_tool = getattr(entry, "handler", None) or entry[1]
+        ctx = type("C", (), {"request_id": 1})()
+        said = []
+        for name in ("r_add", "wiki_fail"):
+            params = types.CallToolRequestParams(name=name, arguments={"a": 1, "b": 1})
+            result = await call_tool(ctx, params)
+            assert result.is_error
+            said.append(result.content[0].text)
+        return said
+
+    toolkit = pkg.Toolkit(Handlers(), mcp_config=config)
+    with caplog.at_level(logging.ERROR, logger="toolnexus_runtime"):
+        masked, answered = asyncio.run(main(mcp_server(toolkit, mask_errors=True)))
+    (record,) = [r for r in caplog.records if r.__dict__.get("tool_name") == "r_add"]
+    error_id = record.__dict__["error_id"]
+    assert (
+        masked == f"Tool 'r_add' failed (error id {error_id}). The details are in the server's log."
+    )
+    assert "/opt/internal/bin/crm-server" in record.getMessage()
+    assert answered == "upstream refused: no such page"
+    unmasked, _ = asyncio.run(main(mcp_server(toolkit)))
+    assert unmasked.startswith("MCP server 'remote' is unavailable: could not start")
+
+
+def test_a_server_that_pages_without_end_is_unavailable_within_its_timeout(
+    pkg: Any, synced: Path
+) -> None:
+    timeout = 4.0  # the set-up (a Python process starting) must fit in it
+    config = json.loads((synced / "mcp.json").read_text())
+    wiki = config["mcpServers"]["wiki"]
+    results = []
+    start = time.perf_counter()
+    for pages in (["--cursor", "endless", "--delay", "0.3"], ["--cursor", "loop"]):
+        config["mcpServers"]["wiki"] = {**wiki, "args": wiki["args"] + pages, "timeout": timeout}
+        toolkit = pkg.Toolkit(Handlers(), mcp_config=config)
+        results.append(toolkit.execute_sync("wiki_add", {"a": 1, "b": 1}))
+        toolkit.close()
+    elapsed = time.perf_counter() - start
+    assert [r.output for r in results] == [
+        f"MCP server 'wiki' is unavailable: tools/list did not finish within {timeout:g} s",
+        "MCP server 'wiki' is unavailable: tools/list sent cursor 'again' twice",
+    ]
+    assert elapsed < 2 * timeout + 4, elapsed  # set-up plus one listing, plus the loop's
+
+
+def test_too_many_pages_or_tools_make_the_server_unavailable(
+    pkg: Any, synced: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import toolnexus_runtime.executors.mcp as proxy
+
+    monkeypatch.setattr(proxy, "MAX_PAGES", 5)
+    config = json.loads((synced / "mcp.json").read_text())
+    wiki = config["mcpServers"]["wiki"]
+    outputs = []
+    for pages, tools in ((["--cursor", "endless", "--page", "2"], 6), (["--page", "2"], 5)):
+        monkeypatch.setattr(proxy, "MAX_TOOLS", tools)
+        config["mcpServers"]["wiki"] = {**wiki, "args": wiki["args"] + pages}
+        with pkg.Toolkit(Handlers(), mcp_config=config) as toolkit:
+            outputs.append(toolkit.execute_sync("wiki_add", {"a": 1, "b": 1}).output)
+    assert outputs == [
+        "MCP server 'wiki' is unavailable: tools/list did not end after 5 pages",
+        "MCP server 'wiki' is unavailable: tools/list sent more than 5 tools",
+    ]
+
+
+def test_a_huge_result_is_cut_or_refused_at_the_output_limit(pkg: Any, synced: Path) -> None:
+    config = json.loads((synced / "mcp.json").read_text())
+    wiki = config["mcpServers"]["wiki"]
+    config["mcpServers"]["wiki"] = {**wiki, "args": wiki["args"] + ["--huge", "5000000"]}
+    with pkg.Toolkit(Handlers(), mcp_config=config, output_limit=1000) as toolkit:
+        text = toolkit.execute_sync("wiki_search-pages", {"query": "tea"})
+        failed = toolkit.execute_sync("wiki_fail", {})
+        data = toolkit.execute_sync("wiki_add", {"a": 1, "b": 1})
+    note = "\n\n[output cut: 1000 of 5000000 characters shown]"
+    assert (text.is_error, text.output) == (False, "y" * 1000 + note)
+    assert (failed.is_error, failed.output) == (True, "y" * 1000 + note)
+    assert data.is_error and data.data is None
+    assert data.output == (
+        "The tool's structured result is over 1000 characters (the toolkit's output_limit), so "
+        "it was not used: ask for less (a narrower query, a smaller page), or raise "
+        "Toolkit(output_limit=...)."
+    )
+    with pytest.raises(ValueError, match=r"output_limit must be a positive integer, not 0"):
+        pkg.Toolkit(Handlers(), mcp_config=config, output_limit=0)
 
 
 def test_a_tool_gone_upstream_is_logged_when_the_session_opens(
@@ -344,3 +499,17 @@ def test_a_gateway_serves_local_and_upstream_tools_as_one_mcp_server(
 def test_a_package_without_mcp_tools_never_needs_mcp_config(tmp_path: Path) -> None:
     pkg = build_in(tmp_path, LOCAL)
     assert pkg.Toolkit(Handlers()).execute_sync("now", {}).output == "12:00"
+
+
+def test_run_time_secrets_are_hidden_in_their_escaped_forms_too(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from toolnexus_runtime.executors.mcp import settings_for
+
+    token = 'tok-\u00e9t\u00e9-"quoted"-9'
+    monkeypatch.setenv("T", token)
+    entry = {"url": "http://h/mcp", "headers": {"A": "Bearer ${T}"}, "_base": Path.cwd()}
+    settings = settings_for("mcp.json", "s", entry)
+    for said in (token, repr(token), repr(f"Bearer {token}".encode()), json.dumps(token)):
+        hidden = settings.hide(f"Illegal header value {said}")
+        assert "quoted" not in hidden and "***" in hidden, hidden

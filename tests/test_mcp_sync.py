@@ -211,6 +211,34 @@ def test_a_failing_server_is_one_line_and_leaves_its_snapshot(
     assert snapshot(folder / "specs/garbage") == before
 
 
+def test_what_a_server_sends_never_reaches_the_terminal_raw(
+    tmp_path: Path, upstream: Upstream
+) -> None:
+    """Escape sequences in a server's error text, property names (drift pointers) and
+    descriptions (`list`) are printed escaped: they would retitle the window, clear the screen,
+    set the clipboard (OSC 52) or forge a line of output."""
+    from upstream_mcp import ESCAPES
+
+    folder = project(tmp_path / "p", {"bad": stdio("--mode", "escapes"), "wiki": upstream.entry()})
+    failed = cli("sync", "--server", "bad", cwd=folder)
+    assert failed.exit_code == 1 and "error[TN412]: server 'bad'" in failed.stderr
+    assert "down \\x1b]0;PWNED\\x07\\x1b[2J" in failed.stderr
+    assert cli("sync", "--server", "wiki", cwd=folder).exit_code == 0
+    hostile = json.loads(json.dumps(TOOLS))
+    hostile[0]["description"] = f"Search {ESCAPES}"
+    hostile[0]["inputSchema"]["properties"][ESCAPES] = {"type": "string"}
+    with upstream.serving(hostile):
+        check = cli("sync", "--check", "--server", "wiki", cwd=folder)
+        assert check.exit_code == 1
+        assert cli("sync", "--server", "wiki", cwd=folder).exit_code == 0
+    listed = cli("list", cwd=folder)
+    assert "/input_schema/properties/\\x1b]0;PWNED\\x07" in check.stderr
+    assert "Search \\x1b]0;PWNED" in listed.output
+    for said in (failed, check, listed):
+        text = said.output + said.stderr
+        assert "\x1b" not in text and "\x07" not in text and "\nspecs/x.json" not in text
+
+
 def test_a_server_that_never_answers_costs_about_its_timeout(
     tmp_path: Path, silent_port: int
 ) -> None:
@@ -232,6 +260,55 @@ def test_a_server_that_never_answers_costs_about_its_timeout(
     assert result.stderr.count("error[TN411]") == 2
     assert f"no answer within {timeout:g} s (connect and initialize)" in result.stderr
     assert timeout <= elapsed < 1.8 * timeout, elapsed
+
+
+def test_a_server_that_pages_without_end_costs_about_twice_its_timeout(tmp_path: Path) -> None:
+    """Each page answered in time, but never a last one: the whole of tools/list shares one
+    timeout (a fresh one per page would be 1,000 pages of up to `timeout` each)."""
+    timeout = 4.0  # the set-up (a Python process starting) must fit in it
+    servers = {
+        "endless": stdio("--cursor", "endless", "--delay", "0.3", timeout=timeout),
+        "loop": stdio("--cursor", "loop", timeout=timeout),
+    }
+    folder = project(tmp_path / "p", servers)
+    start = time.perf_counter()
+    result = cli("sync", cwd=folder)
+    elapsed = time.perf_counter() - start
+    assert result.exit_code == 1
+    assert (
+        f"error[TN411]: server 'endless' (stdio): tools/list did not finish within {timeout:g} s"
+        in result.stderr
+    )
+    assert "error[TN412]: server 'loop' (stdio): tools/list sent cursor 'again' twice" in (
+        result.stderr
+    )
+    assert elapsed < 2 * timeout + 2, elapsed  # set-up (its own timeout) plus one listing
+
+
+def test_too_many_pages_or_tools_fail_the_server_naming_the_limit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import toolnexus_gen.sources.mcp as source
+
+    monkeypatch.setattr(source, "MAX_PAGES", 5)
+    monkeypatch.setattr(source, "MAX_TOOLS", 6)
+    seven = tmp_path / "seven.json"  # one more tool than the limit, on pages that do end
+    seven.write_text(json.dumps([*TOOLS, {**TOOLS[0], "name": "seventh"}]))
+    servers = {
+        "endless": stdio("--cursor", "endless", "--page", "2"),  # 6 tools, then empty pages
+        "many": stdio("--tools", str(seven), "--page", "2"),
+    }
+    folder = project(tmp_path / "p", servers)
+    result = cli("sync", cwd=folder)
+    assert result.exit_code == 1
+    assert "error[TN412]: server 'endless' (stdio): tools/list did not end after 5 pages" in (
+        result.stderr
+    )
+    assert "error[TN412]: server 'many' (stdio): tools/list sent more than 6 tools" in (
+        result.stderr
+    )
+    assert not (folder / "specs" / "endless").exists()
+    assert not (folder / "specs" / "many").exists()
 
 
 def test_bad_mcp_json_is_located_and_writes_nothing(tmp_path: Path) -> None:
@@ -290,6 +367,45 @@ def test_a_missing_variable_is_named_and_no_value_is_printed(
     assert "dflt" not in result.stderr  # a default is used, not reported
 
 
+def test_a_value_with_a_control_character_is_refused_by_name_and_never_printed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A token read from a file keeps its newline: the HTTP library's error would quote the
+    header as bytes (`b'Bearer sk-live-123456\\n'`), which the plain value does not match."""
+    monkeypatch.setenv("TOK", "sk-live-123456\n")
+    monkeypatch.setenv("PEM", "-----BEGIN KEY-----\nabc\n-----END KEY-----\n")
+    folder = project(
+        tmp_path / "p",
+        {
+            "remote": {"url": "http://127.0.0.1:9/mcp", "headers": {"A": "Bearer ${TOK}"}},
+            "local": stdio("--token=${TOK}", env={"KEY": "${PEM}"}),
+        },
+    )
+    result = cli("sync", cwd=folder)
+    assert result.exit_code == 2
+    for server, key in (("remote", "headers"), ("local", "args")):
+        assert (
+            f"error[TN409]: server '{server}': environment variable TOK (in {key}) holds a "
+            "control character (a trailing newline?)"
+        ) in result.stderr
+    assert "PEM" not in result.stderr  # an env value may be multi-line
+    assert "sk-live" not in result.output + result.stderr
+    assert list((folder / "specs").iterdir()) == []
+
+
+def test_secrets_are_hidden_in_their_escaped_forms_too(tmp_path: Path) -> None:
+    from toolnexus_gen.sources import mcp_config
+
+    folder = project(tmp_path / "p", {"s": {"url": "http://h/mcp", "headers": {"A": "${T}"}}})
+    config = mcp_config.read(folder / "mcp.json")
+    token = 'tok-\u00e9t\u00e9-"quoted"-9'
+    server, problems = mcp_config.expand(config, config.servers[0], {"T": token})
+    assert problems == []
+    for said in (token, repr(token), repr(token.encode()), json.dumps(token)):
+        hidden = mcp_config.hide(f"Illegal header value {said}", server)
+        assert "quoted" not in hidden and "***" in hidden, hidden
+
+
 def test_collisions_name_both_and_write_nothing(tmp_path: Path, upstream: Upstream) -> None:
     folder = project(
         tmp_path / "p",
@@ -305,6 +421,43 @@ def test_collisions_name_both_and_write_nothing(tmp_path: Path, upstream: Upstre
     assert "specs/mine/x_whoami.yaml:1:1: error[TN407]" in result.stderr
     assert "tool 'whoami' of MCP server 'one'" in result.stderr
     assert not (folder / "specs/one").exists() and not (folder / "specs/two").exists()
+
+
+@pytest.mark.parametrize(
+    "hostile", ["_shared", "x" * 260, "", "../../x"], ids=["fragment", "long", "empty", "dots"]
+)
+def test_a_tool_name_that_cannot_be_a_spec_file_fails_its_server_only(
+    tmp_path: Path, upstream: Upstream, hostile: str
+) -> None:
+    """With prefix "", `_shared` would overwrite the user's fragment (and not be a tool at
+    build), 260 characters would fail the write after other servers were written, "" and
+    "../../x" give `.json` and `______x.json`: the server fails in one located line, its
+    snapshot untouched; the others are synced."""
+    folder = project(tmp_path / "p", {"evil": upstream.entry(prefix=""), "good": stdio()})
+    fragment = '{"$defs": {"id": {"type": "string"}}}\n'
+    write_specs(folder / "specs", {})
+    (folder / "specs/evil").mkdir()
+    (folder / "specs/evil/_shared.json").write_text(fragment)
+    obj = {"type": "object", "properties": {}}
+    sent = [{"name": hostile, "inputSchema": obj}, {"name": "fine", "inputSchema": obj}]
+    with upstream.serving(sent):
+        result = cli("sync", cwd=folder)
+    assert result.exit_code == 1, result.output + result.stderr
+    (line,) = [line for line in result.stderr.splitlines() if "error[" in line]
+    assert line.startswith("mcp.json:") and "error[TN413]: server 'evil'" in line
+    assert "tools` allowlist" in line
+    assert sorted(p.name for p in (folder / "specs/evil").iterdir()) == ["_shared.json"]
+    assert (folder / "specs/evil/_shared.json").read_text() == fragment
+    assert (folder / "specs/good/good_add.json").exists()  # the other server is synced
+
+
+def test_a_file_sync_did_not_write_is_never_replaced(tmp_path: Path, upstream: Upstream) -> None:
+    folder = project(tmp_path / "p", {"wiki": upstream.entry(tools=["add"])})
+    (folder / "specs/wiki/wiki_add.json").mkdir(parents=True)  # not a spec, but in the way
+    result = cli("sync", cwd=folder)
+    assert result.exit_code == 2
+    assert "specs/wiki/wiki_add.json:1:1: error[TN407]: this file is in the way" in result.stderr
+    assert (folder / "specs/wiki/wiki_add.json").is_dir()
 
 
 def test_one_server_disabled_servers_and_unknown_names(tmp_path: Path, upstream: Upstream) -> None:

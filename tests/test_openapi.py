@@ -580,11 +580,12 @@ def test_the_summary_never_sends_the_documents_control_characters_to_the_termina
 
 
 def test_printable_keeps_text_and_escapes_what_a_terminal_would_obey() -> None:
-    from toolnexus_gen.cli import _printable
+    from toolnexus_gen.diagnostics import printable
 
-    assert _printable("plain: é, 中, tabs\tand\nlines") == "plain: é, 中, tabs\tand\nlines"
-    assert _printable("a\x1b[2Kb\u202ec\x9bd") == "a\\x1b[2Kb\\u202ec\\x9bd"
-    assert _printable("one\ntwo", lines=False) == "one\\ntwo"
+    text = "plain: é, 中, tabs\tand\nlines"
+    assert printable(text, lines=True) == text
+    assert printable("a\x1b[2Kb\u202ec\x9bd", lines=True) == "a\\x1b[2Kb\\u202ec\\x9bd"
+    assert printable("one\ntwo") == "one\\ntwo"
 
 
 @pytest.mark.parametrize(

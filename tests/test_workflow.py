@@ -281,7 +281,7 @@ def test_mcp_structured_content_is_checked_against_the_output_schema(build_packa
         }
     )
     mcp = importlib.import_module("toolnexus_runtime.mcp")
-    schema = {t["name"]: t.get("outputSchema") for t in pkg.to_mcp()}
+    schema = {t["name"]: mcp._output_validator(t.get("outputSchema")) for t in pkg.to_mcp()}
     ok, data = mcp._structured(
         "stats", pkg.ToolResult('{"count": 3}', False, {"count": 3}), schema["stats"]
     )

@@ -1,16 +1,21 @@
 """A third-party MCP server for the tests, written with the official SDK's low-level `Server`.
 
     python upstream_mcp.py [--tools FILE] [--page N] [--count FILE] [--http PORT --token T]
-    python upstream_mcp.py --mode hang|garbage|exit
+                           [--cursor loop|endless] [--delay SECONDS] [--huge N]
+    python upstream_mcp.py --mode hang|garbage|escapes|exit
 
 Its tools come from FILE (a tools/list JSON list, read at every listing, so the drift tests
-can change it while the server runs) or the built-in list, served N per page of tools/list. Every session it opens (a stdio process, an HTTP
-handshake) appends a line to the --count file, and so does every call (`call <name> <args>`), so
-tests count sessions and calls server-side. Tools:
+can change it while the server runs) or the built-in list, served N per page of tools/list
+(with --cursor, pages that never end: the same cursor again, or a new one each time; --delay:
+seconds before each page; --huge: results of N characters, `add` in its structuredContent,
+`fail` in its error, every other tool in its text). Every session it opens (a stdio process, an HTTP handshake) appends a line to the --count file, and so does every call (`call <name> <args>`), so
+tests count sessions and calls server-side (and `cancelled slow` each `slow` call the client
+gave up on). Tools:
 `add` answers structuredContent (for a sum of 13, one that breaks its outputSchema), `fail` an isError result, `slow` sleeps `seconds`, `crash`
 kills the process (a dead session), `whoami` says which bearer token it saw (or its pid, over stdio); any other tool
 echoes its arguments. The modes are broken servers: `hang` reads and never answers, `garbage`
-answers every request with a result that is not MCP, `exit` exits at once.
+answers every request with a result that is not MCP, `escapes` with an error whose text holds
+terminal escape sequences, `exit` exits at once.
 """
 
 from __future__ import annotations
@@ -84,7 +89,14 @@ def count(path: str | None, line: str | None = None) -> None:
             handle.write(f"{line or os.getpid()}\n")
 
 
-def make_server(source: str | None, page: int, counter: str | None) -> Any:
+def make_server(
+    source: str | None,
+    page: int,
+    counter: str | None,
+    cursor: str | None = None,
+    delay: float = 0,
+    huge: int = 0,
+) -> Any:
     import anyio
     import mcp.types as types
     from mcp.server.lowlevel.server import Server
@@ -92,12 +104,18 @@ def make_server(source: str | None, page: int, counter: str | None) -> Any:
     async def list_tools(ctx: Any, params: Any) -> Any:
         # read at every listing, so a test can change the server's tools while it runs
         tools = json.loads(Path(source).read_text("utf-8")) if source else TOOLS
-        start = int(params.cursor) if params is not None and params.cursor else 0
+        await anyio.sleep(delay)
+        given = params.cursor if params is not None else None
+        start = int(given) if given and given.isdigit() else 0
         chunk = tools[start : start + page]
         more = start + page < len(tools)
+        following = str(start + page) if more else None
+        if cursor == "loop":  # the same cursor again and again
+            following = "again"
+        elif cursor == "endless":  # a new cursor every time, quickly, and no more tools
+            following = str(start + page)
         return types.ListToolsResult(
-            tools=[types.Tool.model_validate(t) for t in chunk],
-            next_cursor=str(start + page) if more else None,
+            tools=[types.Tool.model_validate(t) for t in chunk], next_cursor=following
         )
 
     def text(value: str, **extra: Any) -> Any:
@@ -106,6 +124,11 @@ def make_server(source: str | None, page: int, counter: str | None) -> Any:
     async def call_tool(ctx: Any, params: Any) -> Any:
         args = params.arguments or {}
         count(counter, f"call {params.name} {json.dumps(args, sort_keys=True)}")
+        if huge:  # a hostile server: results far larger than any model should read
+            if params.name == "add":
+                padding = "x" * huge
+                return text("short", structured_content={"sum": 0, "padding": padding})
+            return text("y" * huge, is_error=params.name == "fail")
         if params.name == "add":
             total = args["a"] + args["b"]
             if total == 13:  # a result that breaks the tool's own outputSchema
@@ -114,7 +137,11 @@ def make_server(source: str | None, page: int, counter: str | None) -> Any:
         if params.name == "fail":
             return text("upstream refused: no such page", is_error=True)
         if params.name == "slow":
-            await anyio.sleep(args["seconds"])
+            try:
+                await anyio.sleep(args["seconds"])
+            except anyio.get_cancelled_exc_class():  # notifications/cancelled from the client
+                count(counter, "cancelled slow")
+                raise
             return text("done")
         if params.name == "crash":
             os._exit(3)
@@ -183,15 +210,22 @@ def serve_http(server: Any, port: int, token: str, counter: str | None) -> None:
     uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning")
 
 
+ESCAPES = "\x1b]0;PWNED\x07\x1b[2J\x1b[31mall good\x1b[0m\nspecs/x.json: fine"
+
+
 def broken(mode: str) -> None:
     if mode == "exit":
         print("upstream: cannot start, missing configuration", file=sys.stderr)
         sys.exit(1)
     for line in sys.stdin:  # hang: read everything, answer nothing
-        if mode == "garbage" and line.strip():
+        if mode in ("garbage", "escapes") and line.strip():
             request = json.loads(line)
             if "id" in request:
-                answer = {"jsonrpc": "2.0", "id": request["id"], "result": {"tools": 42}}
+                answer: dict[str, Any] = {"jsonrpc": "2.0", "id": request["id"]}
+                if mode == "garbage":
+                    answer["result"] = {"tools": 42}
+                else:  # an error whose text would drive the terminal
+                    answer["error"] = {"code": -32603, "message": f"down {ESCAPES}"}
                 sys.stdout.write(json.dumps(answer) + "\n")
                 sys.stdout.flush()
 
@@ -204,11 +238,16 @@ def main() -> None:
     parser.add_argument("--http", type=int)
     parser.add_argument("--token", default="")
     parser.add_argument("--mode")
+    parser.add_argument("--cursor", choices=["loop", "endless"])
+    parser.add_argument("--delay", type=float, default=0.0)
+    parser.add_argument("--huge", type=int, default=0)
     options = parser.parse_args()
     if options.mode:
         broken(options.mode)
         return
-    server = make_server(options.tools, options.page, options.count)
+    server = make_server(
+        options.tools, options.page, options.count, options.cursor, options.delay, options.huge
+    )
     if options.http:
         serve_http(server, options.http, options.token, options.count)
     else:

@@ -13,7 +13,7 @@ from typing import Any, NoReturn, TypeVar
 import click
 
 from toolnexus_gen import __version__, session
-from toolnexus_gen.diagnostics import Diagnostic, DiagnosticsError, ExitCode
+from toolnexus_gen.diagnostics import Diagnostic, DiagnosticsError, ExitCode, printable
 from toolnexus_gen.targets.registry import NAMES
 
 T = TypeVar("T")
@@ -24,20 +24,7 @@ def _color() -> bool | None:
 
 
 def _echo(message: str, *, err: bool = False, fg: str | None = None, bold: bool = False) -> None:
-    click.secho(_printable(message), err=err, fg=fg, bold=bold, color=_color())
-
-
-def _printable(text: str, *, lines: bool = True) -> str:
-    """Text as it may reach a terminal: a character that is not printable (an escape sequence's
-    ESC, C1 controls, bidirectional overrides; a line break too unless `lines`) shown as its
-    Python escape, so names and notes from a document or a server cannot rewrite the screen or
-    forge a line."""
-    if text.isprintable():
-        return text
-    return "".join(
-        c if c.isprintable() or (lines and c in "\n\t") else c.encode("unicode_escape").decode()
-        for c in text
-    )
+    click.secho(printable(message, lines=True), err=err, fg=fg, bold=bold, color=_color())
 
 
 def _report(diagnostics: list[Diagnostic]) -> None:
@@ -46,7 +33,7 @@ def _report(diagnostics: list[Diagnostic]) -> None:
 
 
 def _report_line(line: str, is_error: bool) -> None:
-    _echo(_printable(line, lines=False), err=True, fg="red" if is_error else "yellow")
+    _echo(printable(line), err=True, fg="red" if is_error else "yellow")
 
 
 def _fail(message: str) -> NoReturn:
@@ -131,7 +118,7 @@ def build(
             for name in names:
                 _echo(f"{label}: {outcome.out}/{name}", err=True, fg="yellow")
         if report.diff:
-            click.echo(_printable(report.diff), nl=False, err=True)
+            click.echo(printable(report.diff, lines=True), nl=False, err=True)
         _echo(
             f"{outcome.out} is out of date: run `{outcome.command}`.", err=True, fg="red", bold=True
         )
@@ -164,7 +151,7 @@ def explain(code: str) -> None:
     """Explain a diagnostic CODE (for example TN113) and how to fix it."""
     title, text = _run(session.explain, code)
     _echo(f"{code.upper()}: {title}", bold=True)
-    click.echo(_printable(text))
+    click.echo(printable(text, lines=True))
 
 
 @main.command("list")
@@ -336,14 +323,14 @@ def import_(
     for path in outcome.written:
         _echo(f"wrote {display_path(path)}", fg="green")
     for note in imported.notes:  # one line each, whatever the document holds
-        _echo(f"note: {_printable(note, lines=False)}", err=True, fg="yellow")
+        _echo(f"note: {printable(note)}", err=True, fg="yellow")
     env: dict[str, str] = getattr(imported, "env", {})
     if env:
         servers: dict[str, list[str]] = getattr(imported, "env_servers", {})
         _echo("headers read from the environment when a tool is called:", fg="yellow")
         for var, what in sorted(env.items()):
             to = ", ".join(servers.get(var, []))
-            _echo(f"  {var}: {_printable(what, lines=False)}, to {to}", fg="yellow")
+            _echo(f"  {var}: {printable(what)}, to {to}", fg="yellow")
         for var in sorted(v for v in env if v in os.environ):
             _echo(
                 f"note: {var} is already set in this environment: the tools will send it to "
@@ -406,7 +393,7 @@ def scaffold(file: Path, specs_dir: Path | None, out_dir: Path | None, class_nam
             f"{_plural(len(outcome.missing), 'method')} for the new tools:",
             fg="yellow",
         )
-        click.echo(_printable(outcome.stubs.rstrip("\n")))
+        click.echo(printable(outcome.stubs.rstrip("\n"), lines=True))
 
 
 @main.command()
@@ -434,7 +421,7 @@ def sync(server: str | None, check: bool) -> None:
             for drift in result.drift:
                 shown = drift.details[:12]
                 more = len(drift.details) - len(shown)
-                details = f": {_printable(', '.join(shown), lines=False)}" if shown else ""
+                details = f": {printable(', '.join(shown))}" if shown else ""
                 details += f" and {more} more" if more else ""
                 _echo(
                     f"{drift.file}: {drift.what} upstream (tool {drift.tool!r} of server "

@@ -422,9 +422,14 @@ def sync(
                 outcome.diagnostics.append(servers.diagnostic(entry, listing.failure.code, message))
                 continue
             snap, notes = mcp.snapshot(servers, listing, specs_dir)
+            found_problems += notes
+            if snap.refused is not None:  # a tool name no snapshot file can have
+                result.failed = True
+                message = f"server {entry.name!r} ({entry.transport}): {snap.refused}"
+                outcome.diagnostics.append(servers.diagnostic(entry, "TN413", message))
+                continue
             result.tools = len(snap.files)
             snapshots.append(snap)
-            found_problems += notes
         found_problems += mcp.collisions(servers, snapshots, specs_dir)
         if any(d.is_error for d in found_problems):
             raise DiagnosticsError(found_problems + outcome.diagnostics)

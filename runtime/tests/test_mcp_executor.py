@@ -94,6 +94,16 @@ def test_what_the_server_said_is_kept() -> None:
     )
 
 
+def test_a_result_over_the_limit_is_cut_or_refused() -> None:
+    parts = [{"type": "text", "text": "abcdef"}, {"type": "text", "text": "ghij"}]
+    assert to_result(result(content=parts), 11) == "abcdef\nghij"
+    assert to_result(result(content=parts), 4) == ("abcd\n\n[output cut: 4 of 11 characters shown]")
+    fits = to_result(result(content=[], structuredContent={"k": "abcd"}), 13)
+    assert fits == ToolResult('{"k": "abcd"}', False, {"k": "abcd"})
+    with pytest.raises(ToolError, match=r"^The tool's structured result is over 12 characters"):
+        to_result(result(content=[], structuredContent={"k": "abcd"}), 12)
+
+
 def test_numbers_are_sent_as_the_model_sent_them() -> None:
     assert _numbers({"a": 2.0, "b": [1.5, 3.0], "c": {"d": True, "e": "2.0"}}) == {
         "a": 2,

@@ -75,13 +75,22 @@ class ToolResult:
     problems: tuple[tuple[tuple[Any, ...], str], ...] = field(default=(), compare=False, repr=False)
     """For invalid arguments: (place, message) of each problem, the place in the spec's names."""
     error_id: str | None = field(default=None, compare=False, repr=False)
-    """For a handler that raised (not a ToolError): the id logged with its traceback."""
+    """For a handler that raised (not a ToolError), or a source that failed (SourceError): the
+    id logged with the details."""
 
 
 class ToolError(Exception):
     """Raise it in a handler to send exactly its text to the model as an error result.
 
     Nothing is logged: it is an answer, not a failure (for example "no such order: 42")."""
+
+
+class SourceError(ToolError):
+    """A tool source failed, not the tool: an MCP server out of reach or hanging, an HTTP
+    endpoint that cannot be reached. Its text is the error result, as a ToolError's, but it is a
+    failure: logged with an error id (and replaced by `error_message` when the toolkit has one),
+    so a server that masks errors (`asgi_app`) sends the id, never the text, which can name
+    internal hosts, commands and paths."""
 
 
 class ToolSpec(NamedTuple):
@@ -502,19 +511,21 @@ class ToolkitCore(Generic[H]):
 
     def _failed(self, name: str, exc: Exception, ctx: ToolContext) -> ToolResult:
         kind = type(exc).__qualname__
-        if isinstance(exc, ToolError):
+        source = isinstance(exc, SourceError)
+        if isinstance(exc, ToolError) and not source:
             return ToolResult(str(exc), True, None, kind)
         error_id = uuid.uuid4().hex[:12]
         logger.error(
-            "Tool %r failed (call id %s, error id %s)",
+            "Tool %r failed (call id %s, error id %s)%s",
             name,
             ctx.call_id,
             error_id,
-            exc_info=exc,
+            f": {exc}" if source else "",
+            exc_info=None if source else exc,  # a source's text is the whole story
             extra={"tool_name": name, "call_id": ctx.call_id, "error_id": error_id},
         )
         if self.error_message is None:
-            text = default_error_message(name, exc)
+            text = str(exc) if source else default_error_message(name, exc)
         else:
             try:
                 text = self.error_message(name, exc)

@@ -46,12 +46,21 @@ def _require_mcp() -> tuple[Any, Any]:
     return lowlevel, types
 
 
-def _structured(
-    name: str, result: ToolResult, schema: Mapping[str, Any] | None
-) -> tuple[ToolResult, Any]:
+def _output_validator(schema: Mapping[str, Any] | None) -> Any:
+    """A validator for a tool's outputSchema, made once per tool. Its registry is empty, as in
+    the mcp SDK's client: a reference resolves within the schema or not at all; nothing is
+    fetched (jsonschema's default would open any URL a `$id` or reference names, or a file)."""
+    if schema is None:
+        return None
+    jsonschema = import_module("jsonschema")  # a dependency of the mcp package
+    referencing = import_module("referencing")
+    return jsonschema.Draft202012Validator(schema, registry=referencing.Registry())
+
+
+def _structured(name: str, result: ToolResult, validator: Any) -> tuple[ToolResult, Any]:
     """The structuredContent for a result, or an error result when it breaks the outputSchema."""
     data = result.data
-    if schema is None:
+    if validator is None:
         return result, data if isinstance(data, dict) else None
     if data is None:
         try:
@@ -62,10 +71,13 @@ def _structured(
     if not isinstance(data, dict):
         problem = "it returned no object, but the tool declares an outputSchema"
     else:
-        jsonschema = import_module("jsonschema")  # a dependency of the mcp package
-        error = jsonschema.exceptions.best_match(
-            jsonschema.Draft202012Validator(schema).iter_errors(data)
-        )
+        jsonschema = import_module("jsonschema")
+        unresolvable = import_module("referencing.exceptions").Unresolvable
+        try:
+            error = jsonschema.exceptions.best_match(validator.iter_errors(data))
+        except unresolvable as exc:
+            error = None
+            problem = f"its outputSchema has a reference that does not resolve within it ({exc})"
         if error is not None:
             where = "/".join(str(part) for part in error.absolute_path) or "(root)"
             problem = f"its result does not match the outputSchema at {where}: {error.message}"
@@ -123,7 +135,9 @@ def mcp_server(
     handler runs in one of the toolkit's `max_threads` worker threads; a call that finds none
     free within its timeout answers "busy". mask_errors: an unexpected exception's text stays in
     the log, and the client gets `Tool '<name>' failed (error id ...)` (unless the toolkit has
-    its own `error_message`); a ToolError's text is the handler's answer and passes as is."""
+    its own `error_message`), and so does a tool source's failure (`SourceError`: an upstream
+    MCP server or HTTP endpoint out of reach, whose text can name internal hosts and commands);
+    a ToolError's text is the handler's answer (an upstream's isError result too): it passes."""
     lowlevel, types = _require_mcp()
     tools = toolkit._provider_schema("mcp")
     listed = types.ListToolsResult(tools=[types.Tool.model_validate(t) for t in tools])
@@ -131,6 +145,7 @@ def mcp_server(
     output_schemas = {
         toolkit.unalias("mcp", t["name"], {})[0]: t.get("outputSchema") for t in tools
     }
+    validators = {tool: _output_validator(schema) for tool, schema in output_schemas.items()}
 
     async def list_tools(ctx: Any, params: Any) -> Any:
         return listed
@@ -152,8 +167,7 @@ def mcp_server(
             if mask_errors and result.error_id is not None and toolkit.error_message is None:
                 result = _masked(params.name, result)
         else:
-            schema = output_schemas.get(tool_name)
-            result, structured = _structured(params.name, result, schema)
+            result, structured = _structured(params.name, result, validators.get(tool_name))
         return types.CallToolResult(
             content=[types.TextContent(type="text", text=result.output)],
             structured_content=structured,

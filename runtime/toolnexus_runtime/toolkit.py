@@ -41,15 +41,17 @@ class Toolkit(ToolkitCore[H]):
 
     `Toolkit(handlers, timeout=None, error_message=None)`: `timeout` (seconds) applies to every
     call unless a call gives its own; `error_message(tool_name, exc) -> str` decides what the
-    model sees when a handler raises anything but `ToolError` (the exception is logged on the
-    `toolnexus_runtime` logger either way). `max_threads` (default 40) bounds the sync handlers
+    model sees when a handler raises anything but `ToolError`, or a tool source fails
+    (`SourceError`) (the exception is logged on the `toolnexus_runtime` logger either way). `max_threads` (default 40) bounds the sync handlers
     that run in worker threads at once on an event loop you await `execute` on (a server's).
     `instrument=True` (or a TracerProvider) emits an OpenTelemetry span per call (see
     `toolnexus_runtime.tracing`).
 
     Tools that come from other sources need no handler method; what they reach is given here:
     `mcp_config` (a path to an `mcp.json` or its dict) for tools snapshotted from MCP servers;
-    `workspace`, `allow_shell`, `fetch_allow`, `output_limit` and `ask` for the built-in tools;
+    `workspace`, `allow_shell`, `fetch_allow`, `output_limit` and `ask` for the built-in tools
+    (`output_limit`, characters, also caps an MCP tool's result: text cut with a note,
+    structured content over it refused);
     `http_client` (an `httpx.AsyncClient` of your own) and `base_url` (what relative URLs are
     appended to instead of the build's base_url: one URL, or a mapping {build-time: run-time})
     for tools bound to HTTP endpoints.

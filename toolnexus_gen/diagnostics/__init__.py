@@ -6,6 +6,21 @@ import enum
 from dataclasses import dataclass, field
 
 
+def printable(text: str, *, lines: bool = False) -> str:
+    """`text` safe for a terminal: every character that is not printable (control characters
+    such as ESC, newlines, bidi overrides, unassigned code points) written as its escape
+    (`\\x1b`, `\\n`, `\\u202e`); with `lines`, line breaks and tabs are kept (text that is
+    meant to span lines: a diff, a multi-line message). Messages quote what specs, documents and
+    MCP servers sent, and that text must not move the cursor, retitle the window, set the
+    clipboard or forge a line."""
+    if text.isprintable():
+        return text
+    return "".join(
+        char if char.isprintable() or (lines and char in "\n\t") else repr(char)[1:-1]
+        for char in text
+    )
+
+
 class Severity(str, enum.Enum):
     ERROR = "error"
     WARNING = "warning"
@@ -31,8 +46,11 @@ class Diagnostic:
     at: tuple[str, str | None] | None = field(default=None, compare=False, repr=False)
 
     def format(self) -> str:
-        where = f" (at {self.pointer or '/'})" if self.pointer is not None else ""
-        return f"{self.path}:{self.line}:{self.col}: {self.severity.value}[{self.code}]: {self.message}{where}"
+        where = f" (at {printable(self.pointer or '/')})" if self.pointer is not None else ""
+        return (
+            f"{self.path}:{self.line}:{self.col}: {self.severity.value}[{self.code}]: "
+            f"{printable(self.message)}{where}"
+        )
 
     @property
     def is_error(self) -> bool:

@@ -117,9 +117,12 @@ CODES: dict[str, tuple[str, str]] = {
     ),
     "TN120": (
         "$ref not allowed or unresolvable",
-        "A $ref points outside the spec folder, to a URL (http:, https:, file:), or to nothing.\n"
-        "toolnexus-gen never fetches schemas over the network.\n"
-        "Fix: copy the schema into a `_shared/` file under the spec folder and reference it relatively.",
+        "A $ref points outside the spec folder, to a URL (http:, https:, file:), or to nothing; or a\n"
+        "$dynamicRef/$recursiveRef is not a fragment (#...), or a $id names a URL (references under it\n"
+        "would resolve there). toolnexus-gen never fetches schemas over the network.\n"
+        "Fix: copy the schema into a `_shared/` file under the spec folder and reference it relatively;\n"
+        "remove the $id. For a tool synced from an MCP server, leave it out with the server's `tools`\n"
+        "allowlist in mcp.json.",
     ),
     "TN121": (
         "symbolic link leaves the spec folder",
@@ -384,6 +387,14 @@ CODES: dict[str, tuple[str, str]] = {
         "The server lists a tool without a description, which every spec needs (models choose tools\n"
         "by it); the snapshot uses its title, or its name.\nFix: nothing to do; ask upstream for one.",
     ),
+    "TN409": (
+        "environment variable holds a control character",
+        "${VAR} in command, args, cwd, url or headers expands to a value with a control character\n"
+        "(most often a trailing newline, from a token read from a file). HTTP forbids it in a url or\n"
+        "header, and the transport's error would quote the token; the value is never printed. (env\n"
+        "values may be multi-line.) The same check runs when a Toolkit opens the server.\n"
+        "Fix: strip the value where it is set (e.g. `export TOKEN=$(tr -d '\\n' < token.txt)`).",
+    ),
     "TN410": (
         "MCP server could not be reached",
         "sync could not start the server's command or connect to its url (no such command, a closed\n"
@@ -392,15 +403,26 @@ CODES: dict[str, tuple[str, str]] = {
     ),
     "TN411": (
         "MCP server did not answer in time",
-        "The server did not finish connecting, or answering a page of tools/list, within its timeout\n"
+        "The server did not finish connecting, or did not finish tools/list, within its timeout\n"
         "(seconds; default 30). The whole set-up (connect, version negotiation, initialize) shares\n"
-        "one timeout. Its snapshot is left as it was.\nFix: raise `timeout` for the server, or fix it.",
+        "one timeout, and tools/list (every page together) gets the same again, so a server that\n"
+        "pages without end is stopped too. Its snapshot is left as it was.\n"
+        "Fix: raise `timeout` for the server, or fix it.",
     ),
     "TN412": (
         "MCP protocol error",
         "The server answered with something that is not MCP (output that is not JSON-RPC, an error\n"
-        "for tools/list, a cursor that repeats). Its snapshot is left as it was.\n"
+        "for tools/list, a cursor that repeats, more than 1,000 pages or 10,000 tools). Its snapshot\n"
+        "is left as it was.\n"
         "Fix: check that the command starts an MCP server on stdio (and logs to stderr only).",
+    ),
+    "TN413": (
+        "MCP tool name cannot be a snapshot file",
+        "A tool the server lists would get a spec name that no snapshot file may have: empty, starting\n"
+        "with _ or . (those are fragments and hidden files, which are never tools, and the file could\n"
+        "be one of yours), or longer than 128 characters. The server's snapshot is left as it was;\n"
+        "the other servers are synced; the exit code is 1.\n"
+        "Fix: leave the tool out with the server's `tools` allowlist in mcp.json, or set a `prefix`.",
     ),
     "TN460": (
         "unknown group or tool in a toolset",

@@ -3,8 +3,9 @@ folder, one spec per tool, and `sync --check` says what changed upstream since.
 
 The official `mcp` SDK client does the talking (stdio and streamable HTTP), imported only here and
 only when a sync runs, so `build` never needs it. Each server's whole set-up (start or connect,
-version negotiation, initialize) shares one timeout, and so does each page of tools/list: a
-server that never answers costs about its timeout, not a multiple of it. A server that fails is
+version negotiation, initialize) shares one timeout, and tools/list (every page together) gets
+one more: a server that never answers costs about its timeout, one that pages without end
+about twice its timeout, never a multiple per page. A server that fails is
 one located line; the others are listed all the same.
 
 A snapshot is `specs/<server>/<prefix>_<tool>.json`: the tool as the server sent it (title,
@@ -36,7 +37,9 @@ SDK_HINT = (
 )
 PARALLEL = 8  # servers listed at once
 MAX_PAGES = 1000  # of tools/list: a server whose cursor never ends is a protocol error
+MAX_TOOLS = 10_000  # listed by one server: more is a server gone wrong, not a tool set
 SNAPSHOT_SUFFIX = ".json"
+MAX_NAME = 128  # characters of a spec name (and its file's stem): MCP's own limit for a name
 
 
 class SdkMissing(Exception):
@@ -103,7 +106,9 @@ async def _listing(server: Server) -> Listing:
         except _Failed as failed:
             listing.failure = _Failed(failed.code, hide(failed.reason, server))
         except Exception as exc:  # noqa: BLE001 (one line per server, never a traceback)
-            code, reason = _explain(exc, server, refused)
+            # what the listing found wrong, raised inside the client (an exception group) or not
+            wrong = next((e for e in _leaves(exc) if isinstance(e, _Failed)), None)
+            code, reason = (wrong.code, wrong.reason) if wrong else _explain(exc, server, refused)
             errlog.seek(0)
             said = [line.strip() for line in errlog.read().splitlines() if line.strip()]
             if said and code == "TN410":
@@ -127,8 +132,10 @@ async def _list_tools(server: Server, transport: Any) -> list[dict[str, Any]]:
 
     tools: list[dict[str, Any]] | None = None
     phase = "connect and initialize"
-    # One scope, its deadline moved for each phase: the set-up (however many handshakes the
-    # version negotiation tries) and then each page of tools/list get `timeout` seconds each.
+    # One scope, its deadline moved once: the set-up (however many handshakes the version
+    # negotiation tries) gets `timeout` seconds, and then tools/list, every page together, gets
+    # `timeout` seconds more: a server that pages without end costs that, not a page's worth
+    # for each of MAX_PAGES pages.
     with anyio.CancelScope(deadline=anyio.current_time() + server.timeout) as scope:
         client = Client(
             transport,
@@ -140,19 +147,21 @@ async def _list_tools(server: Server, transport: Any) -> list[dict[str, Any]]:
             found: list[dict[str, Any]] = []
             cursor: str | None = None
             seen: set[str] = set()
+            scope.deadline = anyio.current_time() + server.timeout
             for page in range(1, MAX_PAGES + 1):
-                phase = f"page {page} of tools/list"
-                scope.deadline = anyio.current_time() + server.timeout
+                phase = f"tools/list, page {page}"
                 result = await client.list_tools(cursor=cursor)
                 found += [
                     t.model_dump(mode="json", by_alias=True, exclude_unset=True)
                     for t in result.tools
                 ]
+                if len(found) > MAX_TOOLS:
+                    raise _Failed("TN412", f"tools/list sent more than {MAX_TOOLS} tools")
                 cursor = result.next_cursor
                 if cursor is None:
                     break
                 if cursor in seen:
-                    raise _Failed("TN412", f"tools/list sent cursor {cursor!r} twice")
+                    raise _Failed("TN412", f"tools/list sent cursor {cursor[:80]!r} twice")
                 seen.add(cursor)
             else:
                 raise _Failed("TN412", f"tools/list did not end after {MAX_PAGES} pages")
@@ -163,6 +172,10 @@ async def _list_tools(server: Server, transport: Any) -> list[dict[str, Any]]:
     if scope.cancelled_caught:
         if garbage:
             raise _Failed("TN412", f"it wrote output that is not MCP on stdout: {garbage[0]}")
+        if phase.startswith("tools/list"):
+            raise _Failed(
+                "TN411", f"tools/list did not finish within {server.timeout:g} s ({phase})"
+            )
         raise _Failed("TN411", f"no answer within {server.timeout:g} s ({phase})")
     raise _Failed("TN412", "the connection ended without an answer")
 
@@ -255,6 +268,7 @@ class Snapshot:
     files: dict[str, str] = field(default_factory=dict)  # file name -> text
     tools: dict[str, str] = field(default_factory=dict)  # file name -> the server's tool name
     existing: dict[str, str] = field(default_factory=dict)  # file name -> text on disk
+    refused: str | None = None  # why the server's snapshot cannot be written (tool names)
 
     @property
     def added(self) -> list[str]:
@@ -303,10 +317,14 @@ def snapshot(
     warnings = []
     sent = listing.tools or []
     names = {tool["name"] for tool in sent}
+    unusable = []
     for tool in sent:
         if server.tools is not None and tool["name"] not in server.tools:
             continue
         spec = spec_of(server, tool)
+        if not tool["name"] or not usable_name(spec["name"]):
+            unusable.append(tool["name"])
+            continue
         file = spec["name"] + SNAPSHOT_SUFFIX
         if file in snap.files:
             other = snap.tools[file]
@@ -331,6 +349,16 @@ def snapshot(
             )
         snap.files[file] = json.dumps(spec, indent=2, ensure_ascii=False) + "\n"
         snap.tools[file] = tool["name"]
+    if unusable:
+        first = unusable[0]
+        shown = repr(first if len(first) <= 60 else f"{first[:60]}...")
+        more = f" (and {len(unusable) - 1} more)" if len(unusable) > 1 else ""
+        snap.refused = (
+            f"tool {shown}{more} cannot be a spec file: its name "
+            f"{spec_name(server, first)[:60]!r} is empty, starts with _ or . (a fragment or a "
+            f"hidden file) or is longer than {MAX_NAME} characters; leave it out with the "
+            "server's `tools` allowlist, or set a `prefix`"
+        )
     for wanted in server.tools or ():
         if wanted not in names:
             warnings.append(
@@ -344,6 +372,13 @@ def snapshot(
                 )
             )
     return snap, warnings
+
+
+def usable_name(name: str) -> bool:
+    """Whether a spec name can be a snapshot's file stem: not empty, no fragment or hidden file
+    (`_`, `.`: discover() skips them, so the tool would silently not exist, and the file could
+    be the user's fragment), and short enough for any file system."""
+    return 0 < len(name) <= MAX_NAME and not name.startswith(("_", "."))
 
 
 def owned_files(folder: Path, server: str) -> dict[str, str]:
@@ -376,9 +411,30 @@ def collisions(config: McpConfig, snapshots: list[Snapshot], specs_dir: Path) ->
             others.setdefault(path.stem.casefold(), path)
     claimed: dict[str, tuple[Snapshot, str]] = {}
     for snap in snapshots:
+        on_disk = (
+            {path.name.casefold(): path for path in snap.folder.iterdir()}
+            if snap.folder.is_dir()
+            else {}
+        )
+        owned = {name.casefold() for name in snap.existing}
         for file, tool in sorted(snap.tools.items()):
             stem = file.removesuffix(SNAPSHOT_SUFFIX)
             key = stem.casefold()
+            taken = on_disk.get(file.casefold())
+            if taken is not None and file.casefold() not in owned and key not in others:
+                # a file sync did not write (not a spec: it is not discovered) is never replaced
+                problems.append(
+                    Diagnostic(
+                        display_path(taken),
+                        1,
+                        1,
+                        "TN407",
+                        f"this file is in the way of tool {tool!r} of MCP server "
+                        f"{snap.server.name!r}, whose snapshot would be "
+                        f"{display_path(snap.folder / file)}; set a prefix for the server in "
+                        f"{config.display} or move this file",
+                    )
+                )
             if key in claimed:
                 first, first_tool = claimed[key]
                 problems.append(

@@ -9,8 +9,10 @@ and env values) are kept as secrets that `hide()` blanks out of every message.
 
 from __future__ import annotations
 
+import json
 import math
 import re
+import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -39,13 +41,17 @@ SERVER_KEYS = (
 )
 LOCAL_TYPES = ("stdio", "local")
 REMOTE_TYPES = ("http", "streamable-http", "streamableHttp", "remote")
-DEFAULT_TIMEOUT = 30.0  # seconds, for the set-up and for each page of tools/list
+DEFAULT_TIMEOUT = 30.0  # seconds, for the set-up, and again for all of tools/list
 MAX_TIMEOUT = 3600.0
 # A server's name is a folder under the spec folder (specs/<server>/), never a hidden one.
 SERVER_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
 VARIABLE = re.compile(r"\$\{([^}]*)\}")
 REFERENCE = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)(?::-(.*))?", re.DOTALL)
 MIN_SECRET = 4  # shorter values are not blanked out of messages (they would garble them)
+# Where a control character in an expanded value is refused: HTTP forbids it in a url or header
+# (and the transport's error would quote the value), and in a command line it is a mistake (a
+# trailing newline from a file). An env value may be multi-line (a PEM key).
+NO_CONTROL = ("command", "args", "cwd", "url", "headers")
 
 
 @dataclass(frozen=True)
@@ -113,6 +119,24 @@ def hide(text: str, server: Server) -> str:
     for secret in sorted(server.secrets, key=len, reverse=True):
         text = text.replace(secret, "***")
     return text
+
+
+def secret_forms(value: str) -> list[str]:
+    """A secret as messages may quote it: as is, escaped as in a str's or a bytes' repr, and as
+    in JSON (a library's error shows `b'Bearer sk-...\\n'`, not the value itself)."""
+    forms = [
+        value,
+        repr(value)[1:-1],
+        repr(value.encode("utf-8", "surrogateescape"))[2:-1],
+        json.dumps(value)[1:-1],
+        json.dumps(value, ensure_ascii=False)[1:-1],
+    ]
+    return [form for form in dict.fromkeys(forms) if len(form) >= MIN_SECRET]
+
+
+def has_control(value: str) -> bool:
+    """Whether `value` holds a control character (a newline, a tab, an escape, DEL, ...)."""
+    return any(unicodedata.category(char) == "Cc" for char in value)
 
 
 def read(path: Path) -> McpConfig:
@@ -314,6 +338,11 @@ class _Reader:
                 hint = " (seconds, not milliseconds)" if isinstance(value, (int, float)) else ""
                 wrong(f"a number of seconds above 0 and at most {MAX_TIMEOUT:g}{hint}")
                 return None
+        if key in NO_CONTROL:
+            texts = value.values() if isinstance(value, dict) else [value]
+            if any(has_control(t) for v in texts for t in ([v] if isinstance(v, str) else v)):
+                self.bad(at, f"server {name!r}: {key} holds a control character (value not shown)")
+                return None
         return value
 
 
@@ -342,20 +371,31 @@ def expand(
             variable, default = reference.groups()
             value = environ.get(variable)
             if value is None:
-                if default is not None:
-                    return default
+                if default is None:
+                    problems.append(
+                        config.diagnostic(
+                            server,
+                            "TN404",
+                            f"server {server.name!r}: environment variable {variable} (in {key}) "
+                            "is not set",
+                            key,
+                        )
+                    )
+                    return ""
+                value = default
+            else:
+                secrets.extend(secret_forms(value))
+            if key in NO_CONTROL and has_control(value):
                 problems.append(
                     config.diagnostic(
                         server,
-                        "TN404",
-                        f"server {server.name!r}: environment variable {variable} (in {key}) is "
-                        "not set",
+                        "TN409",
+                        f"server {server.name!r}: environment variable {variable} (in {key}) holds "
+                        "a control character (a trailing newline?); its value is not printed",
                         key,
                     )
                 )
                 return ""
-            if len(value) >= MIN_SECRET:
-                secrets.append(value)
             return value
 
         return VARIABLE.sub(substitute, text)
@@ -375,7 +415,9 @@ def expand(
                 server, "TN402", f"server {server.name!r}: url must be http:// or https://", "url"
             )
         )
-    secrets += [v for v in (*headers.values(), *(env or {}).values()) if len(v) >= MIN_SECRET]
+    secrets += [
+        form for v in (*headers.values(), *(env or {}).values()) for form in secret_forms(v)
+    ]
     expanded = replace(
         server,
         command=command,

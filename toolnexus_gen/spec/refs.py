@@ -26,6 +26,31 @@ def iter_refs(schema: Any, pointer: str) -> Iterator[tuple[str, str]]:
             yield f"{here}/$ref", value["$ref"]
 
 
+def base_problems(schema: Any, pointer: str) -> Iterator[tuple[str, str]]:
+    """(pointer, why) for each `$id` naming a URL and each `$dynamicRef`/`$recursiveRef` that is
+    not a fragment: a validator would resolve them outside the schema, and jsonschema's default
+    would fetch the URL (or read the file) to do it. Nothing here ever fetches, so they are
+    refused, not carried into the generated schemas (a gateway validates results against them)."""
+    for here, value in iter_pointers(schema, pointer):
+        if not isinstance(value, dict):
+            continue
+        base = value.get("$id")
+        if isinstance(base, str) and (urlsplit(base).scheme or urlsplit(base).netloc):
+            yield (
+                f"{here}/$id",
+                f"$id {base!r} is not local: references under it would resolve against that URL, "
+                "and toolnexus-gen never fetches schemas; remove it",
+            )
+        for key in ("$dynamicRef", "$recursiveRef"):
+            ref = value.get(key)
+            if isinstance(ref, str) and not ref.startswith("#"):
+                yield (
+                    f"{here}/{key}",
+                    f"{key} {ref!r} is not local: only a fragment (#...) within the schema "
+                    "can be resolved",
+                )
+
+
 def ref_problem(ref: str, doc_path: Path, specs_dir: Path) -> str | None:
     """Why ref may not be used, or None when it stays inside the spec folder."""
     parts = urlsplit(ref)

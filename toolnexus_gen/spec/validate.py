@@ -29,7 +29,14 @@ from toolnexus_gen.spec.load import Loader
 from toolnexus_gen.spec.naming import python_names
 from toolnexus_gen.spec.pointer import join_pointer
 from toolnexus_gen.spec.pointer import resolve as resolve_pointer
-from toolnexus_gen.spec.refs import SpecRegistry, document_uri, iter_refs, ref_closure, ref_problem
+from toolnexus_gen.spec.refs import (
+    SpecRegistry,
+    base_problems,
+    document_uri,
+    iter_refs,
+    ref_closure,
+    ref_problem,
+)
 from toolnexus_gen.targets.registry import NAMES
 
 ENVELOPE_KEYS_NOTE = "keys starting with x- are ignored"
@@ -463,6 +470,8 @@ def _check_refs(
         problem = ref_problem(ref, document.path, specs_dir)
         if problem:
             out.add("TN120", problem, where)
+    for where, problem in base_problems(schema, pointer):
+        out.add("TN120", problem, where)
 
 
 def _check_examples(

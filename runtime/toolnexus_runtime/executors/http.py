@@ -57,7 +57,7 @@ from http.cookiejar import CookieJar, DefaultCookiePolicy
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, quote_plus, unquote, urlencode, urlsplit
 
-from ..core import ToolError, ToolResult, _invalid_text
+from ..core import SourceError, ToolError, ToolResult, _invalid_text
 from . import BoundTool, SourceOptions
 
 if TYPE_CHECKING:
@@ -93,11 +93,11 @@ class HttpStatusError(ToolError):
     """The endpoint answered with a status other than 2xx."""
 
 
-class HttpTimeout(ToolError):
+class HttpTimeout(SourceError):
     """The endpoint did not answer in time."""
 
 
-class HttpUnreachable(ToolError):
+class HttpUnreachable(SourceError):
     """The request could not be sent or its answer read (connection, TLS, protocol)."""
 
 

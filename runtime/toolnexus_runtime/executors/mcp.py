@@ -10,10 +10,22 @@ never logged nor written anywhere.
 A call reaches the server under the tool's original name, with the arguments its typed model
 validated (so the model's mistakes never cost a round trip). Each server has one session per
 event loop, opened on first use (concurrent first calls share it) by a task that owns it, and
-reused; its set-up (start or connect, version negotiation, initialize, every page of tools/list)
-shares the server's timeout, and so does each call. A session found dead is reopened once. The
-result keeps what the server said: `isError` gives an error result with its text,
+reused; its set-up (start or connect, version negotiation, initialize) shares the server's
+timeout, tools/list (every page together) gets the same again, and so does each call; a
+tools/list whose cursor repeats, or past MAX_PAGES pages or MAX_TOOLS tools, leaves the server
+unavailable with that reason. No worker thread runs a session or a call: both are tasks on
+the event loop that opened the session (the runtime's own loop for `execute_sync` and the sync
+tool loops), so a call given up at its deadline (the call's timeout, or the server's) is a
+cancelled task: the SDK sends the server `notifications/cancelled`, the session stays open, and
+no thread, task or process is left behind however many calls time out. A session found dead
+before a call is sent on it is reopened once; a connection that ends while a call is out is an
+error result (the tool may or may not have run, so it is never sent twice) and the next call
+reopens the session. The result keeps what the server said: `isError` gives an error result with its text,
 `structuredContent` the result's `data` (its text parts the output), text parts the output.
+`Toolkit(output_limit=30_000)` caps what a result gives the model: text over it is cut with a
+note of what was cut, structuredContent whose JSON is longer is refused (an error result). The
+SDK reads each message whole before that (a stdio line, an HTTP JSON body; it caps an SSE event
+at 1 MiB), so one oversized message is held until it is cut, never kept.
 `Toolkit.aclose()` (or `async with`) closes the sessions. Needs the official MCP SDK:
 `pip install 'toolnexus-runtime[mcp]'`, imported when the first session opens.
 """
@@ -29,6 +41,7 @@ import os
 import re
 import sys
 import threading
+import unicodedata
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -37,7 +50,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from pydantic import BaseModel
 
-from ..core import ToolContext, ToolError, ToolResult
+from ..core import SourceError, ToolContext, ToolError, ToolResult
 from . import BoundTool, SourceOptions
 
 if TYPE_CHECKING:
@@ -51,10 +64,13 @@ SERVER_KEYS = frozenset(
     | {"enabled", "disabled", "timeout", "tools", "prefix"}
 )
 DEFAULT_TIMEOUT = 30.0
-MAX_PAGES = 1000
+DEFAULT_LIMIT = 30_000  # characters of a result, as Toolkit(output_limit=) says
+MAX_PAGES = 1000  # of tools/list, and tools in all: more is a server gone wrong
+MAX_TOOLS = 10_000
 VARIABLE = re.compile(r"\$\{([^}]*)\}")
 REFERENCE = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)(?::-(.*))?", re.DOTALL)
 MIN_SECRET = 4
+NO_CONTROL = ("command", "args", "cwd", "url", "headers")  # env values may be multi-line
 CONNECTION_CLOSED = -32000  # MCP error codes the SDK raises
 REQUEST_TIMEOUT = -32001
 
@@ -142,12 +158,20 @@ def settings_for(where: str, name: str, entry: Mapping[str, Any]) -> ServerSetti
                         f"{where}: server {name!r}: environment variable {variable} (in {key}) "
                         "is not set"
                     )
-                return default
-            if len(found) >= MIN_SECRET:
-                secrets.append(found)
+                found = default
+            else:
+                secrets.extend(_secret_forms(found))
+            if key in NO_CONTROL and _has_control(found):
+                raise ValueError(
+                    f"{where}: server {name!r}: environment variable {variable} (in {key}) holds "
+                    "a control character (a trailing newline?); its value is not printed"
+                )
             return found
 
-        return VARIABLE.sub(substitute, value)
+        expanded = VARIABLE.sub(substitute, value)
+        if key in NO_CONTROL and _has_control(expanded):
+            raise ValueError(f"{where}: server {name!r}: {key} holds a control character")
+        return expanded
 
     def strings(value: Any, key: str) -> dict[str, str]:
         if not isinstance(value, Mapping):
@@ -166,7 +190,9 @@ def settings_for(where: str, name: str, entry: Mapping[str, Any]) -> ServerSetti
     env = strings(entry["env"], "env") if "env" in entry else None
     headers = strings(entry.get("headers", {}), "headers")
     cwd = text(entry["cwd"], "cwd") if "cwd" in entry else None
-    secrets += [v for v in (*headers.values(), *(env or {}).values()) if len(v) >= MIN_SECRET]
+    secrets += [
+        form for v in (*headers.values(), *(env or {}).values()) for form in _secret_forms(v)
+    ]
     return ServerSettings(
         name=name,
         command=tuple(argv),
@@ -177,6 +203,23 @@ def settings_for(where: str, name: str, entry: Mapping[str, Any]) -> ServerSetti
         timeout=float(timeout),
         secrets=tuple(dict.fromkeys(secrets)),
     )
+
+
+def _secret_forms(value: str) -> list[str]:
+    """A secret as messages may quote it: as is, escaped as in a str's or a bytes' repr, and as
+    in JSON (an HTTP library's error shows `b'Bearer sk-...\\n'`, not the value itself)."""
+    forms = [
+        value,
+        repr(value)[1:-1],
+        repr(value.encode("utf-8", "surrogateescape"))[2:-1],
+        json.dumps(value)[1:-1],
+        json.dumps(value, ensure_ascii=False)[1:-1],
+    ]
+    return [form for form in dict.fromkeys(forms) if len(form) >= MIN_SECRET]
+
+
+def _has_control(value: str) -> bool:
+    return any(unicodedata.category(char) == "Cc" for char in value)
 
 
 # -- arguments and results ------------------------------------------------------------------
@@ -207,15 +250,33 @@ def _part_text(part: Any) -> str:
     return f"[{kind} {getattr(part, 'mime_type', '')}]".replace(" ]", "]")
 
 
-def to_result(result: Any) -> str | ToolResult:
-    """What a handler would return for a CallToolResult (raises ToolError for isError)."""
-    text = "\n".join(_part_text(part) for part in result.content)
+def to_result(result: Any, limit: int = DEFAULT_LIMIT) -> str | ToolResult:
+    """What a handler would return for a CallToolResult (raises ToolError for isError). Its text
+    is cut to `limit` characters with a note saying so; structuredContent whose JSON is longer
+    than `limit` is refused (an error result: a cut object would mean something else), and its
+    size is measured piece by piece, never made into one long string."""
+    text = _cut("\n".join(_part_text(part) for part in result.content), limit)
     if result.is_error:
         raise ToolError(text or "The tool failed without a message.")
     data = result.structured_content
     if data is None:
         return text
+    size = 0
+    for piece in json.JSONEncoder(ensure_ascii=False).iterencode(data):
+        size += len(piece)
+        if size > limit:
+            raise ToolError(
+                f"The tool's structured result is over {limit} characters (the toolkit's "
+                "output_limit), so it was not used: ask for less (a narrower query, a smaller "
+                "page), or raise Toolkit(output_limit=...)."
+            )
     return ToolResult(text or json.dumps(data, ensure_ascii=False), False, data)
+
+
+def _cut(text: str, limit: int) -> str:
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}\n\n[output cut: {limit} of {len(text)} characters shown]"
 
 
 # -- sessions ---------------------------------------------------------------------------------
@@ -233,6 +294,7 @@ class _Session:
         self.loop = loop
         self.client: Any = None
         self.error: str | None = None
+        self.dead = False  # its connection ended (set before the client can see it end)
         self.ready = asyncio.Event()
         self.closing = asyncio.Event()
         self.task = loop.create_task(self._own(), name=f"toolnexus mcp {upstream.settings.name}")
@@ -252,34 +314,33 @@ class _Session:
 
         settings = self.upstream.settings
         refused: list[int] = []
+        phase = "set-up"
         try:
             # One scope for the whole set-up (however many handshakes the version negotiation
-            # tries), then a fresh deadline for each page of tools/list.
+            # tries), then one more deadline for tools/list, every page together: a server that
+            # pages without end costs about twice its timeout, never a timeout per page.
             with anyio.CancelScope(deadline=anyio.current_time() + settings.timeout) as scope:
                 client = Client(
-                    _transport(settings, refused),
+                    _watched(_transport(settings, refused), self),
                     cache=None,
                     client_info=Implementation(name="toolnexus-runtime", version=__version__),
                 )
                 async with client:
                     # Every page: the client then knows each tool's outputSchema (it would list
                     # again before the first call of each tool otherwise).
-                    listed: set[str] = set()
-                    cursor = None
-                    for _ in range(MAX_PAGES):
-                        scope.deadline = anyio.current_time() + settings.timeout
-                        page = await client.list_tools(cursor=cursor)
-                        listed.update(tool.name for tool in page.tools)
-                        cursor = page.next_cursor
-                        if cursor is None:
-                            break
+                    phase = "tools/list"
+                    scope.deadline = anyio.current_time() + settings.timeout
+                    self.upstream.check_listing(await _list_all(client))
                     scope.deadline = math.inf
-                    self.upstream.check_listing(listed)
                     self.client = client
                     self.ready.set()
                     await self.closing.wait()
             if scope.cancelled_caught and self.client is None:
-                self.error = f"no answer within {settings.timeout:g} s"
+                self.error = (
+                    f"tools/list did not finish within {settings.timeout:g} s"
+                    if phase == "tools/list"
+                    else f"no answer within {settings.timeout:g} s"
+                )
         except Exception as exc:  # noqa: BLE001 (the reason goes to every waiting call)
             self.error = settings.hide(_explain(exc, settings, refused))
         finally:
@@ -303,6 +364,26 @@ class _Session:
             pass
 
 
+async def _list_all(client: Any) -> set[str]:
+    """The names of every tool on every page of tools/list; a cursor sent twice, too many pages
+    or too many tools is a server gone wrong (its session does not open)."""
+    listed: set[str] = set()
+    seen: set[str] = set()
+    cursor = None
+    for _ in range(MAX_PAGES):
+        page = await client.list_tools(cursor=cursor)
+        listed.update(tool.name for tool in page.tools)
+        if len(listed) > MAX_TOOLS:
+            raise _Unavailable(f"tools/list sent more than {MAX_TOOLS} tools")
+        cursor = page.next_cursor
+        if cursor is None:
+            return listed
+        if cursor in seen:
+            raise _Unavailable(f"tools/list sent cursor {cursor[:80]!r} twice")
+        seen.add(cursor)
+    raise _Unavailable(f"tools/list did not end after {MAX_PAGES} pages")
+
+
 class _Upstream:
     """One server: its settings, the tools bound to it, and its sessions (one per loop)."""
 
@@ -323,12 +404,16 @@ class _Upstream:
             )
 
     def session(self) -> _Session:
+        """This loop's session, opened (or reopened, when its connection ended) here."""
         loop = asyncio.get_running_loop()
         with self._lock:  # no await in here: concurrent first calls get one session
             for other in [lp for lp in self._sessions if lp.is_closed()]:
                 del self._sessions[other]  # its loop ended, and the session with it
             found = self._sessions.get(loop)
-            if found is None or found.task.done():
+            if found is not None and found.dead and not found.task.done():
+                logger.warning("MCP server %r closed its session; reopening it", self.settings.name)
+                found.closing.set()
+            if found is None or found.task.done() or found.dead:
                 found = self._sessions[loop] = _Session(self, loop)
             return found
 
@@ -338,9 +423,16 @@ class _Upstream:
                 del self._sessions[session.loop]
 
     async def call(self, tool: str, arguments: dict[str, Any]) -> Any:
+        """Call `tool` on the server. A session whose connection is known to have ended before
+        the call was sent (the server exited between calls; over HTTP, a server that answers
+        that it forgot the session, which means it did not take the call) is reopened once and
+        the call sent on the new one. A connection that ends while the call is out is not: the
+        tool may or may not have run (a payment, a message sent), so it is not sent twice; the
+        next call opens a new session. Tool annotations (readOnlyHint, idempotentHint) come
+        from the server and do not change this."""
         settings = self.settings
         if not settings.enabled:
-            raise ToolError(f"MCP server {settings.name!r} is disabled (enabled: false)")
+            raise SourceError(f"MCP server {settings.name!r} is disabled (enabled: false)")
         from mcp.shared.exceptions import MCPError
 
         for attempt in (1, 2):
@@ -349,39 +441,47 @@ class _Upstream:
                 client = await session.opened()
             except _Unavailable as exc:
                 self.forget(session)
-                raise ToolError(f"MCP server {settings.name!r} is unavailable: {exc}") from None
+                raise SourceError(f"MCP server {settings.name!r} is unavailable: {exc}") from None
+            if session.dead:  # it ended before anything was sent on it
+                self.forget(session)
+                await session.close()
+                if attempt == 2:
+                    break
+                continue
             try:
                 return await client.call_tool(
                     tool, arguments, read_timeout_seconds=settings.timeout
                 )
             except MCPError as exc:
                 if exc.code == REQUEST_TIMEOUT:
-                    raise ToolError(
+                    raise SourceError(
                         f"MCP server {settings.name!r} did not answer tool {tool!r} within "
                         f"{settings.timeout:g} s"
                     ) from None
-                # the connection is gone, or (streamable HTTP) the server forgot the session
-                dead = exc.code == CONNECTION_CLOSED or "session terminated" in exc.message.lower()
-                if not dead:
-                    raise ToolError(
+                forgotten = "session terminated" in exc.message.lower()  # HTTP 404: not taken
+                if exc.code != CONNECTION_CLOSED and not forgotten:
+                    raise SourceError(
                         settings.hide(f"MCP server {settings.name!r}: {exc.message}")
                     ) from None
                 self.forget(session)
                 await session.close()
-                if attempt == 2:
-                    raise ToolError(
-                        f"MCP server {settings.name!r} closed the connection again after it was "
-                        "reopened"
+                if not forgotten:
+                    raise SourceError(
+                        f"MCP server {settings.name!r} closed the connection while tool "
+                        f"{tool!r} was running: it may or may not have run, so it is not sent "
+                        "again (the next call opens a new session)"
                     ) from None
-                logger.warning("MCP server %r closed its session; reopening it once", settings.name)
+                if attempt == 1:
+                    logger.warning("MCP server %r forgot its session; reopening it", settings.name)
             except Exception as exc:  # noqa: BLE001 (said without its secrets, not re-raised)
                 # e.g. structuredContent that breaks the tool's outputSchema, or an HTTP error
                 said = settings.hide(f"{type(exc).__name__}: {exc}")
-                logger.warning("MCP server %r failed tool %r: %s", settings.name, tool, said)
-                raise ToolError(
+                raise SourceError(
                     f"MCP server {settings.name!r} failed tool {tool!r}: {said}"
                 ) from None
-        raise AssertionError("unreachable")  # pragma: no cover
+        raise SourceError(
+            f"MCP server {settings.name!r} closed the connection again after it was reopened"
+        )
 
     async def aclose(self) -> None:
         with self._lock:
@@ -422,6 +522,34 @@ async def _transport(settings: ServerSettings, refused: list[int]) -> AsyncItera
             yield streams
 
 
+@asynccontextmanager
+async def _watched(transport: Any, session: _Session) -> AsyncIterator[Any]:
+    """The transport's streams, the read side relayed so that `session.dead` is set as soon as
+    the connection ends (the server exited, the stream closed), before the client sees it end:
+    a call that finds it set knows nothing was sent on that session."""
+    import anyio
+
+    async with transport as (read, write):
+        send, receive = anyio.create_memory_object_stream[Any](0)
+
+        async def relay() -> None:
+            try:
+                async for item in read:
+                    await send.send(item)
+            except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+                pass
+            finally:
+                session.dead = True
+                send.close()
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(relay)
+            try:
+                yield receive, write
+            finally:
+                group.cancel_scope.cancel()
+
+
 def _errlog() -> TextIO:
     """Where a local server's stderr goes: this process's stderr, when it is a real file (a
     notebook's or a test runner's stand-in has no file descriptor to hand a child process)."""
@@ -441,12 +569,15 @@ def _leaves(exc: BaseException) -> list[BaseException]:
 
 
 def _explain(exc: Exception, settings: ServerSettings, refused: list[int]) -> str:
+    leaves = _leaves(exc)
+    wrong = next((e for e in leaves if isinstance(e, _Unavailable)), None)
+    if wrong is not None:  # what the listing found wrong
+        return str(wrong)
     if refused:
         import httpx2
 
         status = refused[-1]
         return f"{settings.url} answered HTTP {status} {httpx2.codes.get_reason_phrase(status)}"
-    leaves = _leaves(exc)
     leaf = next((e for e in leaves if isinstance(e, OSError)), leaves[0])
     if isinstance(leaf, OSError) and settings.url is None:
         return f"could not start {settings.command[0]!r}: {leaf.strerror or leaf}"
@@ -464,6 +595,10 @@ class McpExecutor:
 
     def __init__(self, options: SourceOptions) -> None:
         self.config = options.mcp_config
+        limit = options.output_limit
+        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+            raise ValueError(f"output_limit must be a positive integer, not {limit!r}")
+        self.limit = limit
         self._where = ""
         self._entries: dict[str, Any] | None = None
         self._upstreams: dict[str, _Upstream] = {}
@@ -502,7 +637,7 @@ class McpExecutor:
 
         async def call(args: BaseModel, ctx: ToolContext) -> Any:
             arguments = args.model_dump(mode="json", by_alias=True, exclude_unset=True)
-            return to_result(await upstream.call(tool, _numbers(arguments)))
+            return to_result(await upstream.call(tool, _numbers(arguments)), self.limit)
 
         return call
 
