@@ -227,6 +227,17 @@ CODES: dict[str, tuple[str, str]] = {
         "`properties: {}` on a root object without properties (OpenAI), `items: {}` on an array\n"
         "without items. Nothing is lost.\nFix: nothing to do; write the schema that way to silence it.",
     ),
+    "TN226": (
+        "tool sent non-strict: over a provider's per-request strict limits (strictify)",
+        "Anthropic refuses a request whose strict tools are more than 20 or hold more than 24\n"
+        "optional or 16 union parameters between them (strictify's nullable properties are union\n"
+        "parameters). Under strictify the build keeps every request within them: the whole set\n"
+        "when there are no toolsets, else each toolset (a tool strict in the file counts in every\n"
+        "toolset that holds it). Tools are taken by the share of the limits they use, then by\n"
+        "name; one that does not fit goes out non-strict, its schema still in the strict shape\n"
+        "(a null still means absent), and the argument model checks every call.\n"
+        "Fix: nothing to do; split a toolset to keep more tools strict.",
+    ),
     "TN420": (
         "unknown built-in tool",
         "`builtins` in [tool.toolnexus-gen] names a tool that is not one of the ten built-ins: bash,\n"

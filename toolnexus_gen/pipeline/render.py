@@ -22,7 +22,7 @@ from toolnexus_gen.ir import ToolSet, Unit
 from toolnexus_gen.pipeline.toolsets import extras
 from toolnexus_gen.pipeline.units import files_of
 from toolnexus_gen.targets import TARGETS
-from toolnexus_gen.targets.base import assemble, encode_entry, entry_depth
+from toolnexus_gen.targets.base import assemble, encode_entry, entry_depth, with_strict
 
 FileMap = dict[str, str]
 GITIGNORE = "# Written by toolnexus-gen.\n.toolnexus-gen.lock\n.toolnexus-gen.cache/\n"
@@ -55,6 +55,8 @@ def render(
         carried = [unit for unit in units if file in unit.entries]
         encoded = [unit.entries[file] for unit in carried]
         target = next((name for name in toolset.targets if TARGETS[name].file == file), None)
+        if target is not None and TARGETS[target].strict_limits is not None:
+            encoded = _strictness(target, carried, encoded, entry_depth(document), toolset)
         if target is not None:  # after its tools: its tool search tool, hosted tools
             infos = [unit.info for unit in carried if unit.info is not None]
             added = extras(target, infos, many)
@@ -78,6 +80,20 @@ def render(
     rendered.files.update(reused)
     rendered.files.update(render_package(toolset, header, missing))
     return rendered
+
+
+def _strictness(
+    target: str, units: Sequence[Unit], encoded: list[str], depth: int, toolset: ToolSet
+) -> list[str]:
+    """The entries with `strict` as the per-request limits decided (pipeline/strictness.py): a
+    reused unit's entry is what the last build wrote, either way."""
+    relaxed = frozenset(dict(toolset.relaxed).get(target, ()))
+    return [
+        text
+        if unit.info is None or unit.info.strict_cost(target) is None
+        else with_strict(text, depth, unit.info.name not in relaxed)
+        for unit, text in zip(units, encoded, strict=True)
+    ]
 
 
 ALIASES_FILE = "schemas/aliases.json"

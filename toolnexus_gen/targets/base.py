@@ -62,6 +62,15 @@ def encode_entry(entry: Any, depth: int) -> str:
     return pad + json.dumps(entry, indent=2, ensure_ascii=False).replace("\n", "\n" + pad)
 
 
+def with_strict(encoded: str, depth: int, strict: bool) -> str:
+    """An encoded entry (encode_entry at `depth`) with its top-level `strict` set as asked.
+    Only a key of the entry itself stands at the start of a line with exactly one more level of
+    indent (JSON strings never hold a newline), so nothing inside its schema is touched."""
+    key = "\n" + "  " * (depth + 1) + '"strict": '
+    old, new = ("true", "false") if not strict else ("false", "true")
+    return encoded.replace(key + old, key + new, 1)
+
+
 def assemble(
     document: Callable[[list[Any]], Any], entries: list[str]
 ) -> tuple[str, list[tuple[int, int]]]:
@@ -131,3 +140,7 @@ class Target:
     hosted: bool = False  # whether its requests carry provider-executed (hosted) tools
     # the most tools one request takes, and the rule saying so
     max_tools: tuple[int, str] | None = None
+    # per-request limits on strict tools (tools, optional and union parameters across them),
+    # and what one strict entry's schema counts against them (Anthropic)
+    strict_limits: tuple[int, int, int] | None = None
+    strict_cost: Callable[[Located], tuple[int, int]] | None = None
