@@ -82,12 +82,31 @@ def subset(target: str, tools: Any, names: Collection[str] | None) -> Any:
         elif isinstance(entry, Mapping) and entry.get("type") == "namespace":
             inner = [t for t in entry.get("tools", ()) if t.get("name") in names]
             if inner:
-                kept.append({**entry, "tools": inner})
+                kept.append(_namespace(entry, inner))
         else:
             kept.append(entry)
-    if not any(isinstance(e, Mapping) and e.get("defer_loading") for e in kept):
+    if not any(_deferred(entry) for entry in kept):
         kept = [entry for entry in kept if not _is_search(entry)]
     return kept
+
+
+def _deferred(entry: Any) -> bool:
+    if not isinstance(entry, Mapping):
+        return False
+    if entry.get("type") == "namespace":  # defer_loading is on the functions inside
+        return any(_deferred(tool) for tool in entry.get("tools", ()))
+    return bool(entry.get("defer_loading"))
+
+
+def _namespace(entry: Mapping[str, Any], inner: list[Any]) -> dict[str, Any]:
+    """A namespace tool holding only `inner`; a description that lists its tools, as the
+    generator writes it, lists those that remain."""
+    listed = ", ".join(str(t.get("name")) for t in entry.get("tools", ()))
+    description = entry.get("description")
+    if isinstance(description, str) and description.endswith(": " + listed):
+        kept = ", ".join(str(t.get("name")) for t in inner)
+        return {**entry, "description": description[: -len(listed)] + kept, "tools": inner}
+    return {**entry, "tools": inner}
 
 
 def allowed_tools(

@@ -95,6 +95,19 @@ def extras(target: str, tools: Sequence[ToolInfo], many: Many) -> list[dict[str,
     return found
 
 
+def namespaces(target: str, tools: Sequence[ToolInfo]) -> list[dict[str, Any]]:
+    """The namespace tools `target`'s file (or a toolset's request) holds, without their tools,
+    where the target groups deferred tools (OpenAI Responses)."""
+    entry = TARGETS[target].namespace_entry
+    if entry is None:
+        return []
+    grouped: dict[str, list[ToolInfo]] = {}
+    for tool in tools:
+        if tool.namespace is not None:
+            grouped.setdefault(tool.namespace, []).append(tool)
+    return [entry(name, members) for name, members in grouped.items()]
+
+
 def client_search(target: str, tools: Sequence[ToolInfo]) -> bool:
     """Whether the loops offer their client-side search_tools for these tools on `target`."""
     return (
@@ -180,6 +193,8 @@ def _reserved(target: str, tools: list[ToolInfo], many: Many) -> list[Diagnostic
     }
     if client_search(target, tools):
         taken[SEARCH_TOOLS] = "the loops' client-side search for deferred tools"
+    for namespace in namespaces(target, tools):
+        taken[namespace["name"]] = "the namespace of its deferred tools"
     found = []
     for tool in tools:
         what = taken.get(tool.sent_name(target))
@@ -279,6 +294,7 @@ def set_cost(target: str, tools: Sequence[ToolInfo], many: Many) -> int:
     if target == "mcp":  # a server's list: deferral and hosted tools are the client's business
         return sum(tool.tokens_for(target) for tool in carried)
     total += sum(estimate(entry) for entry in extras(target, carried, many))
+    total += sum(estimate(entry) for entry in namespaces(target, carried))  # seen up front
     if client_search(target, carried):
         total += SEARCH_TOOLS_TOKENS
     return total + OVERHEAD.get(target, 0)

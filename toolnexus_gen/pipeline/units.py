@@ -128,6 +128,7 @@ def _unit(
     null_maps: list[tuple[str, str]] = []
     tokens: list[tuple[str, int]] = []
     strict_costs: list[tuple[str, int, int]] = []
+    namespace = None
     for name in options.targets:
         if not tool.for_target(name):
             continue
@@ -149,7 +150,10 @@ def _unit(
         if made.strict_cost is not None:
             strict_costs.append((name, *made.strict_cost))
         if made.entry is not None:
-            entries[target.file] = encode_entry(made.entry, depths[target.file])
+            depth = depths[target.file]
+            if target.namespace is not None and (namespace := target.namespace(tool)):
+                depth += 2  # in its namespace's `tools` list (render.py)
+            entries[target.file] = encode_entry(made.entry, depth)
             tokens.append((name, estimate(made.entry)))
     entries[TOOLS_FILE] = encode_entry(_definition(tool), depths[TOOLS_FILE])
     job = model_job(tool)
@@ -160,6 +164,7 @@ def _unit(
         null_maps=tuple(null_maps),
         tokens=tuple(tokens),
         strict_costs=tuple(strict_costs),
+        namespace=namespace,
     )
     return Unit(
         rel,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -144,3 +144,7 @@ class Target:
     # and what one strict entry's schema counts against them (Anthropic)
     strict_limits: tuple[int, int, int] | None = None
     strict_cost: Callable[[Located], tuple[int, int]] | None = None
+    # where deferred tools are grouped into namespace tools (OpenAI Responses): the namespace a
+    # tool's entry goes in (None: it stands alone), and a namespace's entry, its `tools` empty
+    namespace: Callable[[Tool], str | None] | None = None
+    namespace_entry: Callable[[str, Sequence[ToolInfo]], dict[str, Any]] | None = None
