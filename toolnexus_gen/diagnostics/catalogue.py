@@ -408,9 +408,14 @@ CODES: dict[str, tuple[str, str]] = {
         "Fix: split the toolset, defer rarely used tools (defer_loading: true), or shorten descriptions.",
     ),
     "TN468": (
-        "toolset selects no tool",
-        "Every group and tool a toolset names exists, but none of them is a tool it can send.\n"
-        "Fix: name the tools or groups it should hold.",
+        "toolset selects no tool (for a target)",
+        "Every group and tool a toolset names exists, but none of them is a tool it can send (an\n"
+        "error). A warning when it holds tools, but none for one target (each excludes it), or\n"
+        "when no tool of the whole set is for a selected target: a request with it carries no\n"
+        "tools, so the runtime gives none (to_gemini() writes no empty functionDeclarations\n"
+        "wrapper, which Gemini rejects; to_bedrock() raises, since Bedrock rejects a toolConfig\n"
+        "without tools) and the loops send the request without tools.\n"
+        "Fix: name the tools or groups it should hold, or leave that target out.",
     ),
     "TN801": (
         "invalid pyproject.toml",

@@ -35,6 +35,10 @@ class Rendered:
     layout: dict[str, dict[str, tuple[int, int]]] = field(default_factory=dict)
 
 
+def _nothing(entries: list[Any]) -> list[Any]:
+    return []
+
+
 def _beside(document: Callable[[list[Any]], Any], added: list[Any]) -> Callable[[list[Any]], Any]:
     return lambda entries: [*document(entries), *added]
 
@@ -65,7 +69,8 @@ def render(
             infos = [unit.info for unit in carried if unit.info is not None]
             added = extras(target, infos, many)
             if target == "gemini":  # built-in tools stand beside the functionDeclarations wrapper
-                document = _beside(document, added)
+                # (no wrapper without declarations: Gemini rejects it)
+                document = _beside(document if encoded else _nothing, added)
             else:
                 encoded += [encode_entry(entry, depth) for entry in added]
         text, places = assemble(document, encoded)

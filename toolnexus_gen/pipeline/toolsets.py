@@ -130,11 +130,16 @@ def check(toolset: ToolSet, options: BuildOptions) -> list[Diagnostic]:
     for target in options.targets:
         carried = [tool for tool in toolset.tools if tool.for_target(target)]
         found += _limit(target, carried, many, None, bool(sets))
+        if toolset.tools and not carried:
+            found.append(_none_for(target, toolset.tools[0], None))
         for toolset_config in many.toolsets:
-            subset = [t for t in sets.get(toolset_config.name, []) if t.for_target(target)]
+            members = sets.get(toolset_config.name, [])
+            subset = [t for t in members if t.for_target(target)]
             if subset:
                 found += _limit(target, subset, many, toolset_config, True)
                 found += _subset_rules(target, subset, toolset_config, options)
+            elif members:
+                found.append(_none_for(target, members[0], toolset_config))
         found += _reserved(target, carried, many)
     found += _deferred(toolset.tools, sets, many)
     found += _gemini_rule(toolset, options)
@@ -173,6 +178,25 @@ def _limit(
     else:
         message += ": define toolsets ([tool.toolnexus-gen.toolsets]) and send one per request"
     return [Diagnostic(culprit.display, line, col, code, message, severity, target=target)]
+
+
+def _none_for(target: str, first: ToolInfo, toolset: Toolset | None) -> Diagnostic:
+    """A request (a toolset, or the whole set) that holds no tool for `target`: every tool in
+    it excludes the target."""
+    what = f"toolset {toolset.name!r}" if toolset else "the whole set"
+    message = (
+        f"{what} holds no tool for {target} (each of its tools excludes it): a request with it "
+        "carries no tools; send it without them (the loops do)"
+    )
+    empty = TARGETS[target].empty_tools
+    if empty is not None:
+        message += f"; {empty}"
+    if toolset is not None:
+        return _at(toolset, "TN468", f"{target}: {message}", severity=Severity.WARNING)
+    line, col = first.place("name")
+    return Diagnostic(
+        first.display, line, col, "TN468", f"{target}: {message}", Severity.WARNING, target=target
+    )
 
 
 def _subset_rules(

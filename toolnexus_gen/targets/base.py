@@ -148,3 +148,5 @@ class Target:
     # tool's entry goes in (None: it stands alone), and a namespace's entry, its `tools` empty
     namespace: Callable[[Tool], str | None] | None = None
     namespace_entry: Callable[[str, Sequence[ToolInfo]], dict[str, Any]] | None = None
+    # what the provider answers a request whose tool list is empty (None: it takes one)
+    empty_tools: str | None = None
