@@ -335,8 +335,9 @@ def analyse_reusing(options: BuildOptions, contribution: Contribution = NOTHING)
         return analyse(options, contribution=contribution)
     inputs = snapshot_inputs(options.specs, state)
     inputs.sources = snapshot_sources(options, state)
-    memo = Memo(options.out)
     paths = _spec_paths(options.specs, inputs)
-    previous = Previous(options, inputs, state, memo, load_reuse(options, state))
-    reused = previous.units(paths, contribution.specs)
+    previous = Previous(options, inputs, state, Memo(None), load_reuse(options, state))
+    reused = previous.units(paths, contribution.specs, entries=False)  # nothing is rendered
+    # the memo helps only the specs made afresh (changed since the build)
+    memo = Memo(options.out) if len(reused) < len(paths) + len(contribution.specs) else None
     return analyse(options, memo, paths, reused, contribution)
