@@ -99,7 +99,10 @@ class ToolInfo:
 
     def sent_name(self, target: str) -> str:
         """The tool's name in `target`'s file."""
-        return dict(self.aliases).get(target, self.name)
+        for name, alias in self.aliases:  # a loop, not a dict: called per tool and target
+            if name == target:
+                return alias
+        return self.name
 
     def for_target(self, target: str) -> bool:
         return self.targets is None or target in self.targets
@@ -108,7 +111,10 @@ class ToolInfo:
         return self.places[PLACED_KEYS.index(key)]
 
     def tokens_for(self, target: str) -> int:
-        return dict(self.tokens).get(target, 0)
+        for name, count in self.tokens:
+            if name == target:
+                return count
+        return 0
 
     def strict_cost(self, target: str) -> tuple[int, int] | None:
         """(optional, union parameters) of its strict entry for `target`; None: not strict
