@@ -19,7 +19,7 @@ GEN := $(VENV)/bin/toolnexus-gen
 $(VENV)/.installed: pyproject.toml runtime/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e './runtime[mcp,otel,webfetch,rest]' -e '.[test]'
+	$(PY) -m pip install --quiet -e './runtime[mcp,otel,webfetch,rest,builtins]' -e '.[test]'
 	touch $@
 
 demo: $(VENV)/.installed
@@ -45,12 +45,15 @@ check-examples: $(VENV)/.installed
 	cd examples/notes && ../../$(GEN) build --check
 	cd examples/notes && PYTHON=$(abspath $(PY)) ../../$(GEN) sync --check
 
+# The suite runs on every core (pytest-xdist), a test file per worker at a time.
+PYTEST := $(PY) -m pytest -q -n auto --dist loadfile
+
 test: $(VENV)/.installed check-examples
-	$(PY) -m pytest -q
+	$(PYTEST)
 
 # Everything make test runs, plus the long soak tests (the 200-SIGKILL crash test).
 test-all: $(VENV)/.installed check-examples
-	$(PY) -m pytest -q -m "soak or not soak"
+	$(PYTEST) -m "soak or not soak"
 
 bench: $(VENV)/.installed
 	$(PY) -m pip install --quiet -e '.[test,bench]'

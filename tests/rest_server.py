@@ -46,6 +46,7 @@ class Answer:
     body: Any = None  # bytes, text, or JSON data
     headers: dict[str, str] = field(default_factory=dict)
     delay: float = 0.0
+    pace: float = 0.0  # seconds between the body's bytes (a server that trickles)
 
 
 Route = Callable[[Seen], Answer]
@@ -105,7 +106,13 @@ def _handler(recorder: Recorder) -> type[BaseHTTPRequestHandler]:
             self.send_header("Content-Length", str(len(payload)))
             self.end_headers()
             try:
-                self.wfile.write(payload)
+                if answer.pace:
+                    for i in range(len(payload)):
+                        self.wfile.write(payload[i : i + 1])
+                        self.wfile.flush()
+                        time.sleep(answer.pace)
+                else:
+                    self.wfile.write(payload)
             except (BrokenPipeError, ConnectionResetError):  # the client gave up (a timeout)
                 pass
 

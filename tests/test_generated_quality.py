@@ -198,8 +198,9 @@ print(" ".join(third_party))
 def test_generated_package_runs_with_only_the_runtime_installed(
     packages: Path, tmp_path: Path
 ) -> None:
-    """A fresh venv with only `pip install ./runtime` (and so pydantic): execute, a round trip and
-    a tool loop of a generated package, with no generator, jinja2, click or SDK in sight."""
+    """A fresh venv with only `pip install ./runtime` (and so pydantic, and regex for the built-in
+    grep): execute, a round trip and a tool loop of a generated package, with no generator,
+    jinja2, click or SDK in sight."""
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
     python = venv / "bin" / "python"

@@ -105,7 +105,7 @@ def test_petstore_specs_say_what_the_document_says(
         "method": "GET",
         "url": "/pet/{petId}",
         "base_url": "https://petstore3.swagger.io/api/v3",
-        "headers": {"api_key": "${API_KEY}"},  # the first security alternative it can carry
+        "headers": {"api_key": "${SWAGGER_PETSTORE_API_KEY}"},  # the first alternative it can carry
     }
     assert get["description"] == "Find pet by ID.\n\nReturns a single pet."
     assert get["input_schema"]["required"] == ["petId"]
@@ -122,7 +122,8 @@ def test_petstore_specs_say_what_the_document_says(
         "status",
     ]
     assert add["input_schema"]["required"] == ["name", "photoUrls"]
-    assert add["http"]["headers"] == {"Authorization": "Bearer ${PETSTORE_AUTH}"}
+    # petstore_auth under the title's SWAGGER_PETSTORE: the word is not repeated
+    assert add["http"]["headers"] == {"Authorization": "Bearer ${SWAGGER_PETSTORE_AUTH}"}
     assert "body" not in add["http"]  # POST: json by default
     form = spec(project, "updatePetWithForm")  # POST without a body: arguments to the query
     assert form["http"]["body"] == "none"
@@ -133,9 +134,10 @@ def test_the_summary_names_the_variables_and_what_was_left_out(tmp_path: Path) -
     result = import_openapi(tmp_path, FIXTURES / "scalar_galaxy.yaml")
     assert result.exit_code == 0, result.stderr
     assert "headers read from the environment when a tool is called:" in result.output
-    assert "  BEARER_AUTH: a bearer token (bearerAuth), sent as Authorization: Bearer" in (
-        result.output
-    )
+    assert (
+        "  SCALAR_GALAXY_BEARER_AUTH: a bearer token (bearerAuth), sent as Authorization: Bearer, "
+        "to https://galaxy.scalar.com\n"
+    ) in result.output
     assert "uploadImage: its optional request body is not carried (its body is " in result.stderr
     assert "9 specs imported into specs" in result.output
     twilio = import_openapi(tmp_path / "t", FIXTURES / "twilio_studio_v2.json")
@@ -146,8 +148,8 @@ def test_imported_petstore_tools_call_the_server_as_the_document_says(
     tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     pkg = load_package(built("petstore.yaml", tmp_path_factory), "petstore_tools")
-    monkeypatch.setenv("API_KEY", "key-1234567890")
-    monkeypatch.setenv("PETSTORE_AUTH", "token-1234567890")
+    monkeypatch.setenv("SWAGGER_PETSTORE_API_KEY", "key-1234567890")
+    monkeypatch.setenv("SWAGGER_PETSTORE_AUTH", "token-1234567890")
     pet = {"id": 7, "name": "Rex", "photoUrls": ["u"], "status": "sold"}
     with serving() as server:
         server.route("GET", "/pet/7", Answer(200, pet))
@@ -433,7 +435,7 @@ def test_names_servers_and_security(tmp_path: Path) -> None:
     assert len(name) == 64 and name.startswith("listEverything")
     listed = found["pets_list_all"]["http"]
     assert listed["base_url"] == "https://h.test/api"  # server variables at their defaults
-    assert listed["headers"] == {"Cookie": "sid=${COOKIE_KEY}", "X-Key": "${HEADER_KEY}"}
+    assert listed["headers"] == {"Cookie": "sid=${T_COOKIE_KEY}", "X-Key": "${T_HEADER_KEY}"}
     assert "headers" not in found[name]["http"]  # security: [] means none
     (tmp_path / "again").mkdir()
     again = imported(tmp_path / "again", doc, "--server", "http://127.0.0.1:8080/x/")
@@ -442,6 +444,245 @@ def test_names_servers_and_security(tmp_path: Path) -> None:
 
 def found_long(found: dict[str, Any]) -> str:
     return next(n for n in found if n.startswith("listEverything"))
+
+
+def test_a_document_never_chooses_the_environment_variables_sent_to_its_server(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # scheme names that are real variables: their values would have gone to the document's
+    # own server; every name now starts with the API's title
+    doc = document(
+        info={"title": "Weather API", "version": "1"},
+        servers=[{"url": "https://weather.test"}],
+        security=[{"openai_api_key": [], "HOME": [], "awsSecretAccessKey": []}],
+        components={
+            "securitySchemes": {
+                "openai_api_key": {"type": "http", "scheme": "bearer"},
+                "HOME": {"type": "apiKey", "in": "header", "name": "X-Home"},
+                "awsSecretAccessKey": {"type": "apiKey", "in": "cookie", "name": "k"},
+            }
+        },
+        paths={"/w": {"get": {"operationId": "w", "responses": {}}}},
+    )
+    monkeypatch.setenv("WEATHER_HOME", "set-before-the-import")
+    found = imported(tmp_path, doc)
+    assert found["w"]["http"]["headers"] == {
+        "Authorization": "Bearer ${WEATHER_OPENAI_API_KEY}",
+        "X-Home": "${WEATHER_HOME}",
+        "Cookie": "k=${WEATHER_AWS_SECRET_ACCESS_KEY}",
+    }
+    out = found["_result"]
+    for var in ("WEATHER_OPENAI_API_KEY", "WEATHER_HOME", "WEATHER_AWS_SECRET_ACCESS_KEY"):
+        assert f"  {var}: " in out.output and "to https://weather.test" in out.output
+    assert (
+        "note: WEATHER_HOME is already set in this environment: the tools will send it to "
+        "https://weather.test; if it holds a credential for another service, import again "
+        "with --env-prefix NAME"
+    ) in out.stderr
+    (tmp_path / "mine").mkdir()
+    mine = imported(tmp_path / "mine", doc, "--env-prefix", "acme")
+    assert mine["w"]["http"]["headers"]["Authorization"] == "Bearer ${ACME_OPENAI_API_KEY}"
+    bad = import_openapi(tmp_path / "bad", tmp_path / "doc.json", "--env-prefix", "1-x")
+    assert bad.exit_code == 2
+    assert "--env-prefix '1-x' must be a variable name" in bad.stderr
+
+
+@pytest.mark.parametrize(
+    ("scheme", "message", "line"),
+    [
+        (  # a cookie name carrying its own ${VAR}: read at run time, listed nowhere
+            {"type": "apiKey", "in": "cookie", "name": "theme=${AWS_SECRET_ACCESS_KEY}; sid"},
+            "security scheme 'key': the cookie name 'theme=${AWS_SECRET_ACCESS_KEY}; sid' is "
+            "not a cookie name",
+            "name",
+        ),
+        (
+            {"type": "apiKey", "in": "header", "name": "X-K: ${HOME}"},
+            "security scheme 'key': the header name 'X-K: ${HOME}' is not a header name",
+            "name",
+        ),
+        (
+            {"type": "apiKey", "in": "header", "name": "Host"},
+            "security scheme 'key': the header name 'Host' is set by the HTTP client itself",
+            "name",
+        ),
+    ],
+)
+def test_a_security_scheme_that_would_inject_into_a_template_is_refused(
+    tmp_path: Path, scheme: dict[str, Any], message: str, line: str
+) -> None:
+    doc = document(
+        security=[{"key": []}],
+        components={"securitySchemes": {"key": scheme}},
+        paths={"/w": {"get": {"operationId": "w", "responses": {}}}},
+    )
+    path = tmp_path / "doc.yaml"
+    path.write_text(yaml.safe_dump(doc, sort_keys=False))
+    result = import_openapi(tmp_path / "p", path)
+    assert result.exit_code == 2
+    assert "error[TN454]: " + message in result.stderr
+    assert f"(at /components/securitySchemes/key/{line})" in result.stderr
+    assert not (tmp_path / "p" / "specs").exists()
+
+
+@pytest.mark.parametrize("name", ["a${HOME}", "a{b}", "a;b", "a=b", "a\u0007b"])
+def test_a_security_scheme_name_with_template_syntax_is_refused(tmp_path: Path, name: str) -> None:
+    doc = document(
+        security=[{name: []}],
+        components={"securitySchemes": {name: {"type": "http", "scheme": "bearer"}}},
+        paths={"/w": {"get": {"operationId": "w", "responses": {}}}},
+    )
+    path = tmp_path / "doc.json"
+    path.write_text(json.dumps(doc))
+    result = import_openapi(tmp_path / "p", path)
+    assert result.exit_code == 2
+    assert "error[TN454]: security scheme name " in result.stderr
+    assert not (tmp_path / "p" / "specs").exists()
+
+
+def test_header_parameters_a_tool_may_not_set_are_left_out_and_said(tmp_path: Path) -> None:
+    params = [
+        {"name": name, "in": "header", "schema": {"type": "string"}}
+        for name in ("Host", "Content-Length", "Transfer-Encoding", "Proxy-Authorization", "X Y")
+    ] + [{"name": "X-Trace", "in": "header", "schema": {"type": "string"}}]
+    doc = document(
+        paths={"/w": {"post": {"operationId": "w", "parameters": params, "responses": {}}}}
+    )
+    found = imported(tmp_path, doc)
+    assert found["w"]["http"]["headers"] == {"X-Trace": "{X-Trace}"}
+    assert set(found["w"]["input_schema"]["properties"]) == {"X-Trace"}
+    stderr = found["_result"].stderr
+    for name in ("Host", "Content-Length", "Transfer-Encoding", "Proxy-Authorization"):
+        assert f"note: w: header parameter {name!r} is not carried: it is set by the HTTP" in stderr
+    assert "note: w: header parameter 'X Y' is not carried: it is not a header name" in stderr
+
+
+def test_the_summary_never_sends_the_documents_control_characters_to_the_terminal(
+    tmp_path: Path,
+) -> None:
+    media = "text/x\u001b[2J\u001b[31m\u009b1A\u202e\nnote: forged line"
+    doc = document(
+        paths={
+            "/w": {
+                "post": {
+                    "operationId": "w",
+                    "requestBody": {"content": {media: {"schema": {"type": "string"}}}},
+                    "responses": {},
+                }
+            }
+        }
+    )
+    found = imported(tmp_path, doc)
+    stderr = found["_result"].stderr
+    assert "\x1b" not in stderr and "\x9b" not in stderr and "\u202e" not in stderr
+    assert "\nnote: forged" not in stderr  # a line the document wrote
+    assert "(its body is text/x\\x1b[2J\\x1b[31m\\x9b1A\\u202e\\nnote: forged line)" in stderr
+
+
+def test_printable_keeps_text_and_escapes_what_a_terminal_would_obey() -> None:
+    from toolnexus_gen.cli import _printable
+
+    assert _printable("plain: é, 中, tabs\tand\nlines") == "plain: é, 中, tabs\tand\nlines"
+    assert _printable("a\x1b[2Kb\u202ec\x9bd") == "a\\x1b[2Kb\\u202ec\\x9bd"
+    assert _printable("one\ntwo", lines=False) == "one\\ntwo"
+
+
+@pytest.mark.parametrize(
+    ("schemas", "where", "chain"),
+    [
+        (
+            {"A": {"allOf": [{"$ref": "#/components/schemas/A"}]}},
+            "A",
+            "#/components/schemas/A -> #/components/schemas/A",
+        ),
+        (
+            {
+                "A": {"anyOf": [{"$ref": "#/components/schemas/B"}, {"type": "string"}]},
+                "B": {"$ref": "#/components/schemas/A"},
+            },
+            "A",
+            "#/components/schemas/A -> #/components/schemas/B -> #/components/schemas/A",
+        ),
+    ],
+)
+@pytest.mark.parametrize("place", ["response", "body"])
+def test_a_schema_that_reaches_itself_with_nothing_in_between_is_located(
+    tmp_path: Path, schemas: dict[str, Any], where: str, chain: str, place: str
+) -> None:
+    ref = {"$ref": "#/components/schemas/A"}
+    operation: dict[str, Any] = {"operationId": "a", "responses": {}}
+    if place == "response":
+        operation["responses"] = {
+            "200": {"description": "ok", "content": {"application/json": {"schema": ref}}}
+        }
+    else:
+        operation["requestBody"] = {
+            "required": True,
+            "content": {"application/json": {"schema": ref}},
+        }
+    doc = document(components={"schemas": schemas}, paths={"/a": {"post": operation}})
+    path = tmp_path / "doc.yaml"
+    path.write_text(yaml.safe_dump(doc, sort_keys=False))
+    result = import_openapi(tmp_path / "p", path)
+    assert result.exit_code == 2, result.output  # was a RecursionError traceback
+    assert "Traceback" not in result.stderr
+    assert f"error[TN451]: this schema reaches itself with nothing in between ({chain}" in (
+        result.stderr
+    )
+    assert f"(at /components/schemas/{where})" in result.stderr
+    assert not (tmp_path / "p" / "specs").exists()
+
+
+def test_a_recursive_schema_with_something_in_between_still_imports(tmp_path: Path) -> None:
+    node = {
+        "type": "object",
+        "properties": {
+            "kids": {"type": "array", "items": {"$ref": "#/components/schemas/Node"}},
+            "next": {"allOf": [{"$ref": "#/components/schemas/Node"}]},
+        },
+    }
+    ok = {
+        "description": "ok",
+        "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Node"}}},
+    }
+    doc = document(
+        components={"schemas": {"Node": node}},
+        paths={"/n": {"get": {"operationId": "n", "responses": {"200": ok}}}},
+    )
+    found = imported(tmp_path, doc)
+    assert found["n"]["output_schema"]["$defs"]["Node"]["properties"]["next"] == {
+        "allOf": [{"$ref": "#/$defs/Node"}]
+    }
+
+
+def test_a_component_many_operations_share_is_meta_validated_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a shared 560 KB component took a minute to meta-validate per operation: 200 operations
+    # took hours; each schema object is now checked once per import
+    from jsonschema import Draft202012Validator
+
+    shared = {"type": "object", "properties": {f"p{i}": {"type": "string"} for i in range(50)}}
+    ok = {
+        "description": "ok",
+        "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Big"}}},
+    }
+    paths = {
+        f"/o{i}": {"get": {"operationId": f"op{i}", "responses": {"200": ok}}} for i in range(30)
+    }
+    doc = document(components={"schemas": {"Big": shared}}, paths=paths)
+    checked: list[Any] = []
+    real = Draft202012Validator.iter_errors
+
+    def counting(self: Any, instance: Any, *args: Any, **kwargs: Any) -> Any:
+        if isinstance(instance, dict) and "p49" in instance.get("properties", {}):
+            checked.append(instance)
+        return real(self, instance, *args, **kwargs)
+
+    monkeypatch.setattr(Draft202012Validator, "iter_errors", counting)
+    found = imported(tmp_path, doc)
+    assert len(found) == 31 and len(found["op7"]["output_schema"]["properties"]) == 50
+    assert len(checked) == 1
 
 
 def test_a_relative_server_leaves_the_base_url_to_the_project(tmp_path: Path) -> None:

@@ -98,6 +98,9 @@ SPECS = {
         "/echo", headers={"Authorization": f"Bearer ${{{TOKEN}}}", "X-Api-Key": f"${{{TOKEN}}}"}
     ),
     "deny.yaml": rest("/deny", headers={"Authorization": f"Bearer ${{{TOKEN}}}"}),
+    "cookie.yaml": rest(
+        "/cookie", obj([], lang=STR), headers={"Cookie": f"sid=${{{TOKEN}}}; lang={{lang}}"}
+    ),
 }
 
 
@@ -138,10 +141,10 @@ def test_rest_tools_need_no_handler_and_carry_their_binding(pkg: Any) -> None:
 
 
 def test_path_query_and_headers_exactly(pkg: Any, server: Recorder, secret: str) -> None:
-    server.route("GET", "/items/a%20b%2Fc", Answer(200, {"ok": True}))  # raw paths
+    server.route("GET", "/items/a%20b%3Ac", Answer(200, {"ok": True}))  # raw paths
     tk = toolkit(pkg, server)
     args = {
-        "item_id": "a b/c",
+        "item_id": "a b:c",
         "limit": 5,
         "tags": ["x", "y z"],
         "flag": False,
@@ -154,7 +157,7 @@ def test_path_query_and_headers_exactly(pkg: Any, server: Recorder, secret: str)
     (seen,) = server.seen
     assert seen.method == "GET"
     assert seen.target == (
-        "/items/a%20b%2Fc?fixed=yes&amp=%26&limit=5&tags=x&tags=y%20z&flag=false"
+        "/items/a%20b%3Ac?fixed=yes&amp=%26&limit=5&tags=x&tags=y%20z&flag=false"
         "&filter=%7B%22k%22%3A%5B1%2C2%5D%7D"
     )  # the URL's own query first; lists repeat; objects as JSON; a null is left out
     assert seen.headers["Authorization"] == f"Bearer {secret}"
@@ -171,14 +174,11 @@ def test_path_query_and_headers_exactly(pkg: Any, server: Recorder, secret: str)
 @pytest.mark.parametrize(
     ("value", "target"),
     [
-        ("../admin", "/files/..%2Fadmin/raw"),
-        ("..", "/files/%2E%2E/raw"),
-        (".", "/files/%2E/raw"),
-        ("a/b", "/files/a%2Fb/raw"),
         ("x?y=1", "/files/x%3Fy%3D1/raw"),
         ("#frag", "/files/%23frag/raw"),
         ("100%", "/files/100%25/raw"),
-        ("..%2F..", "/files/..%252F../raw"),
+        ("a b", "/files/a%20b/raw"),
+        ("...", "/files/.../raw"),
         ("ünï", "/files/%C3%BCn%C3%AF/raw"),
     ],
 )
@@ -188,6 +188,38 @@ def test_a_placeholder_value_never_changes_the_path(
     tk = toolkit(pkg, server)
     tk.execute_sync("get_file", {"name": value})
     assert server.seen[-1].target == target
+    tk.close()
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "",  # DELETE /items/{id} would become DELETE /items/
+        ".",
+        "..",
+        "../admin",
+        "a/b",
+        "a\\b",
+        "..%2F..",  # a proxy that decodes the path would walk it
+        "%2e%2E",
+        "%252e%252e",  # decoded twice
+        "%2F",
+        "%5C",
+        "..;",  # Tomcat reads ..; as ..
+        "a\x00b",
+    ],
+)
+def test_a_path_value_that_would_walk_the_path_is_refused_before_sending(
+    pkg: Any, server: Recorder, value: str
+) -> None:
+    # behind a proxy that decodes and normalises (nginx proxy_pass with a URI), an encoded
+    # ../../admin reached another endpoint with the tool's credentials
+    tk = toolkit(pkg, server)
+    result = tk.execute_sync("get_file", {"name": value})
+    assert result.is_error and result.error_type == "invalid_arguments", result.output
+    assert result.output.startswith("Invalid arguments for tool 'get_file': name: a path value")
+    assert result.problems[0][0] == ("name",)
+    assert server.seen == []
     tk.close()
 
 
@@ -262,7 +294,7 @@ def test_timeouts_and_connection_failures_are_error_results(pkg: Any, server: Re
     tk = toolkit(pkg, server)
     slow = tk.execute_sync("slow", {})
     assert slow.is_error and slow.error_type == "HttpTimeout"
-    assert slow.output == f"Tool 'slow': no answer from {server.url} within 0.3 s (ReadTimeout)"
+    assert slow.output.startswith(f"Tool 'slow': no answer from {server.url} within 0.3 s")
     tk.close()
     closed = pkg.Toolkit(pkg.ToolHandlers(), base_url="http://127.0.0.1:9")  # nothing listens
     down = closed.execute_sync("fetch", {"kind": "x"})
@@ -429,6 +461,333 @@ def test_base_url_comes_from_the_build_and_may_be_replaced_at_run_time(
         pkg.Toolkit(pkg.ToolHandlers(), base_url="ftp://x")
 
 
+# -- what a server (or a model) can send back: each an error result of an Http* kind or text,
+# -- never a traceback, never a secret ------------------------------------------------------
+
+
+def test_a_compressed_body_is_never_decompressed_past_the_cap(pkg: Any, server: Recorder) -> None:
+    import gzip
+    import tracemalloc
+
+    bomb = gzip.compress(b"\0" * (64 * 1024 * 1024), compresslevel=9)  # 64 MiB in ~64 KB
+    server.route("GET", "/data/bomb", Answer(200, bomb, {"Content-Encoding": "gzip"}))
+    tk = toolkit(pkg, server)
+    tracemalloc.start()
+    try:
+        result = tk.execute_sync("fetch", {"kind": "bomb"})
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert result.error_type == "HttpBadResponse"
+    assert result.output == "HTTP 200: the response is larger than 10 MiB; not read"
+    assert peak < 32 * 1024 * 1024  # never the whole 64 MiB: decompressed in bounded steps
+    tk.close()
+
+
+def test_stacked_or_unasked_encodings_are_not_read(pkg: Any, server: Recorder) -> None:
+    import gzip
+    import zlib
+
+    twice = gzip.compress(gzip.compress(b'{"a": 1}'))
+    server.route("GET", "/data/twice", Answer(200, twice, {"Content-Encoding": "gzip, gzip"}))
+    server.route(
+        "GET", "/data/zstd", Answer(200, b"\x28\xb5\x2f\xfd...", {"Content-Encoding": "zstd"})
+    )
+    server.route("GET", "/data/broken", Answer(200, b"not gzip", {"Content-Encoding": "gzip"}))
+    server.route(
+        "GET",
+        "/data/gz",
+        Answer(
+            200,
+            gzip.compress(b'{"g": 1}'),
+            {"Content-Encoding": "gzip", "Content-Type": "application/json"},
+        ),
+    )
+    for name, raw in (
+        ("zl", zlib.compress(b'{"d": 1}')),
+        ("raw", zlib.compress(b'{"d": 1}')[2:-4]),
+    ):
+        headers = {"Content-Encoding": "deflate", "Content-Type": "application/json"}
+        server.route("GET", f"/data/{name}", Answer(200, raw, headers))
+    server.route("GET", "/status/502", Answer(502, b"\0", {"Content-Encoding": "br"}))
+    tk = toolkit(pkg, server)
+    twice_result = tk.execute_sync("fetch", {"kind": "twice"})
+    assert (twice_result.error_type, twice_result.output) == (
+        "HttpBadResponse",
+        "HTTP 200: the body is encoded 2 times (gzip, gzip); not read",
+    )
+    zstd = tk.execute_sync("fetch", {"kind": "zstd"})
+    assert zstd.error_type == "HttpBadResponse"
+    assert zstd.output == (
+        "HTTP 200: the body is encoded with zstd, which was not asked for "
+        "(Accept-Encoding: gzip, deflate); not read"
+    )
+    broken = tk.execute_sync("fetch", {"kind": "broken"})
+    assert (broken.error_type, broken.output) == (
+        "HttpBadResponse",
+        "HTTP 200: the body is not valid gzip; not read",
+    )
+    assert server.seen[0].headers["Accept-Encoding"] == "gzip, deflate"  # all it can read
+    assert tk.execute_sync("fetch", {"kind": "gz"}).data == {"g": 1}
+    assert tk.execute_sync("fetch", {"kind": "zl"}).data == {"d": 1}
+    assert tk.execute_sync("fetch", {"kind": "raw"}).data == {"d": 1}  # raw deflate, as some send
+    bad_gateway = tk.execute_sync("status", {"code": 502})
+    assert bad_gateway.error_type == "HttpStatusError"  # the status still says what happened
+    assert bad_gateway.output.startswith("HTTP 502: Bad Gateway (the body is encoded with br")
+    tk.close()
+
+
+def test_the_timeout_bounds_the_whole_exchange(pkg: Any, server: Recorder) -> None:
+    import time
+
+    # a byte every 0.1 s: every read is quick, the whole answer takes 2 s; slow has timeout 0.3
+    server.route("GET", "/slow", Answer(200, "x" * 20, pace=0.1))
+    tk = toolkit(pkg, server)
+    started = time.monotonic()
+    result = tk.execute_sync("slow", {})
+    took = time.monotonic() - started
+    assert result.error_type == "HttpTimeout", result.output
+    assert result.output == f"Tool 'slow': no answer from {server.url} within 0.3 s"
+    assert took < 1.5
+    tk.close()
+
+
+def test_no_cookie_is_kept_between_calls(pkg: Any, server: Recorder, secret: str) -> None:
+    # one jar for every tool of a Toolkit would hand one server's cookie to another tool's
+    # server, and one user's session to the next user of a shared Toolkit
+    answer = Answer(200, {"n": 1}, {"Set-Cookie": "session=attacker; Path=/"})
+    server.route("GET", "/data/a", answer)
+    server.route("GET", "/data/b", Answer(200, {"n": 2}))
+    server.route("GET", "/cookie", Answer(303, b"", {"Location": "/data/b"}))
+    tk = toolkit(pkg, server)
+    tk.execute_sync("fetch", {"kind": "a"})
+    tk.execute_sync("fetch", {"kind": "b"})
+    assert "Cookie" not in server.seen[-1].headers
+    assert tk.execute_sync("cookie", {"lang": "en"}).data == {"n": 2}
+    # a binding's own Cookie header is sent, and again after a redirect within the origin
+    assert [seen.headers.get("Cookie") for seen in server.seen[-2:]] == [
+        f"sid={secret}; lang=en"
+    ] * 2
+    tk.close()
+
+
+@pytest.mark.parametrize(
+    ("value", "what"),
+    [
+        (SECRET + "\n", "a line break"),  # as a mounted secret file often ends
+        ("s3cr3t\\with-a-backslash\x0b", "a control character (U+000B)"),
+        ("s3cr3t-välue-nön-ascii", "a non-ASCII character"),
+    ],
+)
+def test_an_environment_value_a_header_cannot_carry_is_named_never_shown(
+    pkg: Any,
+    server: Recorder,
+    monkeypatch: pytest.MonkeyPatch,
+    value: str,
+    what: str,
+) -> None:
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    monkeypatch.setenv(TOKEN, value)
+    tk = toolkit(pkg, server, instrument=provider)
+    result = tk.execute_sync("deny", {})
+    tk.close()
+    assert result.is_error and result.error_type == "ToolError"
+    assert result.output == (
+        f"Tool 'deny' cannot run: the environment variable {TOKEN} holds {what}, which a header "
+        "cannot carry (the Authorization header is read from it; its value is not shown)"
+    )
+    assert server.seen == []
+    (span,) = exporter.get_finished_spans()
+    for text in (result.output, str(span.status.description), str(dict(span.attributes or {}))):
+        assert "s3cr3t" not in text
+
+
+@pytest.mark.parametrize(
+    ("lang", "what"),
+    [
+        ("en\x0b", "a control character (U+000B)"),
+        ("en\r\nX-Injected: 1", "a line break"),
+        ("ü", "a non-ASCII character ('ü')"),
+    ],
+)
+def test_a_header_argument_a_header_cannot_carry_is_an_invalid_argument(
+    pkg: Any,
+    server: Recorder,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+    lang: str,
+    what: str,
+) -> None:
+    secret = "ab'cd\\efgh/1234-secret"  # a backslash: h11's message escaped it past redaction
+    monkeypatch.setenv(TOKEN, secret)
+    caplog.set_level(logging.WARNING)
+    tk = toolkit(pkg, server)
+    result = tk.execute_sync("cookie", {"lang": lang})
+    tk.close()
+    assert result.error_type == "invalid_arguments"
+    assert result.output == (
+        f"Invalid arguments for tool 'cookie': lang: a header value must be printable ASCII; "
+        f"this one holds {what}. Fix the arguments and call it again."
+    )
+    assert server.seen == [] and not caplog.records  # no traceback logged
+    assert "efgh" not in result.output
+
+
+def test_redaction_reaches_every_form_a_server_echoes(
+    pkg: Any, server: Recorder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import json
+    from urllib.parse import quote
+
+    secret = "abcd/EFGH+ijkl/MNOP=="
+    monkeypatch.setenv(TOKEN, secret)
+
+    def straddle(seen: Any) -> Answer:  # the secret across the 2,000-character cut
+        return Answer(401, "x" * 1985 + "token=" + seen.headers["Authorization"][7:])
+
+    def php(seen: Any) -> Answer:  # PHP's json_encode writes / as \\/, served as HTML
+        body = json.dumps({"got": seen.headers["Authorization"]}).replace("/", "\\/")
+        return Answer(200, body, {"Content-Type": "text/html"})
+
+    def percent(seen: Any) -> Answer:
+        return Answer(200, "next=/login?t=" + quote(seen.headers["X-Api-Key"], safe=""))
+
+    results = []
+    for route in (straddle, php, percent):
+        server.route("GET", "/echo", route)
+        tk = toolkit(pkg, server)
+        results.append(tk.execute_sync("echo", {}).output)
+        tk.close()
+    assert results[0] == "HTTP 401: " + "x" * 1985 + "token=[redacted... (1 more characters)"
+    assert results[1] == '{"got": "Bearer [redacted]"}'
+    assert results[2] == "next=/login?t=[redacted]"
+    for output in results:
+        for part in ("abcd", "MNOP", "ijkl"):
+            assert part not in output
+
+
+def test_what_the_http_library_says_about_a_header_is_never_repeated(
+    pkg: Any, server: Recorder
+) -> None:
+    # h11 quotes the refused value, escaped (so redaction missed it) and whole
+    client = httpx.AsyncClient(headers={"X-Custom": "private-value-0123\x0b"})
+    tk = toolkit(pkg, server, http_client=client)
+    result = tk.execute_sync("fetch", {"kind": "a"})
+    run_sync(client.aclose())
+    assert result.error_type == "HttpUnreachable"
+    assert result.output == (
+        f"Tool 'fetch': the request to {server.url} could not be sent: the HTTP library "
+        "refused it (LocalProtocolError)"
+    )
+    assert server.seen == []
+
+
+def test_credentials_of_your_own_client_are_redacted_too(pkg: Any, server: Recorder) -> None:
+    import base64
+
+    def echo_all(seen: Any) -> Answer:
+        return Answer(401, {"you_sent": seen.headers})
+
+    server.route("GET", "/data/a", echo_all)
+    password = "Sup3r-S3cret-Pa55"
+    client = httpx.AsyncClient(
+        auth=("svc-user", password), headers={"X-Master-Key": "mk-0123456789"}
+    )
+    tk = toolkit(pkg, server, http_client=client)
+    result = tk.execute_sync("fetch", {"kind": "a"})
+    run_sync(client.aclose())
+    assert server.seen[-1].headers["Authorization"].startswith("Basic ")  # it was sent
+    basic = base64.b64encode(f"svc-user:{password}".encode()).decode()
+    for secret in (password, basic, "mk-0123456789"):
+        assert secret not in result.output
+    assert '"Authorization": "Basic [redacted]"' in result.output
+    assert '"X-Master-Key": "[redacted]"' in result.output
+
+
+@pytest.mark.parametrize(
+    ("answer", "kind", "output"),
+    [
+        (
+            Answer(200, b"hello", {"Content-Type": "text/plain; charset=no-such-codec"}),
+            "data",
+            "hello",
+        ),
+        (
+            Answer(500, b"broken", {"Content-Type": "text/plain; charset=no-such-codec"}),
+            "status",
+            "HTTP 500: broken",
+        ),
+        (
+            Answer(200, b"[" * 100_000 + b"]" * 100_000, {"Content-Type": "application/json"}),
+            "data",
+            "[" * 50,
+        ),
+        (
+            Answer(
+                200, b'{"a": NaN, "b": Infinity, "c": 1e999}', {"Content-Type": "application/json"}
+            ),
+            "data",
+            '{"a": NaN, "b": Infinity, "c": 1e999}',
+        ),
+        (
+            Answer(200, b"[" * 200 + b"]" * 200, {"Content-Type": "application/json"}),
+            "data",
+            "[" * 200,
+        ),
+    ],
+)
+def test_what_a_server_sends_never_becomes_a_traceback(
+    pkg: Any,
+    server: Recorder,
+    caplog: pytest.LogCaptureFixture,
+    answer: Answer,
+    kind: str,
+    output: str,
+) -> None:
+    server.route("GET", "/data/x", answer)
+    server.route("GET", "/status/500", answer)
+    caplog.set_level(logging.WARNING)
+    tk = toolkit(pkg, server)
+    result = (
+        tk.execute_sync("fetch", {"kind": "x"})
+        if kind == "data"
+        else tk.execute_sync("status", {"code": 500})
+    )
+    tk.close()
+    assert not caplog.records, caplog.text  # nothing logged as a failure
+    assert result.output.startswith(output)
+    assert result.error_type == (None if kind == "data" else "HttpStatusError")
+    assert result.data is None  # not JSON a result can hold: the text as it came
+
+
+def test_json_a_result_cannot_hold_is_an_error_where_the_binding_says_json(
+    pkg: Any, server: Recorder
+) -> None:
+    server.route(
+        "GET", "/data/nan", Answer(200, b'{"a": NaN}', {"Content-Type": "application/json"})
+    )
+    tk = toolkit(pkg, server)
+    result = tk.execute_sync("fetch_json", {"kind": "nan"})
+    tk.close()
+    assert result.error_type == "HttpBadResponse"
+    assert result.output.startswith("HTTP 200: the body is not JSON this tool can return (NaN")
+
+
+def test_a_hand_made_binding_cannot_set_headers_the_client_owns() -> None:
+    from toolnexus_runtime.executors.http import _Call
+
+    for header in ("Host", "Content-Length", "Transfer-Encoding", "Proxy-Authorization", "X Y"):
+        binding = {"method": "GET", "url": "https://x.test/", "headers": {header: "v"}}
+        with pytest.raises(ValueError, match="a tool cannot set the header"):
+            _Call.make("t", binding, None)
+
+
 # -- build-time checks ------------------------------------------------------------------------
 
 
@@ -501,6 +860,60 @@ def test_a_placeholder_that_is_not_a_property_is_a_located_error(tmp_path: Path)
             "not an environment variable name",
         ),
         ({"url": "https://x.test/a", "body": "xml"}, None, "TN109", "'xml' is not one of"),
+        # headers the HTTP client owns: from an argument, a request smuggling primitive
+        *[
+            (
+                {"url": "https://x.test/a", "method": "POST", "headers": {name: "{v}"}},
+                obj([], v=STR),
+                "TN444",
+                f"header {name!r} is set by the HTTP client itself",
+            )
+            for name in (
+                "Host",
+                "Content-Length",
+                "transfer-encoding",
+                "Connection",
+                "TE",
+                "Upgrade",
+                "Expect",
+                "Trailer",
+                "Keep-Alive",
+                "Proxy-Authorization",
+            )
+        ],
+        *[
+            (
+                {"url": "https://x.test/a", "headers": {name: "v"}},
+                None,
+                "TN444",
+                f"header {name!r} is not a header name",
+            )
+            for name in ("X Y", "X-K:", "X-\u00e9", "X-K\r\nX-Injected", "", "X-{v}")
+        ],
+        (
+            {"url": "https://x.test/a", "headers": {"X-Note": "caf\u00e9"}},
+            None,
+            "TN444",
+            "its text holds '\u00e9', which a header cannot carry",
+        ),
+        # credentials in *-Key, signature and session headers are secrets too
+        *[
+            (
+                {"url": "https://x.test/a", "headers": {name: "0123456789abcdef"}},
+                None,
+                "TN443",
+                f"header {name!r} holds a literal value",
+            )
+            for name in (
+                "Ocp-Apim-Subscription-Key",
+                "DD-APPLICATION-KEY",
+                "X-Functions-Key",
+                "X-Master-Key",
+                "X-Access-Key",
+                "X-Signature",
+                "X-Session-Id",
+            )
+        ],
     ],
 )
 def test_bindings_the_build_refuses(

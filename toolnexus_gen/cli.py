@@ -24,7 +24,20 @@ def _color() -> bool | None:
 
 
 def _echo(message: str, *, err: bool = False, fg: str | None = None, bold: bool = False) -> None:
-    click.secho(message, err=err, fg=fg, bold=bold, color=_color())
+    click.secho(_printable(message), err=err, fg=fg, bold=bold, color=_color())
+
+
+def _printable(text: str, *, lines: bool = True) -> str:
+    """Text as it may reach a terminal: a character that is not printable (an escape sequence's
+    ESC, C1 controls, bidirectional overrides; a line break too unless `lines`) shown as its
+    Python escape, so names and notes from a document or a server cannot rewrite the screen or
+    forge a line."""
+    if text.isprintable():
+        return text
+    return "".join(
+        c if c.isprintable() or (lines and c in "\n\t") else c.encode("unicode_escape").decode()
+        for c in text
+    )
 
 
 def _report(diagnostics: list[Diagnostic]) -> None:
@@ -33,7 +46,7 @@ def _report(diagnostics: list[Diagnostic]) -> None:
 
 
 def _report_line(line: str, is_error: bool) -> None:
-    _echo(line, err=True, fg="red" if is_error else "yellow")
+    _echo(_printable(line, lines=False), err=True, fg="red" if is_error else "yellow")
 
 
 def _fail(message: str) -> NoReturn:
@@ -118,7 +131,7 @@ def build(
             for name in names:
                 _echo(f"{label}: {outcome.out}/{name}", err=True, fg="yellow")
         if report.diff:
-            click.echo(report.diff, nl=False, err=True)
+            click.echo(_printable(report.diff), nl=False, err=True)
         _echo(
             f"{outcome.out} is out of date: run `{outcome.command}`.", err=True, fg="red", bold=True
         )
@@ -151,7 +164,7 @@ def explain(code: str) -> None:
     """Explain a diagnostic CODE (for example TN113) and how to fix it."""
     title, text = _run(session.explain, code)
     _echo(f"{code.upper()}: {title}", bold=True)
-    click.echo(text)
+    click.echo(_printable(text))
 
 
 @main.command("list")
@@ -190,15 +203,12 @@ def list_(specs_dir: Path | None, targets: tuple[str, ...], budget: bool) -> Non
             if part
         )
         _echo(f"{tool.name}", bold=True, fg="red" if errors else None)
-        click.echo(
-            f"  {tool.description.strip().splitlines()[0] if tool.description.strip() else ''}"
-        )
-        click.echo(
-            f"  targets: {', '.join(chosen) or '(none)'}" + (f"  [{status}]" if status else "")
-        )
+        first = tool.description.strip().splitlines()[0] if tool.description.strip() else ""
+        _echo(f"  {first}")
+        _echo(f"  targets: {', '.join(chosen) or '(none)'}" + (f"  [{status}]" if status else ""))
         if tool.groups or tool.defer_loading:
             deferred = "  (defer_loading)" if tool.defer_loading else ""
-            click.echo(f"  groups: {', '.join(tool.groups) or '(none)'}{deferred}")
+            _echo(f"  groups: {', '.join(tool.groups) or '(none)'}{deferred}")
         for diagnostic in found:
             _echo(f"    {diagnostic.format()}", fg="red" if diagnostic.is_error else "yellow")
     others = [d for path, ds in sorted(by_file.items()) if path not in shown for d in ds]
@@ -298,6 +308,12 @@ def init(directory: Path, specs: str, out: str) -> None:
     metavar="TAG",
     help="openapi: import only operations with this tag; repeat for several.",
 )
+@click.option(
+    "--env-prefix",
+    metavar="NAME",
+    help="openapi: start the environment variables that credentials are read from with NAME "
+    "(default: from the document's title, e.g. WEATHER_BEARER_AUTH).",
+)
 def import_(
     fmt: str,
     file: Path,
@@ -306,23 +322,36 @@ def import_(
     force: bool,
     server: str | None,
     tags: tuple[str, ...],
+    env_prefix: str | None,
 ) -> None:
     """Write one spec per tool found in FILE: a provider tool list in FORMAT (a target name),
     or, with FORMAT openapi, an OpenAPI 3.0/3.1 document (one tool per operation, each a REST
     call the runtime makes; no handler to write)."""
     from toolnexus_gen.fs.paths import display_path
 
-    outcome = _run(session.import_specs, fmt, file, specs_dir, suffix, force, server, tags)
+    outcome = _run(
+        session.import_specs, fmt, file, specs_dir, suffix, force, server, tags, env_prefix
+    )
     imported, folder = outcome.imported, outcome.folder
     for path in outcome.written:
         _echo(f"wrote {display_path(path)}", fg="green")
-    for note in imported.notes:
-        _echo(f"note: {note}", err=True, fg="yellow")
-    env = getattr(imported, "env", {})
+    for note in imported.notes:  # one line each, whatever the document holds
+        _echo(f"note: {_printable(note, lines=False)}", err=True, fg="yellow")
+    env: dict[str, str] = getattr(imported, "env", {})
     if env:
+        servers: dict[str, list[str]] = getattr(imported, "env_servers", {})
         _echo("headers read from the environment when a tool is called:", fg="yellow")
         for var, what in sorted(env.items()):
-            _echo(f"  {var}: {what}", fg="yellow")
+            to = ", ".join(servers.get(var, []))
+            _echo(f"  {var}: {_printable(what, lines=False)}, to {to}", fg="yellow")
+        for var in sorted(v for v in env if v in os.environ):
+            _echo(
+                f"note: {var} is already set in this environment: the tools will send it to "
+                f"{', '.join(servers.get(var, []))}; if it holds a credential for another "
+                "service, import again with --env-prefix NAME",
+                err=True,
+                fg="yellow",
+            )
     hint = getattr(imported, "base_url_hint", None)
     if hint is not None:
         where = f"is relative ({hint})" if hint else "is not given"
@@ -377,7 +406,7 @@ def scaffold(file: Path, specs_dir: Path | None, out_dir: Path | None, class_nam
             f"{_plural(len(outcome.missing), 'method')} for the new tools:",
             fg="yellow",
         )
-        click.echo(outcome.stubs.rstrip("\n"))
+        click.echo(_printable(outcome.stubs.rstrip("\n")))
 
 
 @main.command()
@@ -405,7 +434,7 @@ def sync(server: str | None, check: bool) -> None:
             for drift in result.drift:
                 shown = drift.details[:12]
                 more = len(drift.details) - len(shown)
-                details = f": {', '.join(shown)}" if shown else ""
+                details = f": {_printable(', '.join(shown), lines=False)}" if shown else ""
                 details += f" and {more} more" if more else ""
                 _echo(
                     f"{drift.file}: {drift.what} upstream (tool {drift.tool!r} of server "

@@ -251,6 +251,7 @@ def import_specs(
     force: bool,
     server: str | None = None,
     tags: tuple[str, ...] = (),
+    env_prefix: str | None = None,
 ) -> ImportOutcome:
     from toolnexus_gen.commands import importer
     from toolnexus_gen.config.options import DEFAULT_SPECS
@@ -261,7 +262,7 @@ def import_specs(
         config = load_config(Path.cwd())
         folder = specs_dir or config.specs or Path(DEFAULT_SPECS)
         try:
-            imported = importer.read(fmt, file, server=server, tags=tags)
+            imported = importer.read(fmt, file, server=server, tags=tags, env_prefix=env_prefix)
             files = importer.plan(imported, folder, f".{suffix}", force)
         except importer.ImportError_ as exc:
             raise UserError(str(exc)) from None

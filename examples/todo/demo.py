@@ -2,7 +2,7 @@
 
 `toolnexus-gen import openapi todo.openapi.yaml` wrote specs/ (one per operation, each bound to
 its endpoint) and `toolnexus-gen build` wrote todo_tools/. Here the service runs locally
-(server.py), the token comes from the environment as the import summary said (BEARER_AUTH),
+(server.py), the token comes from the environment as the import summary said (TODO_BEARER_AUTH),
 and a tool loop runs on the official OpenAI client: with OPENAI_API_KEY set against the API
 (model: $OPENAI_MODEL, default gpt-5-mini), otherwise against scripted model turns.
 """
@@ -34,7 +34,7 @@ def main() -> None:
     import scripted
 
     token = "demo-token-0123456789"
-    os.environ["BEARER_AUTH"] = token  # what the import summary named; never in a file
+    os.environ["TODO_BEARER_AUTH"] = token  # what the import summary named; never in a file
     base_url, todos, httpd = server.start(token)
     if os.environ.get("OPENAI_API_KEY"):
         client, model = openai.OpenAI(), os.environ.get("OPENAI_MODEL", "gpt-5-mini")

@@ -32,7 +32,14 @@ __all__ = ["OPENAPI", "ImportError_", "Imported", "plan", "read", "spec_text"]
 OPENAPI = "openapi"
 
 
-def read(fmt: str, path: Path, *, server: str | None = None, tags: Sequence[str] = ()) -> Imported:
+def read(
+    fmt: str,
+    path: Path,
+    *,
+    server: str | None = None,
+    tags: Sequence[str] = (),
+    env_prefix: str | None = None,
+) -> Imported:
     """The specs a provider file (or, for `openapi`, an OpenAPI document) holds; raises
     ImportError_ with a located message, or DiagnosticsError for an OpenAPI document."""
     if fmt == OPENAPI:
@@ -40,9 +47,18 @@ def read(fmt: str, path: Path, *, server: str | None = None, tags: Sequence[str]
 
         if server is not None and not _absolute(server):
             raise ImportError_(f"--server {server!r} must be an absolute http(s) URL")
-        return openapi.read(path, server=server.rstrip("/") if server else None, tags=tags)
-    if server is not None or tags:
-        raise ImportError_("--server and --tag apply to `import openapi` only")
+        if env_prefix is not None:
+            why = openapi.env_prefix_problem(env_prefix)
+            if why is not None:
+                raise ImportError_(f"--env-prefix {env_prefix!r} must be a variable name ({why})")
+        return openapi.read(
+            path,
+            server=server.rstrip("/") if server else None,
+            tags=tags,
+            env_prefix=env_prefix,
+        )
+    if server is not None or tags or env_prefix is not None:
+        raise ImportError_("--server, --tag and --env-prefix apply to `import openapi` only")
     try:
         data = json.loads(path.read_text("utf-8"))
     except (OSError, UnicodeDecodeError) as exc:

@@ -299,10 +299,20 @@ CODES: dict[str, tuple[str, str]] = {
     ),
     "TN443": (
         "http binding: literal credential in a header",
-        "A header whose name says it carries a credential (Authorization, Cookie, *api-key*,\n"
-        "*token*, *secret*, ...) has a literal value: it would be copied into the generated package.\n"
+        "A header whose name says it carries a credential (Authorization, Cookie, *api-key*, *-Key,\n"
+        "*token*, *secret*, *signature*, *session*, ...) has a literal value: it would be copied into\n"
+        "the generated package.\n"
         "Fix: write it as ${VAR} ('Bearer ${API_TOKEN}'), read from the environment when the call is\n"
         "made; or, if the value is no secret, list TN443 under ignore.",
+    ),
+    "TN444": (
+        "http binding: header not sendable",
+        "A header in `http.headers` is not an HTTP token (letters, digits and !#$%&'*+-.^_`|~), is one\n"
+        "the HTTP client owns (Host, Content-Length, Transfer-Encoding, Connection, TE, Upgrade,\n"
+        "Expect, Trailer, Keep-Alive, Proxy-*: a tool setting them, from an argument above all, could\n"
+        "smuggle a second request past a proxy), or its literal text holds a line break, a control or\n"
+        "a non-ASCII character.\nFix: remove the header (a proxy belongs to the Toolkit's http_client),\n"
+        "or correct its name or text.",
     ),
     "TN450": (
         "OpenAPI document malformed",
@@ -327,6 +337,15 @@ CODES: dict[str, tuple[str, str]] = {
         "A schema the import made (OpenAPI 3.0 nullable, boolean exclusiveMinimum and example turned\n"
         "into JSON Schema 2020-12) is not valid JSON Schema; the message names the keyword at the\n"
         "place in the document it came from. Nothing is written.\nFix: correct the schema there.",
+    ),
+    "TN454": (
+        "OpenAPI security scheme or header not usable",
+        "A security scheme's name holds $, {, }, ;, = or a control character, or the header or cookie\n"
+        "name of an apiKey scheme is not an HTTP token or names a header the HTTP client owns (Host,\n"
+        "Content-Length, Proxy-*, ...). The import makes headers and ${VAR} names from these: a\n"
+        "document must not be able to put template syntax there, or choose which environment\n"
+        "variable is read and sent to its server. Nothing is written.\n"
+        "Fix: correct the name in the document.",
     ),
     "TN401": (
         "mcp.json cannot be read",

@@ -33,17 +33,26 @@ Security schemes become headers whose values are `${VAR}` placeholders, read fro
 environment at run time: http bearer, oauth2 and openIdConnect as `Authorization: Bearer
 ${VAR}`, apiKey in a header as that header, apiKey in a cookie as `Cookie: name=${VAR}`. An API
 key in the query string (it would be logged with the URL) and http basic are not carried: the
-summary says so, and `Toolkit(http_client=httpx.AsyncClient(auth=...))` covers them.
+summary says so, and `Toolkit(http_client=httpx.AsyncClient(auth=...))` covers them. The
+variable is named here, never by the document: a prefix (from the title, or `--env-prefix`) and
+the scheme's name in capitals, so a document cannot have its server sent a variable of the
+user's choosing (`OPENAI_API_KEY`, `HOME`); a scheme name with template syntax in it, or a
+header or cookie name that is no HTTP token or one the HTTP client owns, is TN454; and every
+${VAR} written is checked against the summary's list. Header parameters a tool may not set
+(Host, Content-Length, ...) are left out and said.
 
-A document that is not OpenAPI 3.x where the import needs it, or a `$ref` that points nowhere
-or out of the document, is an error at its line and column (TN450, TN451); nothing is written.
+A document that is not OpenAPI 3.x where the import needs it, a `$ref` that points nowhere or
+out of the document, or a schema that reaches itself with nothing in between (`A: {allOf:
+[{$ref: A}]}`), is an error at its line and column (TN450, TN451); nothing is written. Each
+schema object is meta-validated once per import (spec/metaschema.py), however many operations
+share it.
 """
 
 from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -51,13 +60,14 @@ from urllib.parse import urlsplit
 
 import referencing
 import referencing.exceptions
-from jsonschema import Draft202012Validator
 
 from toolnexus_gen.diagnostics import Diagnostic, DiagnosticsError
 from toolnexus_gen.ir import Document
 from toolnexus_gen.spec.bundle import ANNOTATIONS, ONE_SCHEMA, SCHEMA_LISTS, SCHEMA_MAPS
+from toolnexus_gen.spec.http import HEADER_NAME, header_problem, placeholders
 from toolnexus_gen.spec.load import LoadError, load_document
-from toolnexus_gen.spec.pointer import escape, join_pointer
+from toolnexus_gen.spec.metaschema import MetaCheck
+from toolnexus_gen.spec.pointer import escape, join_pointer, unescape
 from toolnexus_gen.targets.reading import Imported
 
 METHODS = ("get", "put", "post", "delete", "options", "head", "patch")  # OpenAPI's order
@@ -65,7 +75,8 @@ BODY_METHODS = ("POST", "PUT", "PATCH")  # where the binding's default body is j
 IGNORED_HEADERS = {"accept", "content-type", "authorization"}  # OpenAPI: SHALL be ignored
 DROPPED = {"discriminator", "xml", "externalDocs", "nullable", "example"}
 MAX_NAME = 64  # what OpenAI, Gemini and Bedrock take
-_META = Draft202012Validator(Draft202012Validator.META_SCHEMA)
+# what a security scheme's name may not hold: it must never reach a template as syntax
+UNSAFE_NAME = re.compile(r"[${};=\x00-\x1f\x7f-\x9f]")
 
 
 @dataclass
@@ -76,21 +87,38 @@ class OpenApiImport(Imported):
     version: str = ""
     # environment variable -> what it holds (security schemes carried as ${VAR} headers)
     env: dict[str, str] = field(default_factory=dict)
+    # environment variable -> the servers (origins) its header is sent to
+    env_servers: dict[str, list[str]] = field(default_factory=dict)
+    env_prefix: str = ""  # what every variable name starts with
     base_url_hint: str | None = None  # the document's server is relative: set base_url
 
 
-def read(path: Path, *, server: str | None = None, tags: Sequence[str] = ()) -> OpenApiImport:
+def read(
+    path: Path,
+    *,
+    server: str | None = None,
+    tags: Sequence[str] = (),
+    env_prefix: str | None = None,
+) -> OpenApiImport:
     """The specs an OpenAPI document holds; raises DiagnosticsError (located) when it cannot
-    be read as OpenAPI 3.x."""
+    be read as OpenAPI 3.x. `env_prefix` starts every environment variable name (default: from
+    the document's title)."""
     try:
         document = load_document(path, scalar_keys=True)
     except LoadError as exc:
         raise DiagnosticsError([exc.diagnostic]) from None
-    reader = _Reader(document, server, frozenset(tags))
+    reader = _Reader(document, server, frozenset(tags), env_prefix)
     out = reader.read()
     if reader.problems:
         raise DiagnosticsError(reader.problems)
     return out
+
+
+def env_prefix_problem(prefix: str) -> str | None:
+    """Why `--env-prefix` cannot start environment variable names, or None."""
+    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", prefix):
+        return "letters, digits and _, not starting with a digit"
+    return None
 
 
 class _Stop(Exception):
@@ -98,11 +126,18 @@ class _Stop(Exception):
 
 
 class _Reader:
-    def __init__(self, document: Document, server: str | None, tags: frozenset[str]) -> None:
+    def __init__(
+        self,
+        document: Document,
+        server: str | None,
+        tags: frozenset[str],
+        env_prefix: str | None = None,
+    ) -> None:
         self.document = document
         self.data = document.data
         self.server = server
         self.tags = tags
+        self.env_prefix = env_prefix
         self.problems: list[Diagnostic] = []
         self.uri = document.path.resolve().as_uri()
         registry: referencing.Registry[Any] = referencing.Registry().with_resource(
@@ -110,6 +145,7 @@ class _Reader:
         )
         self.resolver = registry.resolver(base_uri=self.uri)
         self.v30 = False
+        self.meta = MetaCheck()  # a component many operations share is checked once
 
     # -- problems and references --------------------------------------------------------------
 
@@ -179,6 +215,11 @@ class _Reader:
         self.v30 = version.startswith("3.0")
         info: dict[str, Any] = data["info"] if isinstance(data.get("info"), dict) else {}
         out.title, out.version = str(info.get("title", "")), version
+        out.env_prefix = (
+            self.env_prefix.upper()
+            if self.env_prefix
+            else _title_prefix(out.title, self.document.path.stem)
+        )
         try:
             paths = self.mapping(data.get("paths", {}), "/paths", "paths")
         except _Stop:
@@ -215,6 +256,7 @@ class _Reader:
                     continue
                 seen[name] = f"{method.upper()} {route}"
                 out.specs[name] = spec
+                self._check_env(spec, out, op_at)
         if not self.problems and not out.specs:
             if self.tags:
                 known = ", ".join(sorted(found_tags)) or "none"
@@ -226,6 +268,19 @@ class _Reader:
             else:
                 self.fail("TN450", "the document has no operations to import", "/paths")
         return out
+
+    def _check_env(self, spec: dict[str, Any], out: OpenApiImport, op_at: str) -> None:
+        """Every ${VAR} a written header reads is one the import made and the summary lists:
+        a document never chooses which variable is read (a guard; the names are made here)."""
+        for header, value in spec["http"].get("headers", {}).items():
+            for kind, var in placeholders(value):
+                if kind == "env" and var not in out.env:
+                    self.fail(
+                        "TN454",
+                        f"header {header!r} would read the environment variable {var}, which "
+                        "this import did not name: the document cannot choose what is read",
+                        op_at,
+                    )
 
     # -- servers and security -----------------------------------------------------------------
 
@@ -263,7 +318,7 @@ class _Reader:
         return re.sub(r"\{([^{}]+)\}", default, url).rstrip("/")
 
     def security_headers(
-        self, operation: dict[str, Any], op_at: str, out: OpenApiImport
+        self, operation: dict[str, Any], op_at: str, out: OpenApiImport, origin: str
     ) -> dict[str, str]:
         """Headers for the first security requirement whose schemes can all be carried."""
         if "security" in operation:
@@ -284,7 +339,7 @@ class _Reader:
             env: dict[str, str] = {}
             carried = True
             for scheme_name in requirement:
-                header = self._scheme_header(scheme_name, schemes)
+                header = self._scheme_header(scheme_name, schemes, out.env_prefix)
                 if header is None:
                     carried = False
                     missed.append(scheme_name)
@@ -297,6 +352,9 @@ class _Reader:
             if carried:
                 for var, what in env.items():
                     out.env.setdefault(var, what)
+                    servers = out.env_servers.setdefault(var, [])
+                    if origin not in servers:
+                        servers.append(origin)
                 return headers
         for scheme_name in missed:
             note = (
@@ -308,19 +366,28 @@ class _Reader:
         return {}
 
     def _scheme_header(
-        self, name: str, schemes: dict[str, Any]
+        self, name: str, schemes: dict[str, Any], prefix: str
     ) -> tuple[str, str, str, str] | None:
         """(header, value template, environment variable, what it holds) for a scheme that
-        can be carried, else None."""
+        can be carried, else None. The variable is the prefix and the scheme's name, made a
+        variable name here: the document never chooses it, nor the text around it."""
         pointer = join_pointer("/components/securitySchemes", name)
         try:
-            scheme, _ = self.deref(schemes.get(name), pointer)
+            scheme, scheme_at = self.deref(schemes.get(name), pointer)
         except _Stop:
             return None
         if not isinstance(scheme, dict):  # not defined: said in the summary as not carried
             return None
+        if UNSAFE_NAME.search(name):
+            self.fail(
+                "TN454",
+                f"security scheme name {name!r} holds $, {{, }}, ;, = or a control character",
+                pointer,
+                key=True,
+            )
+            raise _Stop
         kind = scheme.get("type")
-        var = _env_name(name)
+        var = _env_name(name, prefix)
         bearer = kind == "http" and str(scheme.get("scheme", "")).lower() == "bearer"
         if bearer or kind in ("oauth2", "openIdConnect"):
             what = "a bearer token" if kind == "http" else f"an {kind} access token"
@@ -336,6 +403,17 @@ class _Reader:
             and isinstance(scheme.get("name"), str)
         ):
             header = scheme["name"]
+            # a header or cookie name is an HTTP token: nothing else reaches a header template
+            why = header_problem(header) if scheme["in"] == "header" else None
+            if why is None and not HEADER_NAME.fullmatch(header):
+                why = "is not a cookie name (letters, digits and !#$%&'*+-.^_`|~ only)"
+            if why is not None:
+                self.fail(
+                    "TN454",
+                    f"security scheme {name!r}: the {scheme['in']} name {header!r} {why}",
+                    f"{scheme_at}/name",
+                )
+                raise _Stop
             if scheme["in"] == "header":
                 return (
                     header,
@@ -362,11 +440,39 @@ def _scheme_kind(scheme: Any) -> str:
     return str(scheme.get("type"))
 
 
-def _env_name(scheme: str) -> str:
-    """bearerAuth -> BEARER_AUTH, api_key -> API_KEY."""
+def _env_name(scheme: str, prefix: str) -> str:
+    """The prefix, then the scheme's name in capitals: bearerAuth -> WEATHER_BEARER_AUTH; words
+    the prefix ends with are not repeated (petstore_auth under SWAGGER_PETSTORE ->
+    SWAGGER_PETSTORE_AUTH)."""
     spaced = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", scheme)
-    name = re.sub(r"[^A-Za-z0-9]+", "_", spaced).strip("_").upper()
-    return name if name and not name[0].isdigit() else f"API_{name}"
+    words = [w for w in re.sub(r"[^A-Za-z0-9]+", "_", spaced).upper().split("_") if w]
+    head = [w for w in prefix.split("_") if w]
+    for size in range(min(len(head), len(words) - 1), 0, -1):
+        if head[-size:] == words[:size]:
+            words = words[size:]
+            break
+    return "_".join([*head, *words]) if words else "_".join([*head, "KEY"])
+
+
+def _origin(url: str) -> str:
+    """scheme://host[:port] of a server URL: where a credential header goes."""
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc.rpartition('@')[2]}"
+
+
+def _title_prefix(title: str, stem: str) -> str:
+    """A variable name prefix from the API's title (before a ' - ' or ':' subtitle, a trailing
+    'API' left out: 'Weather API' -> WEATHER), else the file's name, else API."""
+    for text in (re.split(r"\s[-\u2013\u2014|:]\s|[:(]", title)[0], stem):
+        words = re.sub(r"[^A-Za-z0-9]+", " ", text).upper().split()
+        if len(words) > 1 and words[-1] == "API":
+            words = words[:-1]
+        while len("_".join(words)) > 32 and len(words) > 1:
+            words = words[:-1]
+        prefix = "_".join(words)[:32].strip("_")
+        if prefix:
+            return prefix if not prefix[0].isdigit() else f"API_{prefix}"
+    return "API"
 
 
 def tool_name(operation_id: Any, method: str, route: str) -> str:
@@ -415,7 +521,10 @@ class _Operation:
         inputs = _Schemas(reader, "input")
         properties: dict[str, Any] = {}
         required: list[str] = []
-        security = reader.security_headers(operation, self.op_at, self.out)
+        base = reader.base_url(self.item, operation, self.op_at, self.item_at)
+        absolute = bool(base) and urlsplit(base).scheme in ("http", "https")
+        origin = _origin(base) if absolute else "the project's base_url"
+        security = reader.security_headers(operation, self.op_at, self.out, origin)
         secured = {header.lower() for header in security}
         params = [  # a header the security scheme sets is not an argument too
             (p, at)
@@ -468,8 +577,7 @@ class _Operation:
         body_mode, body_arg, flat = body.mode, body.arg, body.flat
         spec: dict[str, Any] = {"name": name, "description": self._description()}
         http: dict[str, Any] = {"method": self.method.upper()}
-        base = reader.base_url(self.item, operation, self.op_at, self.item_at)
-        if base and urlsplit(base).scheme in ("http", "https"):
+        if absolute:
             http["url"] = url
             http["base_url"] = base
         else:  # a relative server (or none): relative to the project's base_url
@@ -541,13 +649,15 @@ class _Operation:
                     raise _Stop
                 found[(name, place)] = (param, param_at)
         kept = []
+        tool = tool_name(self.operation.get("operationId"), self.method, self.route)
         for (name, place), (param, at) in found.items():
             if place == "cookie" or (place == "header" and name.lower() in IGNORED_HEADERS):
                 if place == "cookie":
-                    self.out.notes.append(
-                        f"{tool_name(self.operation.get('operationId'), self.method, self.route)}: "
-                        f"cookie parameter {name!r} is not carried"
-                    )
+                    self.out.notes.append(f"{tool}: cookie parameter {name!r} is not carried")
+                continue
+            why = header_problem(name) if place == "header" else None
+            if why is not None:  # Host, Content-Length, ... or not a header name at all
+                self.out.notes.append(f"{tool}: header parameter {name!r} is not carried: it {why}")
                 continue
             kept.append((param, at))
         order = {"path": 0, "query": 1, "header": 2}
@@ -654,6 +764,7 @@ class _Operation:
             schema_at = f"{at}/content/{escape(media)}/schema"
             schema = outputs.object_root(content[media]["schema"], schema_at)
             if schema is None:
+                outputs.check_loops()  # said even when no output schema is made
                 return None
             if outputs.defs:
                 schema = {**schema, "$defs": {**schema.get("$defs", {}), **outputs.defs}}
@@ -884,32 +995,71 @@ class _Schemas:
             return {"type": "object", **root}
         return None
 
-    def _all_objects(self, branches: Any) -> bool:
+    def _all_objects(self, branches: Any, seen: frozenset[int] = frozenset()) -> bool:
         if not isinstance(branches, list) or not branches:
             return False
         for branch in branches:
             resolved = self.resolve(branch)
-            if not isinstance(resolved, dict):
+            if not isinstance(resolved, dict) or id(resolved) in seen:  # a loop says nothing
                 return False
             if resolved.get("type") != "object" and not (
-                "properties" in resolved or self._all_objects(resolved.get("allOf"))
+                "properties" in resolved
+                or self._all_objects(resolved.get("allOf"), seen | {id(resolved)})
             ):
                 return False
         return True
 
+    def check_loops(self) -> None:
+        """TN451 for a schema that reaches itself through $ref, allOf, anyOf, oneOf, not or
+        if/then/else only (`A: {allOf: [{$ref: A}]}`): it constrains nothing, and a validator
+        applying it to a value would never finish."""
+        graph = {name: set(_in_place_refs(node)) for name, node in self.defs.items()}
+        done: set[str] = set()
+        for start in graph:
+            path: list[str] = []
+            stack = [(start, iter(sorted(graph[start])))]
+            on_path = {start}
+            path.append(start)
+            while stack:
+                name, following = stack[-1]
+                step = next(following, None)
+                if step is None:
+                    stack.pop()
+                    on_path.discard(path.pop())
+                    done.add(name)
+                    continue
+                if step in on_path:
+                    loop = [*path[path.index(step) :], step]
+                    pointers = {v: k for k, v in self.names.items()}
+                    chain = " -> ".join(f"#{pointers.get(n, n)}" for n in loop)
+                    self.reader.fail(
+                        "TN451",
+                        f"this schema reaches itself with nothing in between ({chain}, through "
+                        "$ref, allOf, anyOf, oneOf, not or if/then/else only): it constrains "
+                        "nothing, and a validator would never finish",
+                        pointers.get(step, ""),
+                    )
+                    raise _Stop
+                if step in graph and step not in done:
+                    stack.append((step, iter(sorted(graph[step]))))
+                    on_path.add(step)
+                    path.append(step)
+
     def check(self, schema: dict[str, Any], op_at: str) -> None:
-        """The converted schema is valid JSON Schema, else TN453 where its part came from."""
+        """The converted schema is valid JSON Schema, else TN453 where its part came from (and
+        no schema reaches itself with nothing in between, TN451)."""
+        self.check_loops()
         before = len(self.reader.problems)
-        for error in _META.iter_errors(schema):
+        for error in self.reader.meta.errors(schema):
             node: Any = schema
             where = self.origin.get(id(schema), op_at)
-            for part in error.absolute_path:
+            for part in error.path:
                 try:
                     node = node[part]
                 except (KeyError, IndexError, TypeError):
                     break
                 where = self.origin.get(id(node), where)
-            keyword = str(error.absolute_path[-1]) if error.absolute_path else "schema"
+            keyword = str(error.path[-1]) if error.path else "schema"
             self.reader.fail(
                 "TN453",
                 f"{keyword}: not valid JSON Schema once converted: {error.message}",
@@ -917,6 +1067,25 @@ class _Schemas:
             )
         if len(self.reader.problems) > before:
             raise _Stop
+
+
+def _in_place_refs(schema: Any) -> Iterator[str]:
+    """The $defs names a schema applies to the same value it is given (not to its items or
+    properties)."""
+    stack = [schema]
+    while stack:
+        node = stack.pop()
+        if not isinstance(node, dict):
+            continue
+        ref = node.get("$ref")
+        if isinstance(ref, str) and ref.startswith("#/$defs/"):
+            yield unescape(ref[len("#/$defs/") :])
+        stack.extend(node[k] for k in ("not", "if", "then", "else") if k in node)
+        for keyword in ("allOf", "anyOf", "oneOf"):
+            if isinstance(node.get(keyword), list):
+                stack.extend(node[keyword])
+        if isinstance(node.get("dependentSchemas"), dict):
+            stack.extend(node["dependentSchemas"].values())
 
 
 def _prune(schema: dict[str, Any]) -> None:

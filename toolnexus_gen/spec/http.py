@@ -5,7 +5,12 @@ Whatever the spec itself shows to be wrong fails here, at its line and column, r
 run time: an unknown method, a URL that is neither absolute http(s) nor relative to a base_url,
 a `{placeholder}` that is not a required string or integer argument, a `query` or `body_arg`
 that names no argument, a literal credential in a header (secrets go in `${VAR}`, read from the
-environment at run time, so they never reach a generated file), a body on a GET.
+environment at run time, so they never reach a generated file), a header the HTTP client owns
+(Host, Content-Length, Transfer-Encoding, ...: framing a tool could use to smuggle requests) or
+whose name or text HTTP cannot carry, a body on a GET.
+
+A `${VAR}` may name any variable: the spec is the project's own file (`import openapi` makes the
+names itself, never from the document).
 
 The binding is written normalised: the method in capitals, the body mode explicit, and a
 relative URL together with the base_url it is appended to (the runtime's `base_url=` may
@@ -29,8 +34,32 @@ TOKEN = re.compile(r"\$\{([^{}]*)\}|\{([^{}]*)\}")
 ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # header names whose value is a credential: a literal value there is a secret in the spec
 SECRET_HEADER = re.compile(
-    r"(?i)^(authorization|proxy-authorization|cookie)$|api[-_]?key|token|secret|passw|auth"
+    r"(?i)^(authorization|proxy-authorization|cookie)$"
+    r"|api[-_]?key|token|secret|passw|auth|key$|signature|session|credential"
 )
+HEADER_NAME = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")  # RFC 9110 token
+HEADER_TEXT = re.compile(r"[\t\x20-\x7e]*")  # what a header value carries (httpx: ASCII)
+# headers the HTTP client owns: framing, routing, the connection (request smuggling if a tool
+# or its model could set them); Proxy-* belongs to the client's proxy settings
+RESERVED_HEADERS = frozenset(
+    {"host", "content-length", "transfer-encoding", "connection", "te", "upgrade", "expect"}
+    | {"trailer", "keep-alive"}
+)
+
+
+def header_problem(name: str) -> str | None:
+    """Why a tool cannot set the header `name`, or None when it can."""
+    if not HEADER_NAME.fullmatch(name):
+        return "is not a header name (letters, digits and !#$%&'*+-.^_`|~ only)"
+    lower = name.lower()
+    if lower in RESERVED_HEADERS or lower.startswith("proxy-"):
+        return (
+            "is set by the HTTP client itself (framing, routing or the proxy connection); a "
+            "tool that set it could smuggle requests"
+        )
+    return None
+
+
 SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
 
 Add = Callable[[str, str, str], None]  # (code, message, pointer)
@@ -96,6 +125,19 @@ def http_binding(
     headers = http.get("headers", {})
     for header, value in headers.items():
         pointer = f"/http/headers/{_escape(header)}"
+        why = header_problem(header)
+        if why is not None:
+            problem("TN444", f"header {header!r} {why}", pointer)
+            continue
+        literal = TOKEN.sub("", value)
+        if not HEADER_TEXT.fullmatch(literal):
+            bad = next(c for c in literal if not HEADER_TEXT.fullmatch(c))
+            problem(
+                "TN444",
+                f"header {header!r}: its text holds {bad!r}, which a header cannot carry "
+                "(printable ASCII only)",
+                pointer,
+            )
         tokens = placeholders(value)
         for kind, name in tokens:
             if kind == "env" and not ENV_NAME.fullmatch(name):

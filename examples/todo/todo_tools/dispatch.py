@@ -46,7 +46,7 @@ TOOLS: MappingProxyType[str, ToolSpec] = MappingProxyType(
                 "http": {
                     "base_url": "https://todo.example.com/api",
                     "body": "json",
-                    "headers": {"Authorization": "Bearer ${BEARER_AUTH}"},
+                    "headers": {"Authorization": "Bearer ${TODO_BEARER_AUTH}"},
                     "method": "POST",
                     "url": "/todos",
                 }
@@ -60,7 +60,7 @@ TOOLS: MappingProxyType[str, ToolSpec] = MappingProxyType(
                 "http": {
                     "base_url": "https://todo.example.com/api",
                     "body": "none",
-                    "headers": {"Authorization": "Bearer ${BEARER_AUTH}"},
+                    "headers": {"Authorization": "Bearer ${TODO_BEARER_AUTH}"},
                     "method": "DELETE",
                     "url": "/todos/{todoId}",
                 }
@@ -74,7 +74,7 @@ TOOLS: MappingProxyType[str, ToolSpec] = MappingProxyType(
                 "http": {
                     "base_url": "https://todo.example.com/api",
                     "body": "none",
-                    "headers": {"Authorization": "Bearer ${BEARER_AUTH}"},
+                    "headers": {"Authorization": "Bearer ${TODO_BEARER_AUTH}"},
                     "method": "GET",
                     "url": "/todos",
                 }
@@ -88,7 +88,7 @@ TOOLS: MappingProxyType[str, ToolSpec] = MappingProxyType(
                 "http": {
                     "base_url": "https://todo.example.com/api",
                     "body": "json",
-                    "headers": {"Authorization": "Bearer ${BEARER_AUTH}"},
+                    "headers": {"Authorization": "Bearer ${TODO_BEARER_AUTH}"},
                     "method": "PATCH",
                     "url": "/todos/{todoId}",
                 }

@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Awaitable, Callable
+from importlib.util import find_spec
 from inspect import isawaitable
 from typing import TYPE_CHECKING, Any
 
@@ -29,6 +30,7 @@ from pydantic import BaseModel
 
 from ..core import ToolError
 from . import files, patch, shell, web
+from .worker import in_thread
 from .workspace import Workspace
 
 if TYPE_CHECKING:
@@ -73,6 +75,11 @@ class Builtins:
                 f"this toolnexus-runtime has no built-in tool {name!r} (it has: "
                 f"{', '.join(self.tools)}); upgrade toolnexus-runtime"
             )
+        if name == "grep" and find_spec("regex") is None:
+            raise ImportError(
+                "the built-in grep needs the regex module (a pattern timeout that re lacks): "
+                "pip install 'toolnexus-runtime[builtins]'"
+            )
 
         async def call(args: BaseModel, ctx: ToolContext) -> Any:
             return await run(args.model_dump(mode="json", exclude_none=True))
@@ -82,7 +89,7 @@ class Builtins:
     async def aclose(self) -> None:
         """Nothing stays open between calls."""
 
-    # -- the tools: blocking file work runs in a thread, off the event loop -------------------
+    # -- the tools: blocking file work runs in a thread of its own (worker.py), off the loop --
 
     async def bash(self, args: dict[str, Any]) -> str:
         if not self.allow_shell:
@@ -93,26 +100,26 @@ class Builtins:
         return await shell.bash(self.workspace, args, self.limit)
 
     async def read(self, args: dict[str, Any]) -> str:
-        return await asyncio.to_thread(files.read, self.workspace, args, self.limit)
+        return await in_thread(lambda stop: files.read(self.workspace, args, self.limit, stop))
 
     async def write(self, args: dict[str, Any]) -> str:
-        return await asyncio.to_thread(files.write, self.workspace, args)
+        return await in_thread(lambda stop: files.write(self.workspace, args))
 
     async def edit(self, args: dict[str, Any]) -> str:
-        return await asyncio.to_thread(files.edit, self.workspace, args)
+        return await in_thread(lambda stop: files.edit(self.workspace, args))
 
     async def grep(self, args: dict[str, Any]) -> str:
-        return await asyncio.to_thread(files.grep, self.workspace, args, self.limit)
+        return await in_thread(lambda stop: files.grep(self.workspace, args, self.limit, stop))
 
     async def glob(self, args: dict[str, Any]) -> str:
-        text = await asyncio.to_thread(files.glob, self.workspace, args)
+        text = await in_thread(lambda stop: files.glob(self.workspace, args, stop))
         return files.cap(text, self.limit)
 
     async def webfetch(self, args: dict[str, Any]) -> str:
-        return await web.webfetch(args, self.fetch_allow, self.limit)
+        return await web.webfetch(args, self.fetch_allow, self.limit, self.workspace.root)
 
     async def apply_patch(self, args: dict[str, Any]) -> str:
-        return await asyncio.to_thread(patch.apply, self.workspace, args)
+        return await in_thread(lambda stop: patch.apply(self.workspace, args))
 
     async def question(self, args: dict[str, Any]) -> Any:
         if self.ask is None:
@@ -123,8 +130,9 @@ class Builtins:
         questions = args["questions"]
         if asyncio.iscoroutinefunction(self.ask):
             answer = await self.ask(questions)
-        else:
-            answer = await asyncio.to_thread(self.ask, questions)
+        else:  # a person answering: as long as it takes, in a thread of its own
+            ask = self.ask
+            answer = await in_thread(lambda stop: ask(questions))
             if isawaitable(answer):
                 answer = await answer
         return answer if isinstance(answer, str) else json.dumps(answer, ensure_ascii=False)

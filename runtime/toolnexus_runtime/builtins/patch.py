@@ -14,7 +14,9 @@
 *** End Patch
 ```
 Every operation is worked out in memory first (each path inside the workspace, each hunk found
-in its file); only when all of them hold is anything written.
+in its file); only when all of them hold is anything written, and then all of it or none
+(`Workspace.change`: paths checked against each other and the folders on their way, temporary
+files first, renames undone on a failure, deletes last).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from ..core import ToolError
 from .workspace import Workspace
 
 MAX_FILE_BYTES = 10 * 1024 * 1024
+MAX_FILES = 1000  # files one patch changes, at most
 
 
 @dataclass
@@ -141,10 +144,9 @@ def apply(ws: Workspace, args: dict[str, Any]) -> str:
             else:
                 writes[rel] = updated
                 done.append(f"M {rel}")
-    for rel, data in writes.items():  # everything checked: now, and only now, write
-        ws.write_bytes(rel, data)
-    for rel in deletes:
-        ws.delete(rel)
+    if len(writes) + len(deletes) > MAX_FILES:
+        raise ToolError(f"The patch changes more than {MAX_FILES} files; split it.")
+    ws.change(writes, deletes)  # everything worked out: now all of it is written, or none
     return "Applied the patch:\n" + "\n".join(done)
 
 

@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import errno
 import os
+import secrets
 import stat
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from contextlib import suppress
 from os import PathLike
 
 from ..core import ToolError
@@ -32,6 +34,8 @@ def supported() -> bool:
         and os.mkdir in os.supports_dir_fd
         and os.rename in os.supports_dir_fd
         and os.unlink in os.supports_dir_fd
+        and os.rmdir in os.supports_dir_fd
+        and os.link in os.supports_dir_fd
         and os.scandir in os.supports_fd
     )
 
@@ -72,33 +76,40 @@ class Workspace:
 
     # -- opening what was checked, one real component at a time ------------------------------
 
-    def _dir(self, parts: list[str], create: bool = False) -> int:
-        """A descriptor of the folder at `parts` (components of a located path)."""
+    def _dir(self, parts: list[str], create: bool = False, made: list[str] | None = None) -> int:
+        """A descriptor of the folder at `parts` (components of a located path); with `create`,
+        missing folders are made (and their paths added to `made`)."""
         fd = os.open(self.root, _DIR)
         try:
-            for part in parts:
+            for depth, part in enumerate(parts, 1):
                 try:
                     child = os.open(part, _DIR, dir_fd=fd)
                 except FileNotFoundError:
                     if not create:
                         raise
                     os.mkdir(part, 0o777, dir_fd=fd)
+                    if made is not None:
+                        made.append("/".join(parts[:depth]))
                     child = os.open(part, _DIR, dir_fd=fd)
                 except NotADirectoryError:  # O_NOFOLLOW met a link (Linux says ENOTDIR)
                     if stat.S_ISLNK(os.stat(part, dir_fd=fd, follow_symlinks=False).st_mode):
                         raise OSError(errno.ELOOP, "a symbolic link on the path") from None
-                    raise
+                    raise ToolError(f"{'/'.join(parts[:depth])} is a file, not a folder.") from None
                 os.close(fd)
                 fd = child
-        except OSError as exc:
+        except BaseException as exc:
             os.close(fd)
-            raise _moved(exc) from None
+            if isinstance(exc, OSError):
+                raise _moved(exc, "/".join(parts)) from None
+            raise
         return fd
 
-    def parent(self, rel: str, create: bool = False) -> tuple[int, str]:
+    def parent(
+        self, rel: str, create: bool = False, made: list[str] | None = None
+    ) -> tuple[int, str]:
         """(descriptor of the folder holding `rel`, its last component)."""
         parts = rel.split("/")
-        return self._dir(parts[:-1], create), parts[-1]
+        return self._dir(parts[:-1], create, made), parts[-1]
 
     def folder(self, rel: str) -> int:
         return self._dir([] if rel == "." else rel.split("/"))
@@ -109,11 +120,18 @@ class Workspace:
             raise ToolError("The workspace itself is a folder, not a file.")
         parent, name = self.parent(rel)
         try:
-            fd = os.open(name, _FILE, dir_fd=parent)
-        except OSError as exc:
-            raise _moved(exc, rel) from None
+            return self.open_at(parent, name, rel)
         finally:
             os.close(parent)
+
+    def open_at(self, folder: int, name: str, rel: str) -> int:
+        """A descriptor for reading the regular file `name` in the folder descriptor `folder`
+        (`rel` names it in messages). Opened without following a link and without blocking,
+        so a FIFO (or a device) put there is refused at once, never waited on."""
+        try:
+            fd = os.open(name, _FILE, dir_fd=folder)
+        except OSError as exc:
+            raise _moved(exc, rel) from None
         kind = os.fstat(fd).st_mode
         if not stat.S_ISREG(kind):
             os.close(fd)
@@ -144,40 +162,44 @@ class Workspace:
         finally:
             os.close(parent)
 
+    def kind(self, rel: str) -> str:
+        """What is at `rel`: "missing", "file" (a regular one), "folder" or "other"; or, when a
+        folder on the way is not one, "under FOLDER" naming the first such."""
+        parts = rel.split("/")
+        fd = os.open(self.root, _DIR)
+        try:
+            for depth, part in enumerate(parts, 1):
+                try:
+                    mode = os.stat(part, dir_fd=fd, follow_symlinks=False).st_mode
+                except FileNotFoundError:
+                    return "missing"
+                if depth == len(parts):
+                    if stat.S_ISREG(mode):
+                        return "file"
+                    return "folder" if stat.S_ISDIR(mode) else "other"
+                if not stat.S_ISDIR(mode):
+                    return "under " + "/".join(parts[:depth])
+                child = os.open(part, _DIR, dir_fd=fd)
+                os.close(fd)
+                fd = child
+        except OSError as exc:
+            raise _moved(exc, rel) from None
+        finally:
+            os.close(fd)
+        return "folder"  # rel == "."
+
     def write_bytes(self, rel: str, data: bytes) -> None:
         """Write the file `rel` whole (its folders made as needed): a temporary file beside it,
         renamed into place, so a reader never sees half of it and a link there is replaced,
         never followed."""
-        if rel == ".":
-            raise ToolError("The workspace itself is a folder, not a file.")
         parent, name = self.parent(rel, create=True)
-        temp = f".{name}.{os.getpid()}.tnx-tmp"
         try:
-            mode = None  # a new file gets the default mode; a replaced one keeps its own
+            temp = _stage(parent, name, rel, data)
             try:
-                old = os.stat(name, dir_fd=parent, follow_symlinks=False)
-                if stat.S_ISDIR(old.st_mode):
-                    raise ToolError(f"{rel} is a folder; give a file path.")
-                if stat.S_ISREG(old.st_mode):
-                    mode = stat.S_IMODE(old.st_mode)
-            except FileNotFoundError:
-                pass
-            flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
-            fd = os.open(temp, flags, 0o666, dir_fd=parent)
-            try:
-                with os.fdopen(fd, "wb") as handle:
-                    if mode is not None:
-                        os.fchmod(handle.fileno(), mode)
-                    handle.write(data)
                 os.rename(temp, name, src_dir_fd=parent, dst_dir_fd=parent)
-            except BaseException:
-                try:
-                    os.unlink(temp, dir_fd=parent)
-                except OSError:
-                    pass
-                raise
-        except OSError as exc:
-            raise _moved(exc, rel) from None
+            except OSError as exc:
+                _unlink(parent, temp)
+                raise _moved(exc, rel) from None
         finally:
             os.close(parent)
 
@@ -191,6 +213,107 @@ class Workspace:
             raise _moved(exc, rel) from None
         finally:
             os.close(parent)
+
+    def change(self, writes: dict[str, bytes], deletes: list[str]) -> None:
+        """Write every file of `writes` and delete every file of `deletes`: all of it, or
+        (whatever fails, on the way or at the end) none of it.
+
+        Checked first: no path is a folder on the way to another, each one's folders are
+        folders (or missing, to be made), nothing written is a folder, everything deleted is
+        a file. Then every new content goes to a temporary file beside its target; then the
+        temporaries are renamed into place, each replaced file kept under a hard link until
+        the end; deletes come last (renamed aside too). On a failure every step done is undone
+        in reverse (old files back, new ones and made folders removed); at the end the kept
+        old files go."""
+        self._check_change(writes, deletes)
+        folders: dict[str, int] = {}  # the descriptors of the folders touched, by path
+        made: list[str] = []
+        staged: list[tuple[str, str]] = []  # (rel, temporary name)
+        done: list[tuple[str, str | None, bool]] = []  # (rel, the old file's name aside, deleted)
+
+        def folder(rel: str, create: bool = False) -> tuple[int, str]:
+            where, _, name = rel.rpartition("/")
+            if where not in folders:
+                folders[where] = self._dir(where.split("/") if where else [], create, made)
+            return folders[where], name
+
+        try:
+            try:
+                for rel, data in writes.items():
+                    parent, name = folder(rel, create=True)
+                    staged.append((rel, _stage(parent, name, rel, data)))
+                for rel, temp in staged:
+                    parent, name = folder(rel)
+                    aside = _aside(parent, name, rel)
+                    try:
+                        os.rename(temp, name, src_dir_fd=parent, dst_dir_fd=parent)
+                    except OSError as exc:
+                        if aside is not None:
+                            _unlink(parent, aside)
+                        raise _moved(exc, rel) from None
+                    done.append((rel, aside, False))
+                for rel in deletes:
+                    parent, name = folder(rel)
+                    aside = _temp_name(name, "old")
+                    try:
+                        os.rename(name, aside, src_dir_fd=parent, dst_dir_fd=parent)
+                    except OSError as exc:
+                        raise _moved(exc, rel) from None
+                    done.append((rel, aside, True))
+            except BaseException:
+                self._undo(done, staged, made, folder)
+                raise
+            for rel, aside, _ in done:
+                if aside is not None:
+                    _unlink(folder(rel)[0], aside)
+        finally:
+            for fd in folders.values():
+                os.close(fd)
+
+    @staticmethod
+    def _undo(
+        done: list[tuple[str, str | None, bool]],
+        staged: list[tuple[str, str]],
+        made: list[str],
+        folder: Callable[[str], tuple[int, str]],
+    ) -> None:
+        """Every step of a change undone, in reverse; each as far as it can be."""
+        for rel, aside, deleted in reversed(done):
+            with suppress(OSError, ToolError):
+                parent, name = folder(rel)
+                if aside is not None:
+                    os.rename(aside, name, src_dir_fd=parent, dst_dir_fd=parent)
+                elif not deleted:
+                    os.unlink(name, dir_fd=parent)
+        for rel, temp in staged:
+            with suppress(OSError, ToolError):
+                _unlink(folder(rel)[0], temp)
+        for path in reversed(made):
+            with suppress(OSError, ToolError):
+                parent, name = folder(path)
+                os.rmdir(name, dir_fd=parent)
+
+    def _check_change(self, writes: dict[str, bytes], deletes: list[str]) -> None:
+        paths = [*writes, *deletes]
+        every = set(paths)
+        for rel in paths:
+            parts = rel.split("/")
+            for depth in range(1, len(parts)):
+                above = "/".join(parts[:depth])
+                if above in every:
+                    raise ToolError(
+                        f"{above} is both a file of the patch and a folder on the way to {rel}; "
+                        "nothing was changed (split it into two patches)."
+                    )
+        for rel in paths:
+            kind = self.kind(rel)
+            if kind.startswith("under "):
+                raise ToolError(f"{rel}: {kind[6:]} is a file, not a folder; nothing was changed.")
+            what = {"missing": "does not exist", "folder": "is a folder, not a file"}.get(
+                kind, "is not a regular file"
+            )
+            if kind != "file" and (rel not in writes or kind != "missing"):
+                raise ToolError(f"{rel} {what}; nothing was changed.")
 
     # -- walking (grep, glob) -----------------------------------------------------------------
 
@@ -228,6 +351,65 @@ def _walk(fd: int, rel: str, depth: int) -> Iterator[tuple[int, str, str]]:
             yield from _walk(child, path, depth + 1)
         finally:
             os.close(child)
+
+
+def _temp_name(name: str, kind: str) -> str:
+    """A hidden name beside `name` for a temporary ("tmp") or a kept old file ("old")."""
+    return f".{name[:100]}.{os.getpid()}.{secrets.token_hex(4)}.tnx-{kind}"
+
+
+def _stage(parent: int, name: str, rel: str, data: bytes) -> str:
+    """A temporary file in the folder `parent` holding `data`, with the mode of the file
+    `name` it is to replace (a new file gets the default mode); its name."""
+    temp = _temp_name(name, "tmp")
+    try:
+        mode = None
+        try:
+            old = os.stat(name, dir_fd=parent, follow_symlinks=False)
+            if stat.S_ISDIR(old.st_mode):
+                raise ToolError(f"{rel} is a folder; give a file path.")
+            if stat.S_ISREG(old.st_mode):
+                mode = stat.S_IMODE(old.st_mode)
+        except FileNotFoundError:
+            pass
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+        fd = os.open(temp, flags, 0o666, dir_fd=parent)
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                if mode is not None:
+                    os.fchmod(handle.fileno(), mode)
+                handle.write(data)
+        except BaseException:
+            _unlink(parent, temp)
+            raise
+    except OSError as exc:
+        raise _moved(exc, rel) from None
+    return temp
+
+
+def _aside(parent: int, name: str, rel: str) -> str | None:
+    """A second name (a hard link) for the file `name` about to be replaced, so it can be put
+    back; None when there is none there. Where hard links cannot be made, a copy."""
+    try:
+        os.stat(name, dir_fd=parent, follow_symlinks=False)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise _moved(exc, rel) from None
+    aside = _temp_name(name, "old")
+    try:
+        os.link(name, aside, src_dir_fd=parent, dst_dir_fd=parent, follow_symlinks=False)
+    except OSError:  # a file system without hard links: a copy
+        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=parent)
+        with os.fdopen(fd, "rb") as handle:
+            data = handle.read()
+        return _stage(parent, name, rel, data)
+    return aside
+
+
+def _unlink(parent: int, name: str) -> None:
+    with suppress(OSError):
+        os.unlink(name, dir_fd=parent)
 
 
 def _moved(exc: OSError, rel: str | None = None) -> Exception:
