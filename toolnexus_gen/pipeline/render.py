@@ -60,9 +60,10 @@ def render(
         encoded = [unit.entries[file] for unit in carried]
         target = next((name for name in toolset.targets if TARGETS[name].file == file), None)
         depth = entry_depth(document)
-        spots = [(i, 0, len(text)) for i, text in enumerate(encoded)]
         if target is not None and TARGETS[target].strict_limits is not None:
             encoded = _strictness(target, carried, encoded, depth, toolset)
+        # where each entry stands, as written (strict true/false differ in length)
+        spots = [(i, 0, len(text)) for i, text in enumerate(encoded)]
         if target is not None and TARGETS[target].namespace_entry is not None:
             encoded, spots = _namespaced(target, carried, encoded, depth)
         if target is not None:  # after its tools: its tool search tool, hosted tools
