@@ -211,6 +211,27 @@ def anthropic(value: Any) -> list[str]:
                 found.append(f"{place}: format {node['format']!r}")
         if strict and _recursive(schema):
             found.append(f"{name}: recursive schema in strict mode")
+    return found + anthropic_request(value)
+
+
+def anthropic_request(value: Any) -> list[str]:
+    """Anthropic's per-request limits across a request's strict tools: 20 tools, 24 optional
+    parameters (properties outside `required`), 16 parameters using `anyOf` or a list of types
+    (every schema node counted, `$defs` included)."""
+    strict = [e for e in value if "input_schema" in e and e.get("strict") is True]
+    optional = unions = 0
+    for entry in strict:
+        for _, node in nodes(entry["input_schema"]):
+            required = node.get("required") or []
+            optional += sum(1 for name in node.get("properties") or {} if name not in required)
+            unions += "anyOf" in node or isinstance(node.get("type"), list)
+    found = []
+    if len(strict) > 20:
+        found.append(f"{len(strict)} strict tools in one request (at most 20)")
+    if optional > 24:
+        found.append(f"{optional} optional parameters across strict tools (at most 24)")
+    if unions > 16:
+        found.append(f"{unions} union parameters across strict tools (at most 16)")
     return found
 
 

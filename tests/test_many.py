@@ -674,3 +674,80 @@ def test_loops_search_deferred_tools_client_side(deferred_tk: Any, provider: str
     if provider == "gemini":  # the Gemini 3 rule, set by the loop for the hosted googleSearch
         assert requests[0]["toolConfig"]["includeServerSideToolInvocations"] is True
         assert {"googleSearch": {}} in requests[0]["tools"]
+
+
+# -- a toolset without a tool for a target ---------------------------------------------------
+
+
+def test_a_toolset_without_a_tool_for_a_target_sends_no_empty_list(tmp_path: Path) -> None:
+    from conftest import build_in
+    from google.genai import types
+
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.toolnexus-gen.toolsets]\nlocal = {tools = ["shell"]}\nall = {tools = ["shell", "now"]}\n'
+    )
+    specs = {
+        "now.yaml": {"description": "The time"},
+        "shell.yaml": {
+            "description": "Run a command",
+            "targets": {"exclude": ["gemini", "bedrock"]},
+        },
+    }
+    write_specs(tmp_path / "check" / "specs", specs)
+    (tmp_path / "check" / "pyproject.toml").write_text((tmp_path / "pyproject.toml").read_text())
+    result = cli("build", "specs", "--out", "out", cwd=tmp_path / "check")
+    assert result.exit_code == 0, result.stderr
+    for target, says in (
+        ("gemini", "Gemini rejects a functionDeclarations wrapper without declarations"),
+        ("bedrock", "Bedrock rejects a toolConfig without tools"),
+    ):
+        assert (
+            f"pyproject.toml:2:1: warning[TN468]: {target}: toolset 'local' "
+            f"holds no tool for {target} (each of its tools excludes it): a request with it "
+            f"carries no tools; send it without them (the loops do); {says}"
+        ) in result.stderr
+    assert "toolset 'all'" not in result.stderr and "openai: toolset" not in result.stderr
+    pkg = build_in(tmp_path, specs)
+
+    class Handlers(pkg.ToolHandlers):  # type: ignore[misc, name-defined]
+        def now(self, args: Any, ctx: Any) -> str:
+            return "12:00"
+
+        def shell(self, args: Any, ctx: Any) -> str:
+            return "ok"
+
+    tk = pkg.Toolkit(Handlers())
+    assert pkg.to_gemini(toolset="local") == [] == tk.to_gemini(toolset="local")
+    assert [types.Tool.model_validate(t) for t in pkg.to_gemini(toolset="all")]
+    with pytest.raises(ValueError, match="toolset 'local' holds no tool for bedrock"):
+        pkg.to_bedrock(toolset="local")
+    with pytest.raises(ValueError, match="Bedrock rejects a toolConfig without tools"):
+        tk.to_bedrock(toolset="local")
+    assert [t["toolSpec"]["name"] for t in pkg.to_bedrock(toolset="all")["tools"]] == ["now"]
+    # the loops send such a request without tools (Bedrock's stub checks the request's shape)
+    gemini, recorder = scripted.client_for("gemini", ["hello"])
+    tk.run_gemini(gemini, model="m", contents="hi", toolset="local")
+    assert "tools" not in recorder.requests[0]
+    bedrock, _ = scripted.client_for("bedrock", ["hello"])
+    sent: list[dict[str, Any]] = []
+    bedrock.meta.events.register(
+        "provide-client-params.bedrock-runtime.Converse", lambda params, **_: sent.append(params)
+    )
+    tk.run_bedrock(bedrock, modelId="m", messages="hi", toolset="local")
+    assert "toolConfig" not in sent[0]
+
+
+def test_the_whole_set_without_a_tool_for_a_target_writes_no_empty_wrapper(
+    tmp_path: Path,
+) -> None:
+    write_specs(
+        tmp_path / "specs",
+        {"shell.yaml": {"description": "Run a command", "targets": {"exclude": ["gemini"]}}},
+    )
+    result = cli("build", "specs", "--out", "out", cwd=tmp_path)
+    assert result.exit_code == 0, result.stderr
+    assert (
+        "specs/shell.yaml:1:1: warning[TN468]: gemini: the whole set holds no tool for gemini"
+        in result.stderr
+    )
+    assert json.loads((tmp_path / "out/schemas/gemini.json").read_text()) == []

@@ -73,7 +73,9 @@ class ToolInfo:
     places: tuple[tuple[int, int], ...]  # place() of each PLACED_KEYS entry, in that order
     targets: frozenset[str] | None = None
     strict: bool | None = None
-    strict_counts: tuple[int, int] = (0, 0)  # optional and union parameters (Anthropic strict)
+    # (target, optional parameters, union parameters) for each target with per-request strict
+    # limits (Anthropic) whose entry goes out strict: what the entry, as emitted, counts there
+    strict_costs: tuple[tuple[str, int, int], ...] = ()
     # name_aliases: (target, the name that target's file gives the tool), where it differs
     aliases: tuple[tuple[str, str], ...] = ()
     # name_aliases: (target, JSON of its ArgumentMap), where property names differ
@@ -84,6 +86,9 @@ class ToolInfo:
     binding: str | None = None  # Tool.binding as canonical JSON; None: a handler method
     groups: tuple[str, ...] = ()
     defer_loading: bool = False
+    # a deferred tool's namespace where a target groups deferred tools (OpenAI Responses): its
+    # MCP server, else its first group; None: it stands alone
+    namespace: str | None = None
     # (target, estimated tokens of the tool's entry in that target's file): pipeline/tokens.py
     tokens: tuple[tuple[str, int], ...] = ()
 
@@ -94,7 +99,10 @@ class ToolInfo:
 
     def sent_name(self, target: str) -> str:
         """The tool's name in `target`'s file."""
-        return dict(self.aliases).get(target, self.name)
+        for name, alias in self.aliases:  # a loop, not a dict: called per tool and target
+            if name == target:
+                return alias
+        return self.name
 
     def for_target(self, target: str) -> bool:
         return self.targets is None or target in self.targets
@@ -103,7 +111,18 @@ class ToolInfo:
         return self.places[PLACED_KEYS.index(key)]
 
     def tokens_for(self, target: str) -> int:
-        return dict(self.tokens).get(target, 0)
+        for name, count in self.tokens:
+            if name == target:
+                return count
+        return 0
+
+    def strict_cost(self, target: str) -> tuple[int, int] | None:
+        """(optional, union parameters) of its strict entry for `target`; None: not strict
+        there (or the target has no per-request strict limits)."""
+        for name, optional, unions in self.strict_costs:
+            if name == target:
+                return optional, unions
+        return None
 
 
 @dataclass(frozen=True)
@@ -113,6 +132,9 @@ class ToolSet:
     files: tuple[str, ...] = ()  # files sources add to the package (Contribution.files)
     # each configured toolset's tools, by name (config order; members in name order)
     toolsets: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    # (target, tools strictify made strict that go out non-strict to keep every request within
+    # the target's per-request strict limits: pipeline/strictness.py)
+    relaxed: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
 
 @dataclass(frozen=True)

@@ -102,7 +102,7 @@ class BuildOutcome:
             _plural(count("TN220"), "removal described", "removals described"),
             _plural(count("TN225"), "exact rewrite", "exact rewrites"),
             _plural(count("TN221"), "strict entry", "strict entries"),
-            _plural(count("TN223"), "non-strict entry", "non-strict entries"),
+            _plural(count("TN223") + count("TN226"), "non-strict entry", "non-strict entries"),
             _plural(
                 count("TN222"),
                 "Gemini declaration via parametersJsonSchema",

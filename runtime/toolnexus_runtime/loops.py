@@ -242,6 +242,12 @@ def _all_but(target: str, tools: Any, hidden: Sequence[str]) -> frozenset[str]:
     return frozenset(name for name in names if name is not None and name not in hidden)
 
 
+def tools_key(tools: Any) -> dict[str, Any]:
+    """`{"tools": tools}`, or nothing when there are none (a toolset without a tool for this
+    provider): a request without tools, since some providers reject an empty list."""
+    return {"tools": tools} if tools else {}
+
+
 def messages(history: Any) -> list[Any]:
     """The caller's history as a new list (a single string becomes one user message)."""
     if isinstance(history, str):

@@ -1,9 +1,9 @@
 """Serve a Toolkit as an MCP server with the official `mcp` package, imported only when used
 (`pip install 'toolnexus-runtime[mcp]'`).
 
-tools/list answers exactly the generated `schemas/mcp.json`; tools/call goes through
-`Toolkit.execute`, so an unknown tool, bad arguments or a failing handler come back as `isError`
-results. A handler's structured value is sent as `structuredContent` (checked against the tool's
+tools/list answers exactly the generated `schemas/mcp.json` (or, with `toolset=`, that toolset's
+part of it); tools/call goes through `Toolkit.execute`, so an unknown tool (one outside the
+toolset too), bad arguments or a failing handler come back as `isError` results. A handler's structured value is sent as `structuredContent` (checked against the tool's
 outputSchema when it has one), always with a text copy. Every call has a deadline (`timeout=`,
 60 s unless the toolkit sets its own) and sync handlers share the toolkit's bounded threads.
 
@@ -25,7 +25,8 @@ from contextlib import asynccontextmanager, contextmanager
 from importlib import import_module
 from typing import Any
 
-from .core import ToolContext, ToolkitCore, ToolResult
+from .core import ToolContext, ToolkitCore, ToolResult, unknown_tool
+from .toolsets import subset
 
 logger = logging.getLogger("toolnexus_runtime")
 
@@ -128,6 +129,7 @@ def mcp_server(
     instructions: str | None = None,
     timeout: float | None = DEFAULT_TIMEOUT,
     mask_errors: bool = False,
+    toolset: str | None = None,
 ) -> Any:
     """An `mcp` low-level `Server` for `toolkit`, to run on any transport the SDK offers.
 
@@ -137,15 +139,22 @@ def mcp_server(
     the log, and the client gets `Tool '<name>' failed (error id ...)` (unless the toolkit has
     its own `error_message`), and so does a tool source's failure (`SourceError`: an upstream
     MCP server or HTTP endpoint out of reach, whose text can name internal hosts and commands);
-    a ToolError's text is the handler's answer (an upstream's isError result too): it passes."""
+    a ToolError's text is the handler's answer (an upstream's isError result too): it passes.
+    toolset: serve only that toolset's tools (the package's `TOOLSETS`): tools/list lists them
+    and tools/call answers any other tool as unknown (an unknown toolset is a ValueError)."""
     lowlevel, types = _require_mcp()
     tools = toolkit._provider_schema("mcp")
+    allowed = toolkit._tool_subset(None, toolset)  # spec names; None: every tool
+    if allowed is not None:
+        sent = toolkit.sent_names("mcp")
+        tools = subset("mcp", tools, {sent.get(name, name) for name in allowed})
     listed = types.ListToolsResult(tools=[types.Tool.model_validate(t) for t in tools])
     # by the spec's tool name, which is what execute answers under
     output_schemas = {
         toolkit.unalias("mcp", t["name"], {})[0]: t.get("outputSchema") for t in tools
     }
     validators = {tool: _output_validator(schema) for tool, schema in output_schemas.items()}
+    available = ", ".join(sorted(t["name"] for t in tools)) or "(none)"
 
     async def list_tools(ctx: Any, params: Any) -> Any:
         return listed
@@ -158,10 +167,13 @@ def mcp_server(
             provider="mcp",
         )
         deadline = toolkit.timeout if toolkit.timeout is not None else timeout
-        with _trace_parent(getattr(params, "meta", None)):
-            result = await toolkit.execute(
-                tool_name, arguments, context, timeout=deadline, offload=True
-            )
+        if allowed is not None and tool_name not in allowed:
+            result = unknown_tool(params.name, available)
+        else:
+            with _trace_parent(getattr(params, "meta", None)):
+                result = await toolkit.execute(
+                    tool_name, arguments, context, timeout=deadline, offload=True
+                )
         structured = None
         if result.is_error:
             if mask_errors and result.error_id is not None and toolkit.error_message is None:
@@ -190,11 +202,17 @@ async def aserve_mcp(
     version: str = "",
     instructions: str | None = None,
     timeout: float | None = DEFAULT_TIMEOUT,
+    toolset: str | None = None,
 ) -> None:
-    """Serve `toolkit` over MCP on stdio until the client disconnects."""
+    """Serve `toolkit` (or one toolset of it) over MCP on stdio until the client disconnects."""
     stdio = import_module("mcp.server.stdio")
     server = mcp_server(
-        toolkit, name=name, version=version, instructions=instructions, timeout=timeout
+        toolkit,
+        name=name,
+        version=version,
+        instructions=instructions,
+        timeout=timeout,
+        toolset=toolset,
     )
     async with stdio.stdio_server() as (read, write):
         await server.run(read, write, server.create_initialization_options())
@@ -207,10 +225,19 @@ def serve_mcp(
     version: str = "",
     instructions: str | None = None,
     timeout: float | None = DEFAULT_TIMEOUT,
+    toolset: str | None = None,
 ) -> None:
-    """Serve `toolkit` over MCP on stdio until the client disconnects (blocking)."""
+    """Serve `toolkit` (or one toolset of it) over MCP on stdio until the client disconnects
+    (blocking)."""
     asyncio.run(
-        aserve_mcp(toolkit, name=name, version=version, instructions=instructions, timeout=timeout)
+        aserve_mcp(
+            toolkit,
+            name=name,
+            version=version,
+            instructions=instructions,
+            timeout=timeout,
+            toolset=toolset,
+        )
     )
 
 
@@ -227,8 +254,10 @@ def asgi_app(
     name: str | None = None,
     version: str = "",
     instructions: str | None = None,
+    toolset: str | None = None,
 ) -> Any:
-    """An ASGI application serving `toolkit` over MCP streamable HTTP at `path`.
+    """An ASGI application serving `toolkit` (or, with `toolset=`, that toolset's tools only)
+    over MCP streamable HTTP at `path`.
 
     Stateless (no session survives a request), so any number of `uvicorn --workers` processes or
     replicas behind a load balancer can answer any request; responses are plain JSON, and any
@@ -256,6 +285,7 @@ def asgi_app(
         instructions=instructions,
         timeout=timeout,
         mask_errors=mask_errors,
+        toolset=toolset,
     )
     manager = streamable.StreamableHTTPSessionManager(
         app=server, stateless=True, json_response=True

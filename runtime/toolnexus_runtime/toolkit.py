@@ -31,7 +31,7 @@ from .providers.bedrock import Bedrock
 from .providers.gemini import Gemini
 from .providers.openai import OpenAIChat
 from .providers.openai_responses import OpenAIResponses
-from .toolsets import NO_RESTRICTION, allowed_tools, members, subset
+from .toolsets import NO_RESTRICTION, allowed_tools, members, sendable, subset
 
 H = TypeVar("H")
 
@@ -127,10 +127,11 @@ class Toolkit(ToolkitCore[H]):
 
     def _tools_for(self, target: str, toolset: str | None) -> Any:
         tools = self._provider_schema(target)
-        if toolset is None:
-            return tools
-        sent = self.sent_names(target)
-        return subset(target, tools, {sent.get(n, n) for n in members(self.TOOLSETS, toolset)})
+        if toolset is not None:
+            sent = self.sent_names(target)
+            names = {sent.get(n, n) for n in members(self.TOOLSETS, toolset)}
+            tools = subset(target, tools, names)
+        return sendable(target, tools, toolset)
 
     def allowed_tools(self, target: str, toolset: str, *, mode: str = "auto") -> dict[str, Any]:
         """The provider's restriction of a request to a toolset while the full list is sent (so

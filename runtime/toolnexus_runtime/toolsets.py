@@ -59,18 +59,16 @@ def subset(target: str, tools: Any, names: Collection[str] | None) -> Any:
     hosted tools are kept, and the tool search tool while a deferred tool remains."""
     if names is None:
         return tools
-    if target == "gemini":
-        return [
-            {
-                **wrapper,
-                "functionDeclarations": [
-                    d for d in wrapper["functionDeclarations"] if d.get("name") in names
-                ],
-            }
-            if "functionDeclarations" in wrapper
-            else wrapper
-            for wrapper in tools
-        ]
+    if target == "gemini":  # no wrapper without declarations: Gemini rejects it
+        found = []
+        for wrapper in tools:
+            if "functionDeclarations" not in wrapper:
+                found.append(wrapper)  # a built-in tool
+                continue
+            declarations = [d for d in wrapper["functionDeclarations"] if d.get("name") in names]
+            if declarations:
+                found.append({**wrapper, "functionDeclarations": declarations})
+        return found
     if target == "bedrock" and isinstance(tools, Mapping):  # the toolConfig
         return {**tools, "tools": subset(target, tools["tools"], names)}
     kept = []
@@ -82,12 +80,43 @@ def subset(target: str, tools: Any, names: Collection[str] | None) -> Any:
         elif isinstance(entry, Mapping) and entry.get("type") == "namespace":
             inner = [t for t in entry.get("tools", ()) if t.get("name") in names]
             if inner:
-                kept.append({**entry, "tools": inner})
+                kept.append(_namespace(entry, inner))
         else:
             kept.append(entry)
-    if not any(isinstance(e, Mapping) and e.get("defer_loading") for e in kept):
+    if not any(_deferred(entry) for entry in kept):
         kept = [entry for entry in kept if not _is_search(entry)]
     return kept
+
+
+def sendable(target: str, tools: Any, toolset: str | None) -> Any:
+    """`tools` as to_<target>() gives them; a ValueError for a Bedrock toolConfig without
+    tools, which Bedrock rejects (the request goes without toolConfig instead)."""
+    if target == "bedrock" and isinstance(tools, Mapping) and not tools.get("tools"):
+        what = f"toolset {toolset!r}" if toolset is not None else "The package"
+        raise ValueError(
+            f"{what} holds no tool for bedrock (each excludes it), and Bedrock rejects a "
+            "toolConfig without tools: send the request without toolConfig"
+        )
+    return tools
+
+
+def _deferred(entry: Any) -> bool:
+    if not isinstance(entry, Mapping):
+        return False
+    if entry.get("type") == "namespace":  # defer_loading is on the functions inside
+        return any(_deferred(tool) for tool in entry.get("tools", ()))
+    return bool(entry.get("defer_loading"))
+
+
+def _namespace(entry: Mapping[str, Any], inner: list[Any]) -> dict[str, Any]:
+    """A namespace tool holding only `inner`; a description that lists its tools, as the
+    generator writes it, lists those that remain."""
+    listed = ", ".join(str(t.get("name")) for t in entry.get("tools", ()))
+    description = entry.get("description")
+    if isinstance(description, str) and description.endswith(": " + listed):
+        kept = ", ".join(str(t.get("name")) for t in inner)
+        return {**entry, "description": description[: -len(listed)] + kept, "tools": inner}
+    return {**entry, "tools": inner}
 
 
 def allowed_tools(
@@ -150,10 +179,10 @@ def provider_tools(
     from .core import load_schema
 
     tools = load_schema(package, target)
-    if toolset is None:
-        return tools
-    sent = _sent_names(package, target)
-    return subset(target, tools, {sent.get(n, n) for n in members(toolsets, toolset)})
+    if toolset is not None:
+        sent = _sent_names(package, target)
+        tools = subset(target, tools, {sent.get(n, n) for n in members(toolsets, toolset)})
+    return sendable(target, tools, toolset)
 
 
 def restriction(

@@ -230,6 +230,17 @@ CODES: dict[str, tuple[str, str]] = {
         "`properties: {}` on a root object without properties (OpenAI), `items: {}` on an array\n"
         "without items. Nothing is lost.\nFix: nothing to do; write the schema that way to silence it.",
     ),
+    "TN226": (
+        "tool sent non-strict: over a provider's per-request strict limits (strictify)",
+        "Anthropic refuses a request whose strict tools are more than 20 or hold more than 24\n"
+        "optional or 16 union parameters between them (strictify's nullable properties are union\n"
+        "parameters). Under strictify the build keeps every request within them: the whole set\n"
+        "when there are no toolsets, else each toolset (a tool strict in the file counts in every\n"
+        "toolset that holds it). Tools are taken by the share of the limits they use, then by\n"
+        "name; one that does not fit goes out non-strict, its schema still in the strict shape\n"
+        "(a null still means absent), and the argument model checks every call.\n"
+        "Fix: nothing to do; split a toolset to keep more tools strict.",
+    ),
     "TN420": (
         "unknown built-in tool",
         "`builtins` in [tool.toolnexus-gen] names a tool that is not one of the ten built-ins: bash,\n"
@@ -438,9 +449,14 @@ CODES: dict[str, tuple[str, str]] = {
         "Fix: split the toolset, defer rarely used tools (defer_loading: true), or shorten descriptions.",
     ),
     "TN468": (
-        "toolset selects no tool",
-        "Every group and tool a toolset names exists, but none of them is a tool it can send.\n"
-        "Fix: name the tools or groups it should hold.",
+        "toolset selects no tool (for a target)",
+        "Every group and tool a toolset names exists, but none of them is a tool it can send (an\n"
+        "error). A warning when it holds tools, but none for one target (each excludes it), or\n"
+        "when no tool of the whole set is for a selected target: a request with it carries no\n"
+        "tools, so the runtime gives none (to_gemini() writes no empty functionDeclarations\n"
+        "wrapper, which Gemini rejects; to_bedrock() raises, since Bedrock rejects a toolConfig\n"
+        "without tools) and the loops send the request without tools.\n"
+        "Fix: name the tools or groups it should hold, or leave that target out.",
     ),
     "TN801": (
         "invalid pyproject.toml",

@@ -44,16 +44,25 @@ class Previous:
         self.kept = kept  # cache.load_reuse
         self._texts: dict[str, str | None] = {}
 
-    def units(self, paths: Sequence[Path], contributed: Sequence[Contributed] = ()) -> list[Unit]:
-        """The reusable units among these spec files and these specs the sources made."""
+    def units(
+        self,
+        paths: Sequence[Path],
+        contributed: Sequence[Contributed] = (),
+        *,
+        entries: bool = True,
+    ) -> list[Unit]:
+        """The reusable units among these spec files and these specs the sources made.
+        `entries=False`: units without their provider entries, whose model need not be in the
+        memo (what `list` reads: diagnostics and ToolInfo, never rendered)."""
         found = []
+        specs = self.options.specs
         for path in paths:
-            rel = path.relative_to(self.options.specs).as_posix()
-            unit = self._unit(rel, self._sha(rel))
+            rel = path.relative_to(specs).as_posix()
+            unit = self._unit(rel, self._sha(rel), entries)
             if unit is not None:
                 found.append(unit)
         for spec in contributed:  # made in memory: its bytes are what its key was made from
-            unit = self._unit(spec.rel, sha(spec.document.raw))
+            unit = self._unit(spec.rel, sha(spec.document.raw), entries)
             if unit is not None:
                 found.append(unit)
         return found
@@ -78,7 +87,7 @@ class Previous:
         recorded = self.kept.get("package")
         return isinstance(recorded, dict) and recorded.get(name) == sha(canonical(key))
 
-    def _unit(self, rel: str, spec: str | None) -> Unit | None:
+    def _unit(self, rel: str, spec: str | None, with_entries: bool = True) -> Unit | None:
         record = self.kept.get("units", {}).get(rel)
         if record is None:
             return None
@@ -90,14 +99,15 @@ class Previous:
             reached.append((path, digest))
         if spec is None or unit_key(rel, spec, reached) != record["key"]:
             return None
-        if self.memo.model(record["model"]) is None:
-            return None
         entries = {}
-        for file, (start, end) in record["entries"].items():
-            text = self.text(file)
-            if text is None:
+        if with_entries:
+            if self.memo.model(record["model"]) is None:
                 return None
-            entries[file] = text[start:end]
+            for file, (start, end) in record["entries"].items():
+                text = self.text(file)
+                if text is None:
+                    return None
+                entries[file] = text[start:end]
         return Unit(
             rel,
             record["key"],
@@ -182,17 +192,19 @@ def _plain(value: Any) -> Any:
     return value
 
 
+_INFO_FIELDS = tuple(f.name for f in fields(ToolInfo))
+
+
 def _info(item: dict[str, Any]) -> ToolInfo:
     values: dict[str, Any] = {}
-    for f in fields(ToolInfo):
-        value = item[f.name]
-        if f.name == "python":
-            value = PyNames(*value)
-        elif isinstance(value, list):
+    for name in _INFO_FIELDS:
+        value = item[name]
+        if type(value) is list:
             value = (
                 frozenset(value)
-                if f.name == "targets"
-                else tuple(tuple(v) if isinstance(v, list) else v for v in value)
+                if name == "targets"
+                else tuple(tuple(v) if type(v) is list else v for v in value)
             )
-        values[f.name] = value
+        values[name] = value
+    values["python"] = PyNames(*item["python"])
     return ToolInfo(**values)

@@ -90,6 +90,7 @@ def analyse(
     """Every spec's unit (the reused ones given, the others made now), the specs the sources
     contributed among them, and the whole set's diagnostics; nothing is rendered."""
     paths = discover(options.specs) if paths is None else paths
+    from toolnexus_gen.pipeline.strictness import relax
     from toolnexus_gen.pipeline.toolsets import check as check_set
     from toolnexus_gen.pipeline.toolsets import resolve, with_toolsets
     from toolnexus_gen.spec.cross import cross_tool
@@ -153,12 +154,23 @@ def analyse(
     diagnostics += unknown
     toolset = with_toolsets(toolset, members)
     if not has_errors(diagnostics):  # per-request limits, over every tool a target carries
+        toolset, relaxed = relax(toolset, options)
+        if relaxed:  # those tools are no longer "sent in strict mode" (TN221) there
+            diagnostics = _without_strict_notes(diagnostics, toolset) + relaxed
         for name in options.targets:
             carried = [tool for tool in toolset.tools if tool.for_target(name)]
             diagnostics += TARGETS[name].check_all(carried, options.target_options.get(name, {}))
         diagnostics += check_set(toolset, options)
     diagnostics = sorted(set(d for d in diagnostics if not _ignored(d, options.ignore)))
     return Analysis(toolset, units, diagnostics)
+
+
+def _without_strict_notes(diagnostics: list[Diagnostic], toolset: ToolSet) -> list[Diagnostic]:
+    """The diagnostics but strictify's TN221 of each tool the per-request limits sent
+    non-strict (TN226 says so instead)."""
+    by_name = {tool.name: tool.display for tool in toolset.tools}
+    gone = {(target, by_name[name]) for target, names in toolset.relaxed for name in names}
+    return [d for d in diagnostics if d.code != "TN221" or (d.target, d.path) not in gone]
 
 
 def _spec_paths(specs: Path, inputs: Snapshot) -> list[Path]:
@@ -323,8 +335,9 @@ def analyse_reusing(options: BuildOptions, contribution: Contribution = NOTHING)
         return analyse(options, contribution=contribution)
     inputs = snapshot_inputs(options.specs, state)
     inputs.sources = snapshot_sources(options, state)
-    memo = Memo(options.out)
     paths = _spec_paths(options.specs, inputs)
-    previous = Previous(options, inputs, state, memo, load_reuse(options, state))
-    reused = previous.units(paths, contribution.specs)
+    previous = Previous(options, inputs, state, Memo(None), load_reuse(options, state))
+    reused = previous.units(paths, contribution.specs, entries=False)  # nothing is rendered
+    # the memo helps only the specs made afresh (changed since the build)
+    memo = Memo(options.out) if len(reused) < len(paths) + len(contribution.specs) else None
     return analyse(options, memo, paths, reused, contribution)

@@ -38,6 +38,9 @@ class Emitted:
     alias: str | None = None  # the tool's name in this target's file, where it differs
     argument_map: str | None = None  # JSON [map, refs] of aliased property names (argmaps.py)
     null_map: str | None = None  # JSON [map, refs] of properties strictify made nullable
+    # what its strict entry counts against the target's per-request strict limits (optional,
+    # union parameters), where the target has such limits; None: not strict
+    strict_cost: tuple[int, int] | None = None
 
     @property
     def schema_errors(self) -> list[Diagnostic]:
@@ -185,6 +188,8 @@ def _emit(
             out.diagnostics += described
             emitted = replace(emitted, output_located=output, output_schema=output.schema)
     out.diagnostics += target.check(emitted, located, options)
+    if emitted.strict and target.strict_cost is not None:  # counted as it is sent
+        out.strict_cost = target.strict_cost(located) if located is not None else (0, 0)
     schema = located.schema if located is not None else None
     out.entry = target.entry(emitted, schema, options)
     return out

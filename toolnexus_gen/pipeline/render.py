@@ -22,7 +22,7 @@ from toolnexus_gen.ir import ToolSet, Unit
 from toolnexus_gen.pipeline.toolsets import extras
 from toolnexus_gen.pipeline.units import files_of
 from toolnexus_gen.targets import TARGETS
-from toolnexus_gen.targets.base import assemble, encode_entry, entry_depth
+from toolnexus_gen.targets.base import assemble, encode_entry, entry_depth, with_strict
 
 FileMap = dict[str, str]
 GITIGNORE = "# Written by toolnexus-gen.\n.toolnexus-gen.lock\n.toolnexus-gen.cache/\n"
@@ -33,6 +33,10 @@ class Rendered:
     files: FileMap
     # file -> unit rel -> (start, end) of its entry: what lets the next build reuse it
     layout: dict[str, dict[str, tuple[int, int]]] = field(default_factory=dict)
+
+
+def _nothing(entries: list[Any]) -> list[Any]:
+    return []
 
 
 def _beside(document: Callable[[list[Any]], Any], added: list[Any]) -> Callable[[list[Any]], Any]:
@@ -55,18 +59,26 @@ def render(
         carried = [unit for unit in units if file in unit.entries]
         encoded = [unit.entries[file] for unit in carried]
         target = next((name for name in toolset.targets if TARGETS[name].file == file), None)
+        depth = entry_depth(document)
+        if target is not None and TARGETS[target].strict_limits is not None:
+            encoded = _strictness(target, carried, encoded, depth, toolset)
+        # where each entry stands, as written (strict true/false differ in length)
+        spots = [(i, 0, len(text)) for i, text in enumerate(encoded)]
+        if target is not None and TARGETS[target].namespace_entry is not None:
+            encoded, spots = _namespaced(target, carried, encoded, depth)
         if target is not None:  # after its tools: its tool search tool, hosted tools
             infos = [unit.info for unit in carried if unit.info is not None]
             added = extras(target, infos, many)
             if target == "gemini":  # built-in tools stand beside the functionDeclarations wrapper
-                document = _beside(document, added)
+                # (no wrapper without declarations: Gemini rejects it)
+                document = _beside(document if encoded else _nothing, added)
             else:
-                depth = entry_depth(document)
                 encoded += [encode_entry(entry, depth) for entry in added]
         text, places = assemble(document, encoded)
         rendered.files[file] = text
         rendered.layout[file] = {
-            unit.rel: place for unit, place in zip(carried, places[: len(carried)], strict=True)
+            unit.rel: (places[outer][0] + offset, places[outer][0] + offset + length)
+            for unit, (outer, offset, length) in zip(carried, spots, strict=True)
         }
     aliases = alias_file(toolset)
     if aliases is not None:
@@ -78,6 +90,65 @@ def render(
     rendered.files.update(reused)
     rendered.files.update(render_package(toolset, header, missing))
     return rendered
+
+
+def _strictness(
+    target: str, units: Sequence[Unit], encoded: list[str], depth: int, toolset: ToolSet
+) -> list[str]:
+    """The entries with `strict` as the per-request limits decided (pipeline/strictness.py): a
+    reused unit's entry is what the last build wrote, either way."""
+    relaxed = frozenset(dict(toolset.relaxed).get(target, ()))
+    return [
+        text
+        if unit.info is None or unit.info.strict_cost(target) is None
+        else with_strict(text, depth, unit.info.name not in relaxed)
+        for unit, text in zip(units, encoded, strict=True)
+    ]
+
+
+def _namespaced(
+    target: str, units: Sequence[Unit], encoded: list[str], depth: int
+) -> tuple[list[str], list[tuple[int, int, int]]]:
+    """The file's entries with each namespace's tools inside its namespace tool, at the place of
+    its first tool (units encode those entries two levels deeper: units.py), and where each
+    unit's entry stands: (index among the entries, offset inside that entry, length)."""
+    entry = TARGETS[target].namespace_entry
+    assert entry is not None
+    grouped: dict[str, list[int]] = {}
+    for i, unit in enumerate(units):
+        if unit.info is not None and unit.info.namespace is not None:
+            grouped.setdefault(unit.info.namespace, []).append(i)
+    outer: list[str] = []
+    spots: list[tuple[int, int, int]] = [(0, 0, 0)] * len(units)
+    for i, unit in enumerate(units):
+        name = unit.info.namespace if unit.info is not None else None
+        if name is None:
+            spots[i] = (len(outer), 0, len(encoded[i]))
+            outer.append(encoded[i])
+            continue
+        inner = grouped[name]
+        if inner[0] != i:  # it stands in the namespace placed with the first of its tools
+            continue
+        members = [info for j in inner if (info := units[j].info) is not None]
+        text, offsets = _wrap(entry(name, members), [encoded[j] for j in inner], depth)
+        for j, offset in zip(inner, offsets, strict=True):
+            spots[j] = (len(outer), offset, len(encoded[j]))
+        outer.append(text)
+    return outer, spots
+
+
+def _wrap(wrapper: dict[str, Any], inner: list[str], depth: int) -> tuple[str, list[int]]:
+    """A namespace tool (`tools` its last key, empty) holding the encoded entries, as
+    encode_entry would write it whole; and the offset of each entry in it."""
+    text = encode_entry(wrapper, depth)
+    at = text.rindex("[]")
+    head = text[:at] + "[\n"
+    offsets, offset = [], len(head)
+    for item in inner:
+        offsets.append(offset)
+        offset += len(item) + 2  # and the ",\n" after it
+    body = ",\n".join(inner)
+    return f"{head}{body}\n{'  ' * (depth + 1)}]{text[at + 2 :]}", offsets
 
 
 ALIASES_FILE = "schemas/aliases.json"

@@ -95,6 +95,19 @@ def extras(target: str, tools: Sequence[ToolInfo], many: Many) -> list[dict[str,
     return found
 
 
+def namespaces(target: str, tools: Sequence[ToolInfo]) -> list[dict[str, Any]]:
+    """The namespace tools `target`'s file (or a toolset's request) holds, without their tools,
+    where the target groups deferred tools (OpenAI Responses)."""
+    entry = TARGETS[target].namespace_entry
+    if entry is None:
+        return []
+    grouped: dict[str, list[ToolInfo]] = {}
+    for tool in tools:
+        if tool.namespace is not None:
+            grouped.setdefault(tool.namespace, []).append(tool)
+    return [entry(name, members) for name, members in grouped.items()]
+
+
 def client_search(target: str, tools: Sequence[ToolInfo]) -> bool:
     """Whether the loops offer their client-side search_tools for these tools on `target`."""
     return (
@@ -117,11 +130,16 @@ def check(toolset: ToolSet, options: BuildOptions) -> list[Diagnostic]:
     for target in options.targets:
         carried = [tool for tool in toolset.tools if tool.for_target(target)]
         found += _limit(target, carried, many, None, bool(sets))
+        if toolset.tools and not carried:
+            found.append(_none_for(target, toolset.tools[0], None))
         for toolset_config in many.toolsets:
-            subset = [t for t in sets.get(toolset_config.name, []) if t.for_target(target)]
+            members = sets.get(toolset_config.name, [])
+            subset = [t for t in members if t.for_target(target)]
             if subset:
                 found += _limit(target, subset, many, toolset_config, True)
                 found += _subset_rules(target, subset, toolset_config, options)
+            elif members:
+                found.append(_none_for(target, members[0], toolset_config))
         found += _reserved(target, carried, many)
     found += _deferred(toolset.tools, sets, many)
     found += _gemini_rule(toolset, options)
@@ -162,6 +180,25 @@ def _limit(
     return [Diagnostic(culprit.display, line, col, code, message, severity, target=target)]
 
 
+def _none_for(target: str, first: ToolInfo, toolset: Toolset | None) -> Diagnostic:
+    """A request (a toolset, or the whole set) that holds no tool for `target`: every tool in
+    it excludes the target."""
+    what = f"toolset {toolset.name!r}" if toolset else "the whole set"
+    message = (
+        f"{what} holds no tool for {target} (each of its tools excludes it): a request with it "
+        "carries no tools; send it without them (the loops do)"
+    )
+    empty = TARGETS[target].empty_tools
+    if empty is not None:
+        message += f"; {empty}"
+    if toolset is not None:
+        return _at(toolset, "TN468", f"{target}: {message}", severity=Severity.WARNING)
+    line, col = first.place("name")
+    return Diagnostic(
+        first.display, line, col, "TN468", f"{target}: {message}", Severity.WARNING, target=target
+    )
+
+
 def _subset_rules(
     target: str, tools: list[ToolInfo], toolset: Toolset, options: BuildOptions
 ) -> list[Diagnostic]:
@@ -180,6 +217,8 @@ def _reserved(target: str, tools: list[ToolInfo], many: Many) -> list[Diagnostic
     }
     if client_search(target, tools):
         taken[SEARCH_TOOLS] = "the loops' client-side search for deferred tools"
+    for namespace in namespaces(target, tools):
+        taken[namespace["name"]] = "the namespace of its deferred tools"
     found = []
     for tool in tools:
         what = taken.get(tool.sent_name(target))
@@ -279,6 +318,7 @@ def set_cost(target: str, tools: Sequence[ToolInfo], many: Many) -> int:
     if target == "mcp":  # a server's list: deferral and hosted tools are the client's business
         return sum(tool.tokens_for(target) for tool in carried)
     total += sum(estimate(entry) for entry in extras(target, carried, many))
+    total += sum(estimate(entry) for entry in namespaces(target, carried))  # seen up front
     if client_search(target, carried):
         total += SEARCH_TOOLS_TOKENS
     return total + OVERHEAD.get(target, 0)

@@ -29,7 +29,6 @@ from toolnexus_gen.spec.load import Loader, LoadError, load_document
 from toolnexus_gen.spec.refs import ref_closure
 from toolnexus_gen.spec.validate import Validator
 from toolnexus_gen.targets import TARGETS
-from toolnexus_gen.targets.anthropic import optional_and_union_counts
 from toolnexus_gen.targets.base import encode_entry, entry_depth
 
 TOOLS_FILE = "schemas/tools.json"  # the neutral form behind tool_definitions()
@@ -128,6 +127,8 @@ def _unit(
     argument_aliases: list[tuple[str, str]] = []
     null_maps: list[tuple[str, str]] = []
     tokens: list[tuple[str, int]] = []
+    strict_costs: list[tuple[str, int, int]] = []
+    namespace = None
     for name in options.targets:
         if not tool.for_target(name):
             continue
@@ -146,8 +147,13 @@ def _unit(
             argument_aliases.append((name, made.argument_map))
         if made.null_map is not None:
             null_maps.append((name, made.null_map))
+        if made.strict_cost is not None:
+            strict_costs.append((name, *made.strict_cost))
         if made.entry is not None:
-            entries[target.file] = encode_entry(made.entry, depths[target.file])
+            depth = depths[target.file]
+            if target.namespace is not None and (namespace := target.namespace(tool)):
+                depth += 2  # in its namespace's `tools` list (render.py)
+            entries[target.file] = encode_entry(made.entry, depth)
             tokens.append((name, estimate(made.entry)))
     entries[TOOLS_FILE] = encode_entry(_definition(tool), depths[TOOLS_FILE])
     job = model_job(tool)
@@ -157,6 +163,8 @@ def _unit(
         argument_aliases=tuple(argument_aliases),
         null_maps=tuple(null_maps),
         tokens=tuple(tokens),
+        strict_costs=tuple(strict_costs),
+        namespace=namespace,
     )
     return Unit(
         rel,
@@ -172,7 +180,6 @@ def _unit(
 
 
 def info_of(tool: Tool) -> ToolInfo:
-    counts = optional_and_union_counts(tool.located) if tool.strict and tool.located else (0, 0)
     return ToolInfo(
         name=tool.name,
         description=tool.description,
@@ -181,7 +188,6 @@ def info_of(tool: Tool) -> ToolInfo:
         places=tuple(tool.place(key) for key in PLACED_KEYS),
         targets=tool.targets,
         strict=tool.strict,
-        strict_counts=counts,
         binding=None if tool.binding is None else canonical(tool.binding),
         groups=tool.groups,
         defer_loading=tool.defer_loading,

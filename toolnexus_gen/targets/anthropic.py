@@ -90,7 +90,8 @@ def check(tool: Tool, located: Located | None, options: dict[str, Any]) -> list[
 
 
 def check_all(tools: list[ToolInfo], options: dict[str, Any]) -> list[Diagnostic]:
-    strict = [tool for tool in tools if tool.strict]
+    """The per-request strict limits over the entries that go out strict (as emitted)."""
+    strict = [tool for tool in tools if tool.strict_cost(NAME) is not None]
     found = []
     if len(strict) > MAX_STRICT_TOOLS:
         found.append(
@@ -104,7 +105,8 @@ def check_all(tools: list[ToolInfo], options: dict[str, Any]) -> list[Diagnostic
         )
     optional = unions = 0
     for tool in strict:
-        optional, unions = optional + tool.strict_counts[0], unions + tool.strict_counts[1]
+        cost = tool.strict_cost(NAME) or (0, 0)
+        optional, unions = optional + cost[0], unions + cost[1]
         if optional > MAX_OPTIONAL or unions > MAX_UNIONS:
             found.append(
                 rules.at_tool(
@@ -221,7 +223,10 @@ def strict_findings(located: Located, target: str) -> Iterable[Diagnostic]:
 
 
 def optional_and_union_counts(located: Located) -> tuple[int, int]:
-    """What a strict tool adds to the per-request limits: optional and union parameters."""
+    """What a strict tool adds to the per-request limits: optional parameters (properties
+    outside `required`) and union parameters (nodes with `anyOf` or a list of types; strictify's
+    nullable properties are such), counted over every node of the schema as sent, `$defs`
+    included."""
     optional = unions = 0
     for _, node, _ in walk(located):
         required = rules.required_of(node)
@@ -278,4 +283,6 @@ TARGET = Target(
     PROPERTY_RULE,
     search_tool=search_tool,
     hosted=True,
+    strict_limits=(MAX_STRICT_TOOLS, MAX_OPTIONAL, MAX_UNIONS),
+    strict_cost=optional_and_union_counts,
 )

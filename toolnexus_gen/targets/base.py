@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -60,6 +60,15 @@ def encode_entry(entry: Any, depth: int) -> str:
     """One entry as dump_json writes it inside the file (JSON strings never hold a newline)."""
     pad = "  " * depth
     return pad + json.dumps(entry, indent=2, ensure_ascii=False).replace("\n", "\n" + pad)
+
+
+def with_strict(encoded: str, depth: int, strict: bool) -> str:
+    """An encoded entry (encode_entry at `depth`) with its top-level `strict` set as asked.
+    Only a key of the entry itself stands at the start of a line with exactly one more level of
+    indent (JSON strings never hold a newline), so nothing inside its schema is touched."""
+    key = "\n" + "  " * (depth + 1) + '"strict": '
+    old, new = ("true", "false") if not strict else ("false", "true")
+    return encoded.replace(key + old, key + new, 1)
 
 
 def assemble(
@@ -131,3 +140,13 @@ class Target:
     hosted: bool = False  # whether its requests carry provider-executed (hosted) tools
     # the most tools one request takes, and the rule saying so
     max_tools: tuple[int, str] | None = None
+    # per-request limits on strict tools (tools, optional and union parameters across them),
+    # and what one strict entry's schema counts against them (Anthropic)
+    strict_limits: tuple[int, int, int] | None = None
+    strict_cost: Callable[[Located], tuple[int, int]] | None = None
+    # where deferred tools are grouped into namespace tools (OpenAI Responses): the namespace a
+    # tool's entry goes in (None: it stands alone), and a namespace's entry, its `tools` empty
+    namespace: Callable[[Tool], str | None] | None = None
+    namespace_entry: Callable[[str, Sequence[ToolInfo]], dict[str, Any]] | None = None
+    # what the provider answers a request whose tool list is empty (None: it takes one)
+    empty_tools: str | None = None

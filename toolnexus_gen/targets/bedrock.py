@@ -69,4 +69,16 @@ def read(data: Any, out: Imported) -> None:
         )
 
 
-TARGET = Target(NAME, FILE, document, entry, must_inline, check, check_all, read, NAME_RULE)
+TARGET = Target(
+    NAME,
+    FILE,
+    document,
+    entry,
+    must_inline,
+    check,
+    check_all,
+    read,
+    NAME_RULE,
+    empty_tools="Bedrock rejects a toolConfig without tools: Value at 'toolConfig.tools' failed "
+    "to satisfy constraint: Member must have length greater than or equal to 1",
+)

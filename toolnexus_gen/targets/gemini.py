@@ -441,4 +441,6 @@ TARGET = Target(
     fallback=fallback,
     hosted=True,
     max_tools=(MAX_DECLARATIONS, "TN318"),
+    empty_tools="Gemini rejects a functionDeclarations wrapper without declarations: "
+    "tools[0].tool_type: required one_of 'tool_type' must have one initialized field",
 )

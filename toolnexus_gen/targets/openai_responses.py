@@ -2,14 +2,23 @@
 
 Responses normalises a tool into strict mode when `strict` is omitted, which silently makes
 optional arguments required; writing `strict: false` keeps the author's schema as written.
+
+Deferred tools go into `namespace` tools, as the provider recommends for tool search (its
+models were trained to search namespaces and MCP servers; a bare deferred function still shows
+its name and description up front, a namespace only its own): one per MCP server the tools
+come from, else per group (a tool's first), each described by the names of its tools. A
+deferred tool with neither stands alone. Calls come back with the function's own `name` and
+the `namespace` beside it, so they dispatch as before.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from toolnexus_gen.diagnostics import Diagnostic
 from toolnexus_gen.ir import Located, Tool, ToolInfo
+from toolnexus_gen.targets.aliases import make_alias
 from toolnexus_gen.targets.base import Target, input_schema
 from toolnexus_gen.targets.openai import MAX_TOOLS, NAME_RULE, check_schema
 from toolnexus_gen.targets.reading import Imported, add_spec, leftovers, require, tool_list
@@ -39,6 +48,30 @@ def entry(tool: Tool, schema: dict[str, Any] | None, options: dict[str, Any]) ->
     return result
 
 
+def namespace(tool: Tool) -> str | None:
+    """The namespace a deferred tool's entry goes in: its MCP server, else its first group (as
+    a name the provider takes); None for a loaded tool, or one with neither."""
+    if not tool.defer_loading:
+        return None
+    server = (tool.binding or {}).get("mcp", {}).get("server")
+    label = server if isinstance(server, str) else tool.groups[0] if tool.groups else None
+    if label is None:
+        return None
+    return make_alias(label, NAME_RULE.pattern, NAME_RULE.max_length, "-")
+
+
+def namespace_entry(name: str, tools: Sequence[ToolInfo]) -> dict[str, Any]:
+    """A namespace tool without its tools: its description names them (the runtime keeps that
+    list right when a toolset takes some of them)."""
+    names = ", ".join(tool.sent_name(NAME) for tool in tools)
+    return {
+        "type": "namespace",
+        "name": name,
+        "description": f"{name} tools, loaded through tool search: {names}",
+        "tools": [],
+    }
+
+
 def search_tool(mode: str) -> dict[str, Any]:
     """The hosted tool search tool that finds deferred functions (gpt-5.4 and later)."""
     return {"type": "tool_search"}
@@ -55,14 +88,23 @@ def check_all(tools: list[ToolInfo], options: dict[str, Any]) -> list[Diagnostic
 # -- import: provider JSON back to specs ------------------------------------------------------
 
 
+def _functions(data: Any) -> Iterator[tuple[str, Any]]:
+    """Each tool entry, and each inside a namespace, with where it stands."""
+    for i, entry in enumerate(tool_list(data)):
+        if isinstance(entry, dict) and entry.get("type") == "namespace":
+            for j, inner in enumerate(entry.get("tools") or []):
+                yield f"tools[{i}].tools[{j}]", inner
+        else:
+            yield f"tools[{i}]", entry
+
+
 def read(data: Any, out: Imported) -> None:
     """`toolnexus-gen import openai_responses FILE`: the specs a provider file holds."""
-    for i, entry in enumerate(tool_list(data)):
-        where = f"tools[{i}]"
-        require(entry, where, "name")
-        if entry.get("type", "function") != "function":
+    for where, entry in _functions(data):
+        if isinstance(entry, dict) and entry.get("type", "function") != "function":
             out.notes.append(f"{where}: a {entry.get('type')!r} tool is not a function; skipped")
             continue
+        require(entry, where, "name")
         # strict: false is what the build writes when a spec says nothing, so leave it unsaid.
         extra = {"strict": True} if entry.get("strict") is True else {}
         known = {"type", "name", "description", "parameters", "strict"}
@@ -90,4 +132,6 @@ TARGET = Target(
     search_tool=search_tool,
     hosted=True,
     max_tools=(MAX_TOOLS, "TN330"),
+    namespace=namespace,
+    namespace_entry=namespace_entry,
 )

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..core import RawCall, ToolResult, get
-from ..loops import Conversation, dump
+from ..loops import Conversation, dump, tools_key
 
 
 class Anthropic(Conversation):
@@ -37,7 +37,7 @@ class Anthropic(Conversation):
         ]
 
     def request(self) -> dict[str, Any]:
-        return {**self.base_request, "messages": self.history, "tools": self.schemas}
+        return {**self.base_request, "messages": self.history, **tools_key(self.schemas)}
 
     def absorb(self, response: Any) -> bool:
         # Server tool blocks (server_tool_use, web_search_tool_result, tool_search_tool_result)

@@ -63,7 +63,8 @@ class Bedrock(Conversation):
         tool_config = dict(request.get("toolConfig") or {})
         # Sent on every request: Bedrock rejects a history holding tool blocks without it.
         tool_config["tools"] = [*(tool_config.get("tools") or ()), *self.schemas]
-        request["toolConfig"] = tool_config
+        if tool_config["tools"]:  # Bedrock rejects a toolConfig without tools
+            request["toolConfig"] = tool_config
         request["messages"] = self.history
         return request
 

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..core import RawCall, ToolResult, get
-from ..loops import Conversation
+from ..loops import Conversation, tools_key
 
 
 def _parts(payload: Any) -> Any:
@@ -56,7 +56,7 @@ class Gemini(Conversation):
             config = config.model_dump(exclude_none=True)
         else:
             config = dict(config)
-        config["tools"] = [*(config.get("tools") or ()), *self.schemas]
+        config.update(tools_key([*(config.get("tools") or ()), *self.schemas]))
         # The loop runs the tools; the SDK must not try to.
         config.setdefault("automatic_function_calling", {"disable": True})
         if any("functionDeclarations" not in tool for tool in self.schemas):

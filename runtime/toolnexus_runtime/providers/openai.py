@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..core import RawCall, ToolResult, get
-from ..loops import Conversation, dump
+from ..loops import Conversation, dump, tools_key
 
 
 class OpenAIChat(Conversation):
@@ -40,7 +40,7 @@ class OpenAIChat(Conversation):
         return [t for t in schemas if allowed is None or t["function"]["name"] in allowed]
 
     def request(self) -> dict[str, Any]:
-        return {**self.base_request, "messages": self.history, "tools": self.schemas}
+        return {**self.base_request, "messages": self.history, **tools_key(self.schemas)}
 
     def absorb(self, response: Any) -> bool:
         message = get(get(response, "choices")[0], "message")

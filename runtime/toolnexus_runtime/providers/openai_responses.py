@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..core import RawCall, ToolResult, get
-from ..loops import Conversation, dump
+from ..loops import Conversation, dump, tools_key
 
 
 class OpenAIResponses(Conversation):
@@ -32,7 +32,7 @@ class OpenAIResponses(Conversation):
         ]
 
     def request(self) -> dict[str, Any]:
-        return {**self.base_request, "input": self.history, "tools": self.schemas}
+        return {**self.base_request, "input": self.history, **tools_key(self.schemas)}
 
     def absorb(self, response: Any) -> bool:
         # Server-executed items (tool_search_call/_output, web_search_call...) stay as they are.
