@@ -5,7 +5,9 @@ shared and noisy:
 - builds against datamodel-code-generator's own generate(), called once per tool on the same
   schemas with the options toolnexus-gen uses (warm, in one process), and against the start-up
   of `python -c "import click"`;
-- execute() against a direct call of the model and the handler, and against two peers.
+- execute() against a direct call of the model and the handler, and against two peers;
+- a whole tool loop (the seed project's benchmark, bench/seed_loop.py) against the seed
+  project's own Python port, toolnexus 0.21, in its own venv.
 
 Usage: python bench/run.py [--quick] [--runs N] [SIZES...]     (default sizes: 100 1000 10000)
 Builds run the real command line in a fresh process, as a pre-commit hook would.
@@ -503,6 +505,10 @@ def main() -> None:
     from mcp_http import bench_http
 
     bench_http(record)
+    print("== the seed project's benchmark: one question through a tool loop", flush=True)
+    from seed_loop import bench_seed_loop
+
+    bench_seed_loop(record)
     if "--execute" in args:  # only the run-time figures
         sizes = []
     if sizes:

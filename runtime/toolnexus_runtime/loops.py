@@ -20,8 +20,11 @@ Any other keyword argument goes to the SDK call unchanged.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Awaitable, Callable, Collection, Sequence
 from dataclasses import dataclass, field, replace
+from functools import cache
+from inspect import isawaitable
 from typing import Any, ClassVar
 
 from .core import (
@@ -33,6 +36,7 @@ from .core import (
     ToolContext,
     ToolkitCore,
     ToolResult,
+    load_schema,
 )
 from .portal import run_sync
 
@@ -86,6 +90,12 @@ def dump(obj: Any) -> Any:
     return obj
 
 
+@cache
+def _schemas(package: str, target: str) -> Any:
+    # Parsed once per process: a loop only reads them (select() makes its own list).
+    return load_schema(package, target)
+
+
 class Conversation:
     """One provider: how its responses carry tool calls and how replies go back (the round
     trip, static so a Toolkit uses it without a loop), and its side of the loop (build a
@@ -127,8 +137,11 @@ class Conversation:
         if allowed is not None:  # the names this provider's file gives them (name_aliases)
             sent = toolkit.sent_names(self.NAME)
             allowed = frozenset(sent.get(name, name) for name in allowed)
-        self.schemas = self.select(toolkit._provider_schema(self.NAME), allowed)
+        package = toolkit.SCHEMAS
+        schemas = _schemas(package, self.NAME) if package else toolkit._provider_schema(self.NAME)
+        self.schemas = self.select(schemas, allowed)
         self.base_request = request
+        self.raw = False  # whether the client answers raw (set by run/arun, see sender())
 
     # Each provider fills these in.
     def select(self, schemas: Any, allowed: frozenset[str] | None) -> Any:
@@ -155,30 +168,70 @@ class Conversation:
         )
         self.append(replies)
 
+    def sender(self, create: Callable[..., Any]) -> tuple[Callable[..., Any], bool]:
+        """What the loop calls for a model turn given the SDK's method, and whether that answers
+        raw: with an object whose `.content` is the JSON body and whose `.parse()` builds the
+        SDK's own response object (openai's `with_raw_response`)."""
+        return create, False
+
+    def read(self, response: Any) -> Any:
+        """The turn as absorb() and answer() take it."""
+        return json.loads(response.content) if self.raw else response
+
+    def final(self, response: Any) -> Any:
+        """The response object a RunResult holds (the SDK's own, also when read raw)."""
+        return response.parse() if self.raw else response
+
     # The loop itself, sync and async.
-    def run(self, send: Callable[..., Any]) -> RunResult:
+    def run(self, create: Callable[..., Any]) -> RunResult:
+        send, self.raw = self.sender(create)
         # On the shared event loop, sync handlers must not block it: they go to handler threads.
         policy = replace(self.policy, offload=True)
         response = None
         for turn in range(1, self.max_turns + 1):
             response = send(**self.request())
-            if not self.absorb(response):
-                return RunResult(response, self.history, turn, self.records)
-            run_sync(self.answer(response, policy))
-        raise self.exhausted(response)
+            data = self.read(response)
+            if not self.absorb(data):
+                return RunResult(self.final(response), self.history, turn, self.records)
+            run_sync(self.answer(data, policy))
+        raise self.exhausted(self.final(response))
 
-    async def arun(self, send: Callable[..., Awaitable[Any]]) -> RunResult:
+    async def arun(self, create: Callable[..., Awaitable[Any]]) -> RunResult:
+        send, self.raw = self.sender(create)
         response = None
         for turn in range(1, self.max_turns + 1):
             response = await send(**self.request())
-            if not self.absorb(response):
-                return RunResult(response, self.history, turn, self.records)
-            await self.answer(response, self.policy)
-        raise self.exhausted(response)
+            data = self.read(response)
+            if not self.absorb(data):
+                final = await _settled(self.final(response))
+                return RunResult(final, self.history, turn, self.records)
+            await self.answer(data, self.policy)
+        raise self.exhausted(await _settled(self.final(response)))
 
     def exhausted(self, response: Any) -> MaxTurnsExceeded:
         run = RunResult(response, self.history, self.max_turns, self.records)
         return MaxTurnsExceeded(self.NAME, self.max_turns, run)
+
+
+async def _settled(value: Any) -> Any:
+    # openai's raw parse() is sync in 1.x-3.x; its docs say it may become a coroutine.
+    return await value if isawaitable(value) else value
+
+
+def plain(value: Any) -> Any:
+    """Request data as JSON values, as the SDK would send it: pydantic models anywhere inside are
+    dumped the way its parameter transform dumps them; data holding none is returned as is."""
+    if isinstance(value, dict):
+        items = {key: plain(item) for key, item in value.items()}
+        return value if all(items[key] is item for key, item in value.items()) else items
+    if isinstance(value, (list, tuple)):
+        elements = [plain(item) for item in value]
+        same = all(a is b for a, b in zip(elements, value, strict=True))
+        return value if same and isinstance(value, list) else elements
+    if hasattr(value, "model_dump"):
+        exclude = getattr(value, "__api_exclude__", None)
+        return value.model_dump(mode="json", exclude_unset=True, exclude=exclude)
+    return value
 
 
 def messages(history: Any) -> list[Any]:

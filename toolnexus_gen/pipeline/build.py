@@ -35,6 +35,7 @@ from toolnexus_gen.incremental.parallel import pool_for
 from toolnexus_gen.ir import ToolInfo, ToolSet, Unit
 
 if TYPE_CHECKING:
+    from toolnexus_gen.codegen.models import Models
     from toolnexus_gen.fs.output import Report
     from toolnexus_gen.pipeline.render import FileMap
 
@@ -82,9 +83,10 @@ def analyse(
     memo: Memo | None = None,
     paths: Sequence[Path] | None = None,
     reused: Sequence[Unit] = (),
+    models: Models | None = None,
 ) -> Analysis:
-    """Every spec's unit (the reused ones given, the others made now) and the whole set's
-    diagnostics; nothing is rendered."""
+    """Every spec's unit (the reused ones given, the others made now, their models started on
+    `models`) and the whole set's diagnostics; nothing is rendered."""
     paths = discover(options.specs) if paths is None else paths
     from toolnexus_gen.pipeline.units import make_units
     from toolnexus_gen.spec.validate import cross_tool
@@ -97,7 +99,8 @@ def analyse(
         for path in paths
         if path.relative_to(options.specs).as_posix() not in known and path not in links
     ]
-    units = [*reused, *make_units(fresh, options, header_for(options), memo or Memo(None))]
+    made = make_units(fresh, options, header_for(options), memo or Memo(None), models)
+    units = [*reused, *made]
     diagnostics = [d for unit in units for d in unit.diagnostics]
     for link in links:
         kind = "folder" if link.is_dir() else "file"
@@ -222,18 +225,19 @@ def generate(
         kept = load_reuse(options, state) if state and use_cache else {}  # while workers start
         from toolnexus_gen.codegen.package import HANDLERS_HEAD, package_keys, update_handlers
         from toolnexus_gen.incremental.reuse import Previous, records
-        from toolnexus_gen.pipeline.render import render, render_models
+        from toolnexus_gen.pipeline.render import model_maker, render, render_models
 
         inputs = snapshot_inputs(options.specs, state if use_cache else None)  # before reading
         memo = Memo(options.out if use_cache else None)
+        header = header_for(options)
+        models = model_maker(header, memo)  # the workers make each model as its unit is made
         paths = _spec_paths(options.specs, inputs)  # the snapshot's walk, not another one
         previous = Previous(options, inputs, state, memo, kept) if use_cache else None
         reused = previous.units(paths) if previous else []
-        analysis = analyse(options, memo, paths, reused)
+        analysis = analyse(options, memo, paths, reused, models)
         toolset, diagnostics = analysis.toolset, analysis.diagnostics
         if has_errors(diagnostics):
             return Generated(None, toolset, diagnostics)
-        header = header_for(options)
         keys = package_keys(toolset, header)
         package = previous.package(keys) if previous else {}
         if (
@@ -250,7 +254,7 @@ def generate(
         rendered = render(toolset, analysis.units, header, package)
         reuse = records(analysis.units, rendered.layout, keys)  # while the workers warm up
         try:
-            rendered.files.update(render_models(toolset, analysis.units, header, memo))
+            rendered.files.update(render_models(toolset, analysis.units, models))
         except DiagnosticsError as exc:
             return Generated(None, toolset, sorted(diagnostics + exc.diagnostics))
     files = dict(sorted(rendered.files.items()))

@@ -18,7 +18,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from toolnexus_gen.codegen.models import model_job, model_key
+from toolnexus_gen.codegen.models import Models, model_job, model_key
 from toolnexus_gen.config.options import BuildOptions, Header
 from toolnexus_gen.diagnostics import Diagnostic, Severity, has_errors
 from toolnexus_gen.incremental.cache import Memo, sha, unit_key
@@ -62,9 +62,14 @@ def _definition(tool: Tool) -> dict[str, Any]:
 
 
 def make_units(
-    paths: Sequence[Path], options: BuildOptions, header: Header, memo: Memo
+    paths: Sequence[Path],
+    options: BuildOptions,
+    header: Header,
+    memo: Memo,
+    models: Models | None = None,
 ) -> list[Unit]:
-    """The units of these spec files, made afresh."""
+    """The units of these spec files, made afresh; each unit's model is started on `models` as
+    soon as the unit is made."""
     load = Loader()  # shared files are read once, however many specs reach them
     validator = Validator(options.specs, options.targets, memo, load)
     documents: list[Document] = []
@@ -77,7 +82,10 @@ def make_units(
     validator.prevalidate(documents)
     depths = {file: entry_depth(document) for file, document in files_of(options.targets).items()}
     for document in documents:
-        units.append(_unit(document, validator, options, header, memo, load, depths))
+        unit = _unit(document, validator, options, header, memo, load, depths)
+        if models is not None and unit.model_job is not None and unit.model_key is not None:
+            models.start(unit.model_key, unit.model_job)
+        units.append(unit)
     return units
 
 
