@@ -210,7 +210,6 @@ def ours_worker(url: str, config: str, package_dir: str, kind: str) -> Callable[
     sys.path.insert(0, package_dir)
     import openai
     from benchtools import ToolHandlers, Toolkit  # type: ignore[import-not-found]
-    from toolnexus_runtime import openai_compatible
 
     if config != "native":
         raise SystemExit(f"unknown configuration {config!r}")
@@ -231,6 +230,8 @@ def ours_worker(url: str, config: str, package_dir: str, kind: str) -> Callable[
         if response.choices[0].message.content != FINAL_TEXT or len(run.tool_calls) != 2:
             raise SystemExit(f"{kind}: unexpected result {run.response!r}")
 
+    if kind.endswith("_thin"):
+        from toolnexus_runtime import openai_compatible
     if kind == "run_thin":
         thin = openai_compatible.Client(base_url=url, api_key="sk-mock")
         return lambda: check(toolkit.run_openai(thin, model=MODEL, messages=QUESTION))

@@ -161,3 +161,10 @@ def test_a_client_without_raw_responses_still_runs(tk: Any) -> None:
         "assistant",
         "tool",
     ]
+
+
+def test_streaming_is_refused_before_any_request(tk: Any) -> None:
+    client, script = scripted.client_for("openai", ["ok"])
+    with pytest.raises(ValueError, match="stream=True is not supported"):
+        tk.run_openai(client, model="m", messages="hi", stream=True)
+    assert script.requests == []

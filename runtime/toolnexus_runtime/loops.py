@@ -121,6 +121,11 @@ class Conversation:
         max_turns = options.max_turns
         if isinstance(max_turns, bool) or not isinstance(max_turns, int) or max_turns < 1:
             raise ValueError(f"max_turns must be a positive integer, not {max_turns!r}")
+        if request.get("stream"):
+            raise ValueError(
+                "a tool loop reads each model turn whole: stream=True is not supported here "
+                "(stream the final answer yourself from run.messages, or drop stream=True)"
+            )
         allowed = toolkit._tool_subset(options.tools)
         self.toolkit = toolkit
         self.history = history

@@ -31,7 +31,7 @@ from toolnexus_gen.spec.validate import Validator
 from toolnexus_gen.targets import TARGETS
 from toolnexus_gen.targets.aliases import ArgumentMap, alias_properties, make_alias
 from toolnexus_gen.targets.anthropic import optional_and_union_counts
-from toolnexus_gen.targets.base import Target, effective, encode_entry, entry_depth
+from toolnexus_gen.targets.base import Target, effective, encode_entries, entry_depth
 from toolnexus_gen.targets.describe import describe
 from toolnexus_gen.targets.rules import cycle_finding
 from toolnexus_gen.targets.transforms import strictify
@@ -178,9 +178,8 @@ def _unit(
                 emitted = replace(emitted, output_located=output, output_schema=output.schema)
         diagnostics += target.check(emitted, located, target_options)
         schema = located.schema if located is not None else None
-        entry = target.entry(emitted, schema, target_options)
-        entries[target.file] = encode_entry(entry, depths[target.file])
-    entries[TOOLS_FILE] = encode_entry(_definition(tool), depths[TOOLS_FILE])
+        entries[target.file] = target.entry(emitted, schema, target_options)
+    entries[TOOLS_FILE] = _definition(tool)
     job = model_job(tool)
     info = replace(
         info_of(tool),
@@ -194,7 +193,7 @@ def _unit(
         files,
         tuple(diagnostics),
         info,
-        dict(sorted(entries.items())),
+        dict(sorted(encode_entries(entries, depths).items())),
         model_key(memo, job, header),
         job,
         model_input(document.data),
