@@ -1,6 +1,9 @@
 # Two commands do all the set-up on a fresh machine (python3, git, make):
-#   make demo   - venv, install, generate both examples, run the seed's round trips and one tool
-#                 loop per provider (official SDK clients, scripted model turns, no network)
+#   make demo   - venv, install, generate the examples (the notes example syncs its MCP server
+#                 first), run the seed's round trips, one tool loop per provider, a coding agent
+#                 on the built-in tools, an agent on REST tools imported from an OpenAPI document
+#                 and one on a local tool plus an upstream MCP server (official SDK clients,
+#                 scripted model turns, local servers, no network)
 #   make test   - the same set-up, then the whole test suite (under 5 minutes)
 #   make test-all - make test plus the long soak tests (200 SIGKILLs)
 #   make bench  - the benchmarks (bench/run.py; see README, Performance)
@@ -17,7 +20,7 @@ GEN := $(VENV)/bin/toolnexus-gen
 $(VENV)/.installed: pyproject.toml runtime/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e './runtime[mcp,otel]' -e '.[test]'
+	$(PY) -m pip install --quiet -e './runtime[mcp,otel,webfetch,rest,builtins]' -e '.[test]'
 	touch $@
 
 demo: $(VENV)/.installed
@@ -25,6 +28,12 @@ demo: $(VENV)/.installed
 	$(PY) examples/weather/demo.py
 	cd examples/shop && ../../$(GEN) build
 	$(PY) examples/shop/demo.py
+	cd examples/agent && ../../$(GEN) build
+	$(PY) examples/agent/agent.py
+	cd examples/todo && ../../$(GEN) build
+	$(PY) examples/todo/demo.py
+	cd examples/notes && PYTHON=$(abspath $(PY)) ../../$(GEN) sync && ../../$(GEN) build
+	$(PY) examples/notes/demo.py
 	$(PY) examples/frameworks/pydantic_ai_agent.py
 	$(PY) examples/frameworks/openai_agents_sdk.py
 	$(PY) examples/frameworks/langgraph_tool_node.py
@@ -32,13 +41,20 @@ demo: $(VENV)/.installed
 check-examples: $(VENV)/.installed
 	$(GEN) build examples/weather/specs --out examples/weather/tools --check
 	cd examples/shop && ../../$(GEN) build --check
+	cd examples/agent && ../../$(GEN) build --check
+	cd examples/todo && ../../$(GEN) build --check
+	cd examples/notes && ../../$(GEN) build --check
+	cd examples/notes && PYTHON=$(abspath $(PY)) ../../$(GEN) sync --check
+
+# The suite runs on every core (pytest-xdist), a test file per worker at a time.
+PYTEST := $(PY) -m pytest -q -n auto --dist loadfile
 
 test: $(VENV)/.installed check-examples
-	$(PY) -m pytest -q
+	$(PYTEST)
 
 # Everything make test runs, plus the long soak tests (the 200-SIGKILL crash test).
 test-all: $(VENV)/.installed check-examples
-	$(PY) -m pytest -q -m "soak or not soak"
+	$(PYTEST) -m "soak or not soak"
 
 bench: $(VENV)/.installed
 	$(PY) -m pip install --quiet -e '.[test,bench]'

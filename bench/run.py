@@ -8,8 +8,12 @@ shared and noisy:
 - execute() against a direct call of the model and the handler, and against two peers;
 - a whole tool loop (the seed project's benchmark, bench/seed_loop.py) against the seed
   project's own Python port, toolnexus 0.21, in its own venv.
+- the seed's headline loop with its tools on an MCP stdio server, against the seed project's own
+  Python port (toolnexus 0.21, in a separate venv; bench/seed_loop_mcp.py).
 
 Usage: python bench/run.py [--quick] [--runs N] [SIZES...]     (default sizes: 100 1000 10000)
+       python bench/run.py --execute      (only the run-time figures: execute and MCP over HTTP)
+       python bench/mcp_http.py           (only MCP over HTTP against FastMCP)
 Builds run the real command line in a fresh process, as a pre-commit hook would.
 """
 
@@ -94,6 +98,11 @@ def write_specs(folder: Path, count: int) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     for i in range(count):
         (folder / f"tool_{i:05}.json").write_text(json.dumps(synthetic_spec(i), indent=2))
+    # Over 128 (512) tools and no toolsets: every request would send them all, which is an error
+    # (TN330, TN318); these builds measure the generator, so the limits are silenced.
+    (folder.parent / "pyproject.toml").write_text(
+        '[tool.toolnexus-gen]\nignore = ["TN318", "TN330"]\n'
+    )
     return folder
 
 
@@ -509,6 +518,17 @@ def main() -> None:
     from seed_loop import bench_seed_loop
 
     bench_seed_loop(record)
+    print(
+        "== the seed's headline loop, MCP configuration (toolnexus 0.21 side by side)", flush=True
+    )
+    from seed_loop_mcp import bench_seed_loop_mcp
+
+    bench_seed_loop_mcp(record)
+
+    print("== many tools: toolsets in a build, list --budget", flush=True)
+    from many import bench_many
+
+    bench_many(record, runs)
     if "--execute" in args:  # only the run-time figures
         sizes = []
     if sizes:

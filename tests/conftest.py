@@ -126,3 +126,13 @@ WEATHER = {
     },
     "now.yaml": {"description": "Current time"},
 }
+
+
+@pytest.fixture(scope="session")
+def upstream(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """A third-party MCP server over streamable HTTP behind a bearer token (tests/upstream_mcp.py,
+    uvicorn on 127.0.0.1), shared by the tests of MCP sources."""
+    from mcp_helpers import http_upstream
+
+    with http_upstream(tmp_path_factory.mktemp("http_upstream")) as server:
+        yield server

@@ -213,3 +213,63 @@ def test_an_overlong_name_is_cut_with_a_stable_hash(tmp_path: Path) -> None:
     assert len(alias) == 64 and re.fullmatch(r"[a-zA-Z0-9_-]{1,64}", alias)
     assert alias == make_alias(long, r"[a-zA-Z0-9_-]{1,64}", 64)
     assert alias != make_alias("y." * 50, r"[a-zA-Z0-9_-]{1,64}", 64)
+
+
+MCP_SPEC = {
+    "geo:weather.json": {
+        "description": "Weather",
+        "input_schema": {
+            "type": "object",
+            "properties": {"city": {"type": "string"}},
+            "required": ["city"],
+        },
+        "output_schema": {
+            "type": "object",
+            "properties": {"celsius": {"type": "number"}},
+            "required": ["celsius"],
+        },
+    }
+}
+
+
+def test_the_mcp_server_maps_an_aliased_tool_and_its_arguments_back(tmp_path: Path) -> None:
+    from toolnexus_runtime.mcp import mcp_server
+
+    (tmp_path / "pyproject.toml").write_text("[tool.toolnexus-gen]\nname_aliases = true\n")
+    mcp_pkg = build_in(tmp_path, MCP_SPEC)
+    # MCP takes this tool's names as they are today; give its file an alias for the tool and a
+    # property, as the other targets' files have, to hold the server to the same mapping.
+    schemas = Path(mcp_pkg.__file__).parent / "schemas"
+    listed = json.loads((schemas / "mcp.json").read_text())
+    listed[0]["name"] = "geo_weather"
+    listed[0]["inputSchema"]["properties"] = {"town": {"type": "string"}}
+    listed[0]["inputSchema"]["required"] = ["town"]
+    (schemas / "mcp.json").write_text(json.dumps(listed))
+    aliases = json.loads((schemas / "aliases.json").read_text())
+    aliases["tools"]["mcp"] = {"geo_weather": "geo:weather"}
+    aliases["arguments"]["mcp"] = {"geo:weather": {"town": ["city", {}]}}
+    (schemas / "aliases.json").write_text(json.dumps(aliases))
+
+    class Handlers(mcp_pkg.ToolHandlers):  # type: ignore[misc]
+        seen: list[Any] = []
+
+        def geo_weather(self, args: Any, ctx: Any) -> Any:
+            self.seen.append((args.city, ctx.tool_name))
+            return {"celsius": "warm"} if args.city == "Rome" else {"celsius": 21.5}
+
+    server = mcp_server(mcp_pkg.Toolkit(Handlers()))
+    entry = server._request_handlers["tools/call"]
+    call_tool = getattr(entry, "handler", None) or entry[1]
+    ctx = type("C", (), {"request_id": 3})()
+
+    def call(arguments: dict[str, Any]) -> Any:
+        params = type("P", (), {"name": "geo_weather", "arguments": arguments, "meta": None})()
+        return asyncio.run(call_tool(ctx, params))
+
+    good = call({"town": "Oslo"})
+    assert not good.is_error, good
+    assert good.structured_content == {"celsius": 21.5}
+    assert Handlers.seen == [("Oslo", "geo:weather")]
+    # the outputSchema is the aliased tool's: a result that breaks it is an error
+    bad = call({"town": "Rome"})
+    assert bad.is_error and "does not match the outputSchema at celsius" in bad.content[0].text

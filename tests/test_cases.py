@@ -5,7 +5,9 @@
   runs against an output folder that already holds a good build and must leave it unchanged.
 - `compat/<case>`: one provider-compatibility rule each, with the schema fragment users hit
   (and an optional `setup_case.py`, as above).
-  `expected.txt` as above; when the result is an error nothing may change on disk.
+  `expected.txt` as above; when the result is an error nothing may change on disk, else every
+  provider file is accepted by its SDK and by the providers' documented rules (`reach_*`: the
+  profile's answers to what broke providers in real tool sets).
 - `clean/<case>`: schemas that every selected target must take without a single diagnostic, and
   whose output files each provider's SDK accepts.
 
@@ -23,6 +25,7 @@ from pathlib import Path
 
 import pytest
 from conftest import WEATHER, cli, snapshot, write_specs
+from provider_rules import violations
 from sdk_check import assert_accepted
 
 CASES = Path(__file__).parent / "cases"
@@ -71,6 +74,11 @@ def test_compat_case(case: str, tmp_path: Path) -> None:
     check_expected("compat", case, result)
     if result.exit_code != 0:
         assert snapshot(out) == before, "a failed build must leave the output folder untouched"
+    else:
+        schemas = {p.stem: json.loads(p.read_text()) for p in (out / "schemas").glob("*.json")}
+        if schemas.get("tools"):  # (an empty set is the TN118 case: Bedrock refuses no tools)
+            assert_accepted(schemas)
+            assert violations(schemas) == []
 
 
 @pytest.mark.parametrize("case", folders("clean"))

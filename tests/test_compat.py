@@ -163,11 +163,11 @@ def test_transforms_before_and_after(tmp_path: Path) -> None:
 def test_openai_and_gemini_tool_count_limits(tmp_path: Path) -> None:
     many = {f"t{i:03}.yaml": {"description": f"tool {i}"} for i in range(129)}
     specs = write_specs(tmp_path / "specs", many)
-    # A warning: the file may hold more tools than one request sends (run_openai(tools=[...])).
+    # Without toolsets every request sends them all: an error, pointing at the 129th tool.
     result = cli("build", str(specs), "--out", str(tmp_path / "out"), "--target", "openai")
-    assert result.exit_code == 0
-    assert "t128.yaml" in result.stderr and "warning[TN330]" in result.stderr
-    assert "129 tools" in result.stderr
+    assert result.exit_code == 2
+    assert "t128.yaml" in result.stderr and "error[TN330]" in result.stderr
+    assert "129 tools" in result.stderr and not (tmp_path / "out").exists()
     gemini = cli("build", str(specs), "--out", str(tmp_path / "o2"), "--target", "gemini")
     assert gemini.exit_code == 0 and "TN318" not in gemini.stderr  # 129 <= 512
 
@@ -204,7 +204,7 @@ def test_explain_prints_a_rules_provider_text_and_fix() -> None:
     from toolnexus_gen.targets.rules import RULES
 
     for code, rule in RULES.items():
-        assert code.startswith("TN3") and rule.provider_error and rule.fix
+        assert code.startswith(("TN3", "TN46")) and rule.provider_error and rule.fix
 
 
 def mcp_sample_specs(folder: Path, name: str) -> Path:

@@ -41,6 +41,13 @@ def test_weather_demo() -> None:
     assert "demo: all round trips and loops ok" in done.stdout
 
 
+def test_agent_demo_edits_its_scratch_workspace() -> None:
+    done = python("agent.py", cwd=EXAMPLES / "agent")
+    assert done.returncode == 0, done.stderr
+    assert "agent demo: ok" in done.stdout
+    assert "error read        '../secret.txt' is outside the workspace" in done.stdout
+
+
 def test_shop_demo_every_provider() -> None:
     done = python("demo.py", cwd=EXAMPLES / "shop")
     assert done.returncode == 0, done.stderr
@@ -48,6 +55,18 @@ def test_shop_demo_every_provider() -> None:
         line = next(line for line in done.stdout.splitlines() if line.startswith(provider + " "))
         assert "4 turns; calls: search_products, get_product, add_to_cart, checkout" in line, line
     assert done.stdout.count("ORD-1001") == 5
+
+
+def test_todo_demo_rest_tools_from_an_openapi_document() -> None:
+    done = python("demo.py", cwd=EXAMPLES / "todo")
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert (
+        lines[2] == 'updateTodo: {"id": 1, "title": "Buy milk", "done": true, "due": "2026-06-01"}'
+    )
+    assert 'deleteTodo(99): HTTP 404: {"error": "no such to-do"}' in lines
+    assert "demo-token" not in done.stdout + done.stderr  # the token stays in the environment
+    assert lines[-1] == "todo demo: an OpenAPI document, four tools, no handler code"
 
 
 def test_shop_served_over_mcp(tmp_path: Path) -> None:
@@ -112,3 +131,12 @@ def test_framework_examples_call_retry_and_answer(script: str) -> None:
     assert "Invalid arguments for tool 'get_weather': city: Field required" in out
     assert "handler: get_weather(city='Oslo')" in out
     assert "answer: " in out and "21C" in out.split("answer: ")[1]
+
+
+def test_notes_demo_local_tool_and_mcp_server_in_one_toolkit() -> None:
+    done = python("demo.py", cwd=EXAMPLES / "notes")
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    assert "read_note, an error the server reported: " in out and "no note titled 'boats'" in out
+    assert "openai loop: 3 turns; calls: notes_search_notes, word_count, notes_read_note" in out
+    assert "notes demo: one local tool and one MCP server in one toolkit" in out

@@ -32,6 +32,28 @@ HOSTILE = {
         "description": "builtin\nmultiline\n\n  indented\ttab\x00nul\u2028sep",
         "targets": {"exclude": ["gemini"]},
     },
+    # a tool from another source: no handler method, its binding (odd strings too) in TOOLS
+    "upstream.yaml": {
+        "description": "A tool served by an MCP server",
+        "input_schema": {"type": "object", "properties": {"q": {"type": "string"}}},
+        "source": {"mcp": {"server": 'o"k\\', "tool": "na'me"}},
+    },
+    # a REST call: its long binding split as ruff format splits it, odd strings escaped
+    "rest_call.yaml": {
+        "description": "A REST call",
+        "input_schema": {
+            "type": "object",
+            "properties": {"id": {"type": "string"}, "q": {"type": "string"}},
+            "required": ["id"],
+        },
+        "http": {
+            "method": "POST",
+            "url": "https://api.example.test/v1/a/rather/long/path/{id}/with/\"quotes'\\",
+            "headers": {"Authorization": "Bearer ${TOKEN}", "X-Note": "\"\"\" ''' \\ %"},
+            "query": ["q"],
+            "timeout": 2.5,
+        },
+    },
     "user_uses_user_user.yaml": {
         "description": 'Ends with a quote "',
         "input_schema": {
@@ -48,13 +70,15 @@ HOSTILE = {
         },
     },
 }
-PYTHON_FILES_OF = ("weather", "hostile")
+PYTHON_FILES_OF = ("weather", "hostile", "agent_tools")
 
 
 @pytest.fixture(scope="module")
 def packages(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("quality")
     shutil.copytree(ROOT / "examples/weather/tools", root / "weather")
+    # built-in tools and a skill tool (bound tools, skills_prompt)
+    shutil.copytree(ROOT / "examples/agent/agent_tools", root / "agent_tools")
     specs = write_specs(root / "hostile_specs", HOSTILE)
     result = cli("build", str(specs), "--out", str(root / "hostile"))
     assert result.exit_code == 0, result.stderr
@@ -95,22 +119,45 @@ def test_ruff_check_and_format(packages: Path) -> None:
     assert fmt.returncode == 0, fmt.stdout + fmt.stderr
 
 
+@pytest.mark.parametrize(
+    "rules",
+    [
+        [],
+        ["--select", "E4,E7,E9,F,RUF100"],
+        ["--select", "E,W,F,I,UP,B,RUF100", "--ignore", "E501"],
+    ],
+    ids=["ruff-defaults", "defaults-and-unused-noqa", "house-rules-and-unused-noqa"],
+)
+def test_ruff_passes_without_suppressions_it_does_not_need(
+    packages: Path, rules: list[str]
+) -> None:
+    """Whatever rules ruff enables by default (they change between releases), generated code
+    passes them, and carries no `noqa` that a rule set leaves unused."""
+    ruff = str(Path(sysconfig.get_path("scripts")) / "ruff")
+    check = run(ruff, "check", "--isolated", *rules, *PYTHON_FILES_OF, cwd=packages)
+    assert check.returncode == 0, check.stdout + check.stderr
+    for path in (packages / "hostile").rglob("*.py"):
+        assert "noqa" not in path.read_text(), path
+
+
 def test_hostile_strings_cannot_inject_and_round_trip(packages: Path) -> None:
     script = (
         "import json, hostile, hostile.handlers as h\n"
         "doc = {t['name']: t['description'] for t in hostile.tool_definitions()}\n"
-        "print(json.dumps([doc, h.ToolHandlers.class_.__doc__, sorted(hostile.TOOLS)]))\n"
+        "b = hostile.TOOLS['upstream'].binding\n"
+        "print(json.dumps([doc, h.ToolHandlers.class_.__doc__, sorted(hostile.TOOLS), b]))\n"
     )
     result = run(sys.executable, "-c", script, cwd=packages)
     assert result.returncode == 0, result.stderr
     import json
 
-    descriptions, class_doc, names = json.loads(result.stdout)
+    descriptions, class_doc, names, binding = json.loads(result.stdout)
     assert descriptions == {
         name.removesuffix(".yaml"): spec["description"] for name, spec in HOSTILE.items()
     }
     assert class_doc == HOSTILE["class.yaml"]["description"]
-    assert names == ["None", "class", "print", "user_uses_user_user"]
+    assert names == ["None", "class", "print", "rest_call", "upstream", "user_uses_user_user"]
+    assert binding == HOSTILE["upstream.yaml"]["source"]
 
 
 RUNTIME_ONLY_SCRIPT = """
@@ -151,8 +198,9 @@ print(" ".join(third_party))
 def test_generated_package_runs_with_only_the_runtime_installed(
     packages: Path, tmp_path: Path
 ) -> None:
-    """A fresh venv with only `pip install ./runtime` (and so pydantic): execute, a round trip and
-    a tool loop of a generated package, with no generator, jinja2, click or SDK in sight."""
+    """A fresh venv with only `pip install ./runtime` (and so pydantic, and regex for the built-in
+    grep): execute, a round trip and a tool loop of a generated package, with no generator,
+    jinja2, click or SDK in sight."""
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
     python = venv / "bin" / "python"
@@ -162,19 +210,37 @@ def test_generated_package_runs_with_only_the_runtime_installed(
     assert install.returncode == 0, install.stderr
     listed = run(str(python), "-m", "pip", "list", "--format=freeze", cwd=tmp_path).stdout
     names = {line.split("==")[0].lower().replace("_", "-") for line in listed.split()}
-    assert names - {"pip", "setuptools", "wheel"} == {
+    required = {
         "toolnexus-runtime",
         "pydantic",
         "pydantic-core",
         "annotated-types",
         "typing-extensions",
         "typing-inspection",
+        "anyio",
+        "idna",  # anyio's
+        "packaging",
     }
+    # what anyio needs differs a little by its release and the Python version
+    assert (
+        required
+        <= names - {"pip", "setuptools", "wheel"}
+        <= required
+        | {
+            "sniffio",
+            "exceptiongroup",
+        }
+    )
     result = run(str(python), "-c", RUNTIME_ONLY_SCRIPT, cwd=packages)
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
     assert lines[:4] == ["Chennai: 21C, clear", "12:00", "2 Oslo: 21C, clear", "isolated"]
     assert set(lines[4].split()) <= {
+        "anyio",  # the sync round trip ran its handler in a worker thread
+        "exceptiongroup",
+        "idna",
+        "packaging",
+        "sniffio",
         "annotated_types",
         "pydantic",
         "pydantic_core",

@@ -200,3 +200,93 @@ def test_langgraph_tool_node_in_a_graph(tools: Any, tk: Any, calls: list[Any]) -
     )
     assert isinstance(message, ToolMessage) and message.tool_call_id == "t3"
     assert calls[-1] == ("Rome", "t3", "langchain")
+
+
+def test_pydantic_ai_sends_a_non_strict_tool_as_written(tools: Any, tk: Any) -> None:
+    """pydantic-ai decides strictness itself when a tool's `strict` is None (and rewrites the
+    schema to OpenAI's strict form): a non-strict spec must reach OpenAI unchanged."""
+    import httpx2
+    from openai import AsyncOpenAI
+    from pydantic_ai import Agent
+    from pydantic_ai.models.openai import OpenAIChatModel
+    from pydantic_ai.providers.openai import OpenAIProvider
+    from toolnexus_runtime.integrations import pydantic_ai_toolset
+
+    sent: list[Any] = []
+
+    def reply(request: Any) -> Any:
+        sent.append(json.loads(request.content))
+        message = {"role": "assistant", "content": "Clear."}
+        body = {
+            "id": "r1",
+            "object": "chat.completion",
+            "created": 0,
+            "model": "gpt-4o",
+            "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
+        }
+        return httpx2.Response(200, json=body)
+
+    client = AsyncOpenAI(
+        api_key="test", http_client=httpx2.AsyncClient(transport=httpx2.MockTransport(reply))
+    )
+    model = OpenAIChatModel("gpt-4o", provider=OpenAIProvider(openai_client=client))
+    agent = Agent(model, toolsets=[pydantic_ai_toolset(tk)])
+    assert agent.run_sync("Weather in Oslo?").output == "Clear."
+    offered = {t["function"]["name"]: t["function"] for t in sent[0]["tools"]}
+    for name, definition in checked_in(tools).items():
+        assert definition["strict"] is False  # the weather specs are not strict
+        assert offered[name]["parameters"] == definition["parameters"], name
+        assert offered[name].get("strict", False) is False, name
+
+
+def test_langchain_passes_a_property_named_run_manager_and_carries_strict(
+    tmp_path: Any,
+) -> None:
+    from conftest import build_in
+    from langchain_core.messages import ToolMessage
+    from langchain_core.utils.function_calling import convert_to_openai_tool
+    from toolnexus_runtime.integrations import langchain_tool_schemas, langchain_tools
+
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.toolnexus-gen.openai_responses]\ntransforms = ["strictify"]\n'
+    )
+    pkg = build_in(
+        tmp_path,
+        {
+            "deploy.json": {
+                "description": "Deploy a service",
+                "input_schema": {
+                    "type": "object",
+                    "properties": {
+                        "service": {"type": "string"},
+                        "run_manager": {"type": "string", "description": "Who runs it"},
+                        "callbacks": {"type": "integer"},
+                    },
+                    "required": ["service", "run_manager"],
+                },
+            }
+        },
+    )
+
+    class Handlers(pkg.ToolHandlers):  # type: ignore[misc]
+        def deploy(self, args: Any, ctx: Any) -> str:
+            return f"{args.service} by {args.run_manager} ({args.callbacks})"
+
+    tk = pkg.Toolkit(Handlers())
+    (tool,) = langchain_tools(tk)
+    call = {"service": "api", "run_manager": "ana", "callbacks": 3}
+    message = tool.invoke({"type": "tool_call", "name": "deploy", "args": call, "id": "t1"})
+    assert isinstance(message, ToolMessage) and message.status == "success", message
+    assert message.content == "api by ana (3)"
+    assert asyncio.run(tool.ainvoke(call)) == "api by ana (3)"
+    # What LangChain binds: the checked-in definition, strict included, passed through unchanged.
+    (expected,) = pkg.to_openai_responses()
+    assert expected["strict"] is True
+    (definition,) = langchain_tool_schemas(tk)
+    assert convert_to_openai_tool(definition) == definition
+    assert definition["function"] == {
+        "name": "deploy",
+        "description": expected["description"],
+        "parameters": expected["parameters"],
+        "strict": True,
+    }

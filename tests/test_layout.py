@@ -19,6 +19,7 @@ LAYERS = [
     {"targets"},
     {"codegen"},
     {"pipeline"},
+    {"sources"},  # in front of the pipeline: the pipeline never imports a source
     {"commands"},
     {"session"},
     {"cli", "__main__"},
@@ -114,6 +115,7 @@ def test_the_folder_listing_names_the_stages() -> None:
         "fs",
         "incremental",
         "pipeline",
+        "sources",
         "spec",
         "targets",
     ]

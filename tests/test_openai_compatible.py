@@ -178,3 +178,17 @@ def test_base_url_and_key_default_to_the_environment(monkeypatch: pytest.MonkeyP
     assert client._headers["Authorization"] == "Bearer from-env"
     with pytest.raises(ValueError, match="http"):
         Client(base_url="ftp://example.invalid")
+
+
+def test_requests_from_several_threads_share_the_idle_connection(server: Server) -> None:
+    # asyncio.to_thread may run each request on another worker thread: still one connection.
+    client = Client(base_url=server.base_url, api_key="k", max_retries=0)
+    server.script(["one", "two", "three"])
+    for _ in range(2):
+        thread = threading.Thread(target=client.chat.completions.create, kwargs={"model": "m"})
+        thread.start()
+        thread.join()
+    assert server.connections == 1
+    client.close()  # the idle connection is closed: the next request opens another
+    client.chat.completions.create(model="m", messages=[])
+    assert server.connections == 2

@@ -232,3 +232,36 @@ def test_mcp_traceparent_becomes_the_span_parent(
     assert span.context.trace_id == int(trace_id, 16)
     assert span.parent is not None and span.parent.span_id == int(parent_id, 16)
     assert span.attributes["gen_ai.tool.call.id"] == "7"
+
+
+def test_without_capture_no_span_carries_error_text(
+    spans: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    provider, exporter = spans
+    monkeypatch.delenv("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", raising=False)
+    tools, tk = weather_toolkit(instrument=provider)
+
+    class Leaky(tools.ToolHandlers):  # type: ignore[misc]
+        async def get_weather(self, args: Any, ctx: Any) -> str:
+            raise tools.ToolError(f"no station near {args.city} (key=sk-live-123)")
+
+        def now(self, args: Any, ctx: Any) -> str:
+            raise RuntimeError("dsn=postgres://admin:hunter2@db/prod")
+
+    tk = tools.Toolkit(Leaky(), instrument=provider)
+    tk.execute_sync("now", {})
+    tk.execute_sync("get_weather", {"city": "Secretville"})
+    tk.execute_sync("get_weather", {"town": "Secretville"})
+    failed, refused, invalid = exporter.get_finished_spans()
+    assert [s.attributes["error.type"] for s in (failed, refused, invalid)] == [
+        "RuntimeError",
+        "ToolError",
+        "invalid_arguments",
+    ]
+    for span in (failed, refused, invalid):
+        assert span.status.status_code.name == "ERROR"
+        carried = [span.status.description or ""]
+        carried += [str(value) for value in span.attributes.values()]
+        carried += [str(e.attributes) + e.name for e in span.events]
+        for secret in ("hunter2", "sk-live-123", "Secretville", "town"):
+            assert not any(secret in text for text in carried), (span.name, carried)

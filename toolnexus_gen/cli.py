@@ -24,7 +24,20 @@ def _color() -> bool | None:
 
 
 def _echo(message: str, *, err: bool = False, fg: str | None = None, bold: bool = False) -> None:
-    click.secho(message, err=err, fg=fg, bold=bold, color=_color())
+    click.secho(_printable(message), err=err, fg=fg, bold=bold, color=_color())
+
+
+def _printable(text: str, *, lines: bool = True) -> str:
+    """Text as it may reach a terminal: a character that is not printable (an escape sequence's
+    ESC, C1 controls, bidirectional overrides; a line break too unless `lines`) shown as its
+    Python escape, so names and notes from a document or a server cannot rewrite the screen or
+    forge a line."""
+    if text.isprintable():
+        return text
+    return "".join(
+        c if c.isprintable() or (lines and c in "\n\t") else c.encode("unicode_escape").decode()
+        for c in text
+    )
 
 
 def _report(diagnostics: list[Diagnostic]) -> None:
@@ -33,7 +46,7 @@ def _report(diagnostics: list[Diagnostic]) -> None:
 
 
 def _report_line(line: str, is_error: bool) -> None:
-    _echo(line, err=True, fg="red" if is_error else "yellow")
+    _echo(_printable(line, lines=False), err=True, fg="red" if is_error else "yellow")
 
 
 def _fail(message: str) -> NoReturn:
@@ -102,8 +115,8 @@ def build(
         if outcome.reach_would_build:
             _echo(
                 'hint: every error here is one that profile = "reach" carries (name aliases, '
-                "meaning moved into descriptions); add it under [tool.toolnexus-gen] in "
-                "pyproject.toml to build for every target",
+                "meaning moved into descriptions, Gemini parametersJsonSchema, non-strict tools); "
+                "add it under [tool.toolnexus-gen] in pyproject.toml to build for every target",
                 err=True,
                 fg="yellow",
             )
@@ -118,7 +131,7 @@ def build(
             for name in names:
                 _echo(f"{label}: {outcome.out}/{name}", err=True, fg="yellow")
         if report.diff:
-            click.echo(report.diff, nl=False, err=True)
+            click.echo(_printable(report.diff), nl=False, err=True)
         _echo(
             f"{outcome.out} is out of date: run `{outcome.command}`.", err=True, fg="red", bold=True
         )
@@ -141,6 +154,8 @@ def build(
             f"{len(report.unchanged)} unchanged{removed}{warned} in {outcome.out}",
             fg="green",
         )
+    if outcome.budget:
+        click.echo(outcome.budget)
 
 
 @main.command()
@@ -149,16 +164,25 @@ def explain(code: str) -> None:
     """Explain a diagnostic CODE (for example TN113) and how to fix it."""
     title, text = _run(session.explain, code)
     _echo(f"{code.upper()}: {title}", bold=True)
-    click.echo(text)
+    click.echo(_printable(text))
 
 
 @main.command("list")
 @SPECS_ARGUMENT
 @TARGET_OPTION
-def list_(specs_dir: Path | None, targets: tuple[str, ...]) -> None:
+@click.option(
+    "--budget",
+    is_flag=True,
+    help="Print the estimated tokens of the tool definitions, per target, per toolset and per tool.",
+)
+def list_(specs_dir: Path | None, targets: tuple[str, ...], budget: bool) -> None:
     """Show each tool in SPECS_DIR with the targets it goes to and its warnings."""
-    listing = _run(session.list_tools, specs_dir, targets)
+    listing = _run(session.list_tools, specs_dir, targets, budget)
     options, analysis = listing.options, listing.analysis
+    if listing.budget is not None:
+        _report([d for d in analysis.diagnostics if d.code in BUDGET_CODES])
+        click.echo("\n".join(_budget_lines(listing.budget)))
+        return
     by_file: dict[str, list[Diagnostic]] = {}
     for diagnostic in analysis.diagnostics:
         by_file.setdefault(diagnostic.path, []).append(diagnostic)
@@ -179,18 +203,50 @@ def list_(specs_dir: Path | None, targets: tuple[str, ...]) -> None:
             if part
         )
         _echo(f"{tool.name}", bold=True, fg="red" if errors else None)
-        click.echo(
-            f"  {tool.description.strip().splitlines()[0] if tool.description.strip() else ''}"
-        )
-        click.echo(
-            f"  targets: {', '.join(chosen) or '(none)'}" + (f"  [{status}]" if status else "")
-        )
+        first = tool.description.strip().splitlines()[0] if tool.description.strip() else ""
+        _echo(f"  {first}")
+        _echo(f"  targets: {', '.join(chosen) or '(none)'}" + (f"  [{status}]" if status else ""))
+        if tool.groups or tool.defer_loading:
+            deferred = "  (defer_loading)" if tool.defer_loading else ""
+            _echo(f"  groups: {', '.join(tool.groups) or '(none)'}{deferred}")
         for diagnostic in found:
             _echo(f"    {diagnostic.format()}", fg="red" if diagnostic.is_error else "yellow")
     others = [d for path, ds in sorted(by_file.items()) if path not in shown for d in ds]
     _report(others)
     if any(d.is_error for d in analysis.diagnostics):
         sys.exit(ExitCode.INVALID)
+
+
+BUDGET_CODES = ("TN330", "TN318", "TN461", "TN462")
+
+
+def _budget_lines(budget: Any) -> list[str]:
+    """The token tables of `list --budget` (pipeline.toolsets.Budget)."""
+    targets = list(budget.targets)
+    rows = [(label, costs, deferred) for label, costs, deferred in budget.sets]
+    width = max([len("toolset"), *(len(label) for label, _, _ in rows)]) + 2
+    tool_width = max([len("tool"), *(len(name) for name, _ in budget.tools)]) + 2
+    columns = [max(len(t), 9) for t in targets]
+
+    def line(label: str, values: list[str], first: int) -> str:
+        cells = "".join(f"  {value:>{size}}" for value, size in zip(values, columns, strict=True))
+        return f"{label:<{first}}{cells}".rstrip()
+
+    out = [
+        "Estimated tokens of tool definitions per request (offline estimate, see README: Token "
+        "budgets; deferred tools count once loaded)",
+        "",
+        line("toolset", targets, width),
+    ]
+    for label, costs, deferred in rows:
+        values = [f"{costs[t]:,}" if costs.get(t) else "-" for t in targets]
+        out.append(line(label, values, width) + (f"   ({deferred} deferred)" if deferred else ""))
+    out += ["", line("tool", targets, tool_width)]
+    for name, costs in budget.tools:
+        out.append(
+            line(name, [f"{costs[t]:,}" if t in costs else "-" for t in targets], tool_width)
+        )
+    return out
 
 
 @main.command()
@@ -223,7 +279,7 @@ def init(directory: Path, specs: str, out: str) -> None:
 
 
 @main.command("import")
-@click.argument("fmt", metavar="FORMAT", type=click.Choice(list(NAMES)))
+@click.argument("fmt", metavar="FORMAT", type=click.Choice([*NAMES, "openapi"]))
 @click.argument("file", type=click.Path(path_type=Path, dir_okay=False, exists=True))
 @click.option(
     "--specs",
@@ -240,16 +296,71 @@ def init(directory: Path, specs: str, out: str) -> None:
     help="Spec file format.",
 )
 @click.option("--force", is_flag=True, help="Replace specs that already exist.")
-def import_(fmt: str, file: Path, specs_dir: Path | None, suffix: str, force: bool) -> None:
-    """Write one spec per tool found in FILE, a provider tool list in FORMAT (a target name)."""
+@click.option(
+    "--server",
+    metavar="URL",
+    help="openapi: the server the tools call (default: the document's first server).",
+)
+@click.option(
+    "--tag",
+    "tags",
+    multiple=True,
+    metavar="TAG",
+    help="openapi: import only operations with this tag; repeat for several.",
+)
+@click.option(
+    "--env-prefix",
+    metavar="NAME",
+    help="openapi: start the environment variables that credentials are read from with NAME "
+    "(default: from the document's title, e.g. WEATHER_BEARER_AUTH).",
+)
+def import_(
+    fmt: str,
+    file: Path,
+    specs_dir: Path | None,
+    suffix: str,
+    force: bool,
+    server: str | None,
+    tags: tuple[str, ...],
+    env_prefix: str | None,
+) -> None:
+    """Write one spec per tool found in FILE: a provider tool list in FORMAT (a target name),
+    or, with FORMAT openapi, an OpenAPI 3.0/3.1 document (one tool per operation, each a REST
+    call the runtime makes; no handler to write)."""
     from toolnexus_gen.fs.paths import display_path
 
-    outcome = _run(session.import_specs, fmt, file, specs_dir, suffix, force)
+    outcome = _run(
+        session.import_specs, fmt, file, specs_dir, suffix, force, server, tags, env_prefix
+    )
     imported, folder = outcome.imported, outcome.folder
     for path in outcome.written:
         _echo(f"wrote {display_path(path)}", fg="green")
-    for note in imported.notes:
-        _echo(f"note: {note}", err=True, fg="yellow")
+    for note in imported.notes:  # one line each, whatever the document holds
+        _echo(f"note: {_printable(note, lines=False)}", err=True, fg="yellow")
+    env: dict[str, str] = getattr(imported, "env", {})
+    if env:
+        servers: dict[str, list[str]] = getattr(imported, "env_servers", {})
+        _echo("headers read from the environment when a tool is called:", fg="yellow")
+        for var, what in sorted(env.items()):
+            to = ", ".join(servers.get(var, []))
+            _echo(f"  {var}: {_printable(what, lines=False)}, to {to}", fg="yellow")
+        for var in sorted(v for v in env if v in os.environ):
+            _echo(
+                f"note: {var} is already set in this environment: the tools will send it to "
+                f"{', '.join(servers.get(var, []))}; if it holds a credential for another "
+                "service, import again with --env-prefix NAME",
+                err=True,
+                fg="yellow",
+            )
+    hint = getattr(imported, "base_url_hint", None)
+    if hint is not None:
+        where = f"is relative ({hint})" if hint else "is not given"
+        _echo(
+            f'note: the document\'s server {where}: set base_url = "https://..." under '
+            "[tool.toolnexus-gen] in pyproject.toml, or import with --server URL",
+            err=True,
+            fg="yellow",
+        )
     for key, value in imported.options.items():
         target, option = key.split(".")
         _echo(
@@ -295,4 +406,79 @@ def scaffold(file: Path, specs_dir: Path | None, out_dir: Path | None, class_nam
             f"{_plural(len(outcome.missing), 'method')} for the new tools:",
             fg="yellow",
         )
-        click.echo(outcome.stubs.rstrip("\n"))
+        click.echo(_printable(outcome.stubs.rstrip("\n")))
+
+
+@main.command()
+@click.option("--server", "server", metavar="NAME", help="Sync only this server of mcp.json.")
+@click.option(
+    "--check",
+    is_flag=True,
+    help="Write nothing; exit 1 if a server's tools changed since its snapshot.",
+)
+def sync(server: str | None, check: bool) -> None:
+    """Snapshot the tools of the MCP servers in mcp_config (mcp.json) into the spec folder:
+    one spec per tool under specs/<server>/, each bound to its server."""
+
+    def on_listed(name: str, tools: int | None, seconds: float) -> None:
+        if sys.stderr.isatty():  # progress, one line per server as it answers
+            state = "failed" if tools is None else f"listed {_plural(tools, 'tool')}"
+            _echo(f"  {name}: {state} in {seconds:.1f} s", err=True)
+
+    outcome = _run(session.sync, server, check, on_listed)
+    _report(outcome.diagnostics)
+    for result in outcome.servers:
+        if result.failed:
+            continue
+        if check:
+            for drift in result.drift:
+                shown = drift.details[:12]
+                more = len(drift.details) - len(shown)
+                details = f": {_printable(', '.join(shown), lines=False)}" if shown else ""
+                details += f" and {more} more" if more else ""
+                _echo(
+                    f"{drift.file}: {drift.what} upstream (tool {drift.tool!r} of server "
+                    f"{result.name!r}){details}",
+                    err=True,
+                    fg="yellow",
+                )
+            if result.drift:
+                _echo(
+                    f"{result.name}: the snapshot is out of date: run "
+                    f"`toolnexus-gen sync --server {result.name}`",
+                    err=True,
+                    fg="red",
+                    bold=True,
+                )
+            else:
+                _echo(
+                    f"{result.name}: {_plural(result.tools, 'tool')}, snapshot up to date",
+                    fg="green",
+                )
+            continue
+        removed = f", {len(result.removed)} removed" if result.removed else ""
+        _echo(
+            f"{result.name}: {_plural(result.tools, 'tool')} ({result.transport}, "
+            f"{result.seconds:.1f} s): {_plural(len(result.written), 'file')} written, "
+            f"{result.unchanged} unchanged{removed} in {result.folder}",
+            fg="green",
+        )
+    for name in outcome.skipped:
+        _echo(f"{name}: skipped (enabled: false)")
+    for folder in outcome.unlisted:
+        _echo(
+            f"note: {folder} holds the snapshot of a server {outcome.config} no longer lists; "
+            "delete the folder if its tools are gone for good",
+            err=True,
+            fg="yellow",
+        )
+    if outcome.failed:
+        _echo(
+            f"{outcome.failed} of {_plural(len(outcome.servers), 'server')} failed; "
+            f"{'their snapshots were not checked' if check else 'their snapshots are unchanged'}.",
+            err=True,
+            fg="red",
+            bold=True,
+        )
+    if outcome.failed or (check and outcome.drifted):
+        sys.exit(ExitCode.STALE)

@@ -34,6 +34,11 @@ class Tool:
     strict: bool | None = None
     annotations: dict[str, Any] | None = None
     targets: frozenset[str] | None = None  # None: every selected target
+    # how the tool runs when it is not a handler method: {kind: settings} (an MCP server's tool,
+    # an HTTP endpoint, a built-in); the runtime's executor of that kind runs it
+    binding: dict[str, Any] | None = None
+    groups: tuple[str, ...] = ()  # what toolsets select it by
+    defer_loading: bool = False  # loaded on demand, through a tool search
     # pointer of the input schema inside the source document ("/input_schema" or "" for a bare schema)
     schema_pointer: str = "/input_schema"
     # the input schema, bundled (cross-file refs in its own $defs), with where each part came from
@@ -53,7 +58,7 @@ class Tool:
 
 
 # The top-level keys that whole-set diagnostics point at (ToolInfo keeps their places).
-PLACED_KEYS = ("name", "strict")
+PLACED_KEYS = ("name", "strict", "defer_loading", "groups")
 
 
 @dataclass(frozen=True)
@@ -73,8 +78,19 @@ class ToolInfo:
     aliases: tuple[tuple[str, str], ...] = ()
     # name_aliases: (target, JSON of its ArgumentMap), where property names differ
     argument_aliases: tuple[tuple[str, str], ...] = ()
-    # strictify: (target, JSON of the map of properties it made nullable), where it did
+    # strictify: (target, JSON {"map": properties it made nullable, "defs": the same per $defs
+    # entry}), where it did
     null_maps: tuple[tuple[str, str], ...] = ()
+    binding: str | None = None  # Tool.binding as canonical JSON; None: a handler method
+    groups: tuple[str, ...] = ()
+    defer_loading: bool = False
+    # (target, estimated tokens of the tool's entry in that target's file): pipeline/tokens.py
+    tokens: tuple[tuple[str, int], ...] = ()
+
+    @property
+    def has_method(self) -> bool:
+        """Whether the tool is a method of ToolHandlers (else its binding runs it)."""
+        return self.binding is None
 
     def sent_name(self, target: str) -> str:
         """The tool's name in `target`'s file."""
@@ -86,11 +102,17 @@ class ToolInfo:
     def place(self, key: str) -> tuple[int, int]:
         return self.places[PLACED_KEYS.index(key)]
 
+    def tokens_for(self, target: str) -> int:
+        return dict(self.tokens).get(target, 0)
+
 
 @dataclass(frozen=True)
 class ToolSet:
     tools: tuple[ToolInfo, ...]  # sorted by name
     targets: tuple[str, ...]  # selected provider targets, in registry order
+    files: tuple[str, ...] = ()  # files sources add to the package (Contribution.files)
+    # each configured toolset's tools, by name (config order; members in name order)
+    toolsets: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -119,6 +141,26 @@ class Unit:
     model_key: str | None = None
     model_job: ModelJob | None = None  # made in this build: what generates its model if need be
     model_input: str | None = None  # spec.load.model_input of the spec file
+
+
+@dataclass(frozen=True)
+class Contributed:
+    """A spec a source makes in memory (a built-in tool, the skill tool). It goes through the
+    pipeline as a spec file's document does; its binding says how it runs."""
+
+    rel: str  # the name its unit is kept under: never a spec file's path ("builtin:read")
+    document: Document  # its data; display and positions: where its diagnostics point
+    binding: dict[str, Any]  # {kind: settings}, as Tool.binding
+
+
+@dataclass(frozen=True)
+class Contribution:
+    """What the sources add to a build besides the spec folder (sources/, asked by session.py):
+    specs made in memory, files for the package, and what they found wrong or worth saying."""
+
+    specs: tuple[Contributed, ...] = ()
+    files: tuple[tuple[str, str], ...] = ()  # (path in the package, text)
+    diagnostics: tuple[Diagnostic, ...] = ()
 
 
 # -- parsed files and where schema nodes came from (spec/load.py and spec/bundle.py make these) ----------------------------------

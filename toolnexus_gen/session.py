@@ -8,8 +8,9 @@ are imported inside the functions, so `--version` and the no-op build stay insta
 
 from __future__ import annotations
 
+import os
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,13 +26,20 @@ if TYPE_CHECKING:
     from toolnexus_gen.fs.output import Report
     from toolnexus_gen.ir import ToolInfo
     from toolnexus_gen.pipeline.build import Analysis
+    from toolnexus_gen.pipeline.toolsets import Budget
 
 
-# Errors that profile = "reach" turns into warnings: names (aliases), what describe carries.
+# Errors that profile = "reach" turns into warnings: names (aliases), what describe carries,
+# what Gemini's parametersJsonSchema and a non-strict tool carry.
 REACH_CARRIES = frozenset(
-    {"TN201", "TN202", "TN203", "TN205", "TN301", "TN302", "TN306", "TN310", "TN311", "TN312"}
-    | {"TN313", "TN314", "TN316"}
+    {"TN201", "TN202", "TN203", "TN205", "TN301", "TN302", "TN303", "TN306", "TN310", "TN311"}
+    | {"TN312", "TN313", "TN314", "TN315", "TN316", "TN320", "TN340", "TN341", "TN342", "TN344"}
+    | {"TN345", "TN346", "TN350", "TN351", "TN352", "TN353", "TN354", "TN356"}
 )
+
+
+def _plural(n: int, one: str, many: str) -> str:
+    return "" if not n else f"{n} {one if n == 1 else many}"
 
 
 class UserError(Exception):
@@ -83,17 +91,26 @@ class BuildOutcome:
     check: Report | None = None  # what --check found
     codes: list[str] = field(default_factory=list)  # the code of each diagnostic, in order
     profile: str | None = None  # the configured profile
+    budget: str = ""  # the costliest request's estimated tokens, in words
 
     @property
     def reach(self) -> str:
-        """What name_aliases and describe did, in one line ("" when nothing)."""
-        aliases = sum(code in ("TN210", "TN211") for code in self.codes)
-        described = self.codes.count("TN220")
-        parts = [f"{aliases} alias{'es' if aliases != 1 else ''}"] if aliases else []
-        parts += (
-            [f"{described} removal{'s' if described != 1 else ''} described"] if described else []
-        )
-        return ", ".join(parts)
+        """What the reach steps did, in one line ("" when nothing)."""
+        count = self.codes.count
+        parts = [
+            _plural(count("TN210") + count("TN211"), "alias", "aliases"),
+            _plural(count("TN220"), "removal described", "removals described"),
+            _plural(count("TN225"), "exact rewrite", "exact rewrites"),
+            _plural(count("TN221"), "strict entry", "strict entries"),
+            _plural(count("TN223"), "non-strict entry", "non-strict entries"),
+            _plural(
+                count("TN222"),
+                "Gemini declaration via parametersJsonSchema",
+                "Gemini declarations via parametersJsonSchema",
+            ),
+            _plural(count("TN224"), "root taken as an object", "roots taken as objects"),
+        ]
+        return ", ".join(part for part in parts if part)
 
     @property
     def reach_would_build(self) -> bool:
@@ -127,6 +144,7 @@ def build(
         noop = cache.fast_noop(chosen, state, check=check)
         if noop is not None:  # nothing changed since the last build: answered from its record
             outcome.noop, outcome.tools, outcome.files = True, noop.tools, noop.files
+            outcome.budget = noop.budget
             outcome.diagnostics = [
                 (line, severity == "error") for severity, line in noop.diagnostics
             ]
@@ -144,9 +162,10 @@ def _full_build(
 ) -> BuildOutcome:
     from toolnexus_gen.fs import output
     from toolnexus_gen.pipeline.build import generate, save_build
+    from toolnexus_gen.sources import contribute
 
     try:
-        result = generate(chosen, state)
+        result = generate(chosen, state, contribute=lambda: contribute(chosen))
     except RecursionError:  # a last line of defence: every known cause is a located error
         raise UserError(
             "a schema is nested or self-referencing beyond what can be processed"
@@ -154,6 +173,7 @@ def _full_build(
     outcome.diagnostics = [(d.format(), d.is_error) for d in result.diagnostics]
     outcome.codes = [d.code for d in result.diagnostics]
     outcome.tools = len(result.toolset.tools) if result.toolset else 0
+    outcome.budget = result.budget
     if result.files is None:
         outcome.invalid = True
         return outcome
@@ -179,14 +199,21 @@ def _full_build(
 class Listing:
     options: BuildOptions
     analysis: Analysis
+    budget: Budget | None = None  # list --budget
 
 
-def list_tools(specs_dir: Path | None, targets: tuple[str, ...]) -> Listing:
-    from toolnexus_gen.pipeline.build import analyse
+def list_tools(specs_dir: Path | None, targets: tuple[str, ...], budget: bool = False) -> Listing:
+    from toolnexus_gen.pipeline.build import analyse_reusing
+    from toolnexus_gen.sources import contribute
 
     chosen = options(specs_dir, None, targets)
     with os_errors():
-        return Listing(chosen, analyse(chosen))
+        listing = Listing(chosen, analyse_reusing(chosen, contribute(chosen)))
+    if budget and not any(d.is_error for d in listing.analysis.diagnostics):
+        from toolnexus_gen.pipeline.toolsets import budget as estimate
+
+        listing.budget = estimate(listing.analysis.toolset, chosen)
+    return listing
 
 
 def explain(code: str) -> tuple[str, str]:
@@ -217,7 +244,14 @@ class ImportOutcome:
 
 
 def import_specs(
-    fmt: str, file: Path, specs_dir: Path | None, suffix: str, force: bool
+    fmt: str,
+    file: Path,
+    specs_dir: Path | None,
+    suffix: str,
+    force: bool,
+    server: str | None = None,
+    tags: tuple[str, ...] = (),
+    env_prefix: str | None = None,
 ) -> ImportOutcome:
     from toolnexus_gen.commands import importer
     from toolnexus_gen.config.options import DEFAULT_SPECS
@@ -228,7 +262,7 @@ def import_specs(
         config = load_config(Path.cwd())
         folder = specs_dir or config.specs or Path(DEFAULT_SPECS)
         try:
-            imported = importer.read(fmt, file)
+            imported = importer.read(fmt, file, server=server, tags=tags, env_prefix=env_prefix)
             files = importer.plan(imported, folder, f".{suffix}", force)
         except importer.ImportError_ as exc:
             raise UserError(str(exc)) from None
@@ -252,14 +286,16 @@ def scaffold(
     from toolnexus_gen.commands import project
     from toolnexus_gen.fs import output
     from toolnexus_gen.pipeline.build import analyse
+    from toolnexus_gen.sources import contribute
 
     chosen = options(specs_dir, out_dir, ())
     with os_errors():
-        analysis = analyse(chosen)
+        analysis = analyse(chosen, contribution=contribute(chosen))
     outcome = ScaffoldOutcome(analysis.diagnostics)
     if any(d.is_error for d in analysis.diagnostics):
         raise DiagnosticsError(analysis.diagnostics)
-    tools = analysis.toolset.tools
+    # tools from other sources (MCP servers, HTTP endpoints, built-ins) need no method
+    tools = tuple(tool for tool in analysis.toolset.tools if tool.has_method)
     outcome.tools = len(tools)
     if file.exists():
         try:
@@ -277,3 +313,151 @@ def scaffold(
         )
     outcome.written = True
     return outcome
+
+
+# -- sync: MCP servers snapshotted into the spec folder ----------------------------------------
+
+
+@dataclass
+class Drift:
+    file: str  # as shown
+    tool: str  # the server's name for it
+    what: str  # added, removed or changed (upstream)
+    details: list[str] = field(default_factory=list)  # for a change: `<pointer> added|...`
+
+
+@dataclass
+class ServerSync:
+    name: str
+    transport: str
+    folder: str  # as shown
+    tools: int = 0
+    seconds: float = 0.0
+    failed: bool = False
+    written: list[str] = field(default_factory=list)
+    unchanged: int = 0
+    removed: list[str] = field(default_factory=list)
+    drift: list[Drift] = field(default_factory=list)  # --check
+
+
+@dataclass
+class SyncOutcome:
+    config: str  # the mcp.json, as shown
+    check: bool
+    servers: list[ServerSync] = field(default_factory=list)
+    diagnostics: list[Diagnostic] = field(default_factory=list)  # failures and warnings
+    skipped: list[str] = field(default_factory=list)  # disabled servers
+    unlisted: list[str] = field(default_factory=list)  # snapshot folders mcp.json does not list
+
+    @property
+    def failed(self) -> int:
+        return sum(server.failed for server in self.servers)
+
+    @property
+    def drifted(self) -> bool:
+        return any(server.drift for server in self.servers)
+
+
+def sync(
+    server: str | None, check: bool, on_listed: Callable[[str, int | None, float], None] | None
+) -> SyncOutcome:
+    """List each enabled MCP server's tools and write (or --check) its snapshot.
+
+    `on_listed(server, tools or None when it failed, seconds)` is called as each one answers."""
+    from toolnexus_gen.config.options import DEFAULT_SPECS
+    from toolnexus_gen.config.pyproject import load_config
+    from toolnexus_gen.fs import output
+    from toolnexus_gen.fs.paths import display_path
+    from toolnexus_gen.sources import mcp, mcp_config
+
+    with os_errors():
+        config = load_config(Path.cwd())
+        specs_dir = config.specs or Path(DEFAULT_SPECS)
+        servers = mcp_config.read(config.mcp_config or config.root / "mcp.json")
+    outcome = SyncOutcome(servers.display, check)
+    if server is not None:
+        chosen = servers.server(server)
+        if chosen is None:
+            listed = ", ".join(s.name for s in servers.servers) or "none"
+            raise UserError(f"{servers.display} has no server {server!r} (it has: {listed})")
+        if not chosen.enabled:
+            raise UserError(f"server {server!r} is disabled in {servers.display} (enabled: false)")
+        selected = [chosen]
+    else:
+        selected = [s for s in servers.servers if s.enabled]
+        outcome.skipped = [s.name for s in servers.servers if not s.enabled]
+    expanded, problems = [], []
+    for entry in selected:
+        resolved, found = mcp_config.expand(servers, entry, os.environ)
+        expanded.append(resolved)
+        problems += found
+    if problems:
+        raise DiagnosticsError(problems)
+    try:
+        listings = mcp.list_servers(
+            expanded,
+            None
+            if on_listed is None
+            else lambda done: on_listed(
+                done.server.name, None if done.tools is None else len(done.tools), done.seconds
+            ),
+        )
+    except mcp.SdkMissing as exc:
+        raise UserError(str(exc)) from None
+    snapshots: list[mcp.Snapshot] = []
+    found_problems: list[Diagnostic] = []
+    with os_errors():
+        for listing in listings:
+            entry = listing.server
+            result = ServerSync(
+                entry.name,
+                entry.transport,
+                display_path(specs_dir / entry.name),
+                seconds=listing.seconds,
+            )
+            outcome.servers.append(result)
+            if listing.failure is not None:
+                result.failed = True
+                message = f"server {entry.name!r} ({entry.transport}): {listing.failure.reason}"
+                outcome.diagnostics.append(servers.diagnostic(entry, listing.failure.code, message))
+                continue
+            snap, notes = mcp.snapshot(servers, listing, specs_dir)
+            result.tools = len(snap.files)
+            snapshots.append(snap)
+            found_problems += notes
+        found_problems += mcp.collisions(servers, snapshots, specs_dir)
+        if any(d.is_error for d in found_problems):
+            raise DiagnosticsError(found_problems + outcome.diagnostics)
+        outcome.diagnostics += found_problems
+        outcome.unlisted = [display_path(f) for f in mcp.stale_folders(servers, specs_dir)]
+        by_name = {result.name: result for result in outcome.servers}
+        for snap in snapshots:
+            result = by_name[snap.server.name]
+            if check:
+                result.drift = _drift(snap)
+                continue
+            changed = {snap.folder / f: snap.files[f] for f in (*snap.added, *snap.changed)}
+            gone = [snap.folder / f for f in snap.removed]
+            output.replace_files(changed, gone)
+            result.written = [display_path(path) for path in changed]
+            result.removed = [display_path(path) for path in gone]
+            result.unchanged = len(snap.files) - len(changed)
+    return outcome
+
+
+def _drift(snap: Any) -> list[Drift]:
+    import json
+
+    from toolnexus_gen.fs.paths import display_path
+    from toolnexus_gen.sources import mcp
+
+    found = []
+    for file in snap.added:
+        found.append(Drift(display_path(snap.folder / file), snap.tools[file], "added"))
+    for file in snap.removed:
+        tool = json.loads(snap.existing[file])["source"]["mcp"]["tool"]
+        found.append(Drift(display_path(snap.folder / file), tool, "removed"))
+    for file in snap.changed:
+        details = mcp.drift(snap, file)
+        found.append(Drift(display_path(snap.folder / file), snap.tools[file], "changed", details))
+    return found

@@ -17,7 +17,7 @@ from pydantic import BaseModel
 
 import toolnexus_runtime
 from toolnexus_runtime import ToolContext, ToolError, Toolkit, ToolResult, ToolSpec, check_runtime
-from toolnexus_runtime.portal import HANDLER_THREADS, _HandlerThreads, run_sync
+from toolnexus_runtime.portal import run_sync
 
 RUNTIME = Path(__file__).resolve().parent.parent
 
@@ -155,18 +155,6 @@ def test_hung_sync_handlers_never_starve_a_fast_one(tk: Toolkit[Handlers]) -> No
         tk.handlers.release.set()
 
 
-def test_handler_threads_retire_when_idle() -> None:
-    threads = _HandlerThreads(idle_seconds=0.05)
-    futures = [threads.submit(time.sleep, 0.05) for _ in range(4)]
-    assert [f.result(2) for f in futures] == [None] * 4
-    assert threads.threads == 4
-    deadline = time.monotonic() + 3
-    while threads.threads and time.monotonic() < deadline:
-        time.sleep(0.02)
-    assert threads.threads == 0
-    assert threads.submit(lambda: "again").result(2) == "again"
-
-
 def test_tool_error_sends_exactly_its_text_and_logs_nothing(
     tk: Toolkit[Handlers], caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -246,11 +234,12 @@ def test_check_runtime_names_both_versions(monkeypatch: pytest.MonkeyPatch) -> N
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="fork")
 def test_a_forked_child_gets_a_working_runtime(tk: Toolkit[Handlers]) -> None:
     assert tk.execute_sync("loop_id", {}).output.isdigit()  # the parent's portal is running
-    HANDLER_THREADS.submit(lambda: None).result(2)
+    assert tk.execute_sync("fast", {}, timeout=1).output == "fast"  # and a worker thread
     script = (
         "import os, sys\n"
         "from test_runtime_core import TOOLKIT\n"
         "TOOLKIT.execute_sync('loop_id', {})\n"
+        "TOOLKIT.execute_sync('fast', {}, timeout=1)\n"
         "pid = os.fork()\n"
         "if pid == 0:\n"
         "    ok = TOOLKIT.execute_sync('loop_id', {}).output.isdigit()\n"
@@ -305,3 +294,28 @@ def test_nothing_optional_is_imported() -> None:
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize(
+    ("installed", "minimum", "below", "accepted"),
+    [
+        ("0.2.0rc1", "0.2.0", "0.3", False),  # a pre-release comes before its release
+        ("0.2.0.dev3", "0.2.0", "0.3", False),
+        ("0.2rc1", "0.2.0", "0.3", False),
+        ("0.3.0rc1", "0.2.0", "0.3", False),  # <0.3 excludes 0.3's own pre-releases (PEP 440)
+        ("0.2.1rc1", "0.2.0", "0.3", True),
+        ("0.2.0.post1", "0.2.0", "0.3", True),
+        ("0.2.0+local.7", "0.2.0", "0.3", True),
+        ("0.2.10", "0.2.9", "0.3", True),
+        ("0.10.0", "0.2.0", "0.3", False),
+    ],
+)
+def test_check_runtime_follows_pep_440(
+    installed: str, minimum: str, below: str, accepted: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(toolnexus_runtime._version, "__version__", installed)
+    if accepted:
+        check_runtime("pkg", minimum, below)
+    else:
+        with pytest.raises(ImportError, match=installed.replace("+", r"\+")):
+            check_runtime("pkg", minimum, below)

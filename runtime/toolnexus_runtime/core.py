@@ -3,8 +3,13 @@
 Errors are results, never exceptions: an unknown tool, invalid arguments, unparsable JSON, a
 handler that raises or times out all give `ToolResult(is_error=True)` with a message the model
 can act on. A `ToolError` sends exactly its text; any other exception is logged with its
-traceback and the model gets `Tool '<name>' failed: <Type>: <message>`, or what
+traceback (and an error id) and the model gets `Tool '<name>' failed: <Type>: <message>`, or what
 `error_message(name, exc)` returns.
+
+Where a call runs: validation and a sync handler without a timeout run in the caller's thread; an
+async handler (or an awaitable a plain `def` returns) on the caller's loop for `execute`, on the
+runtime's loop for `execute_sync` (see portal.py); a sync handler with a timeout, or offloaded, in
+a worker thread. Both entry points share `_start` and `_run`, so a fix lands once.
 """
 
 from __future__ import annotations
@@ -12,24 +17,38 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import Awaitable, Callable, Mapping, Sequence
-from concurrent.futures import TimeoutError as FutureTimeoutError
+import threading
+import time
+import types
+import uuid
+from collections.abc import Awaitable, Callable, Coroutine, Generator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cache
 from importlib import resources
 from inspect import isawaitable, iscoroutinefunction
 from types import MappingProxyType
-from typing import Any, Generic, NamedTuple, Protocol, TypeAlias, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, NamedTuple, Protocol, TypeAlias, TypeVar, cast
+from weakref import WeakKeyDictionary
 
 from pydantic import BaseModel, ValidationError
 from pydantic_core import to_jsonable_python
 
-from .portal import HANDLER_THREADS, run_sync
+from .executors import Executor, SourceOptions, binding_kind, make_executor
+from .portal import Started, capacity_limiter, in_thread, on_portal, run_sync, within
+
+if TYPE_CHECKING:
+    from anyio import CapacityLimiter
 
 T = TypeVar("T")
 H = TypeVar("H")
 
 logger = logging.getLogger("toolnexus_runtime")
+
+DEFAULT_THREADS = 40
+"""How many sync handlers a toolkit runs in worker threads at once on one event loop (anyio's
+default thread limit); `Toolkit(..., max_threads=)` changes it."""
+BLOCKING_SECONDS = 1.0
+"""An async handler that holds a shared event loop this long in one step is reported."""
 
 
 @dataclass(frozen=True)
@@ -51,9 +70,12 @@ class ToolResult:
     data: Any = None
     error_type: str | None = field(default=None, compare=False, repr=False)
     """Why a call failed, in a few words a dashboard can group by: `unknown_tool`,
-    `invalid_arguments`, `timeout`, `invalid_output`, `ToolError`, or the exception's type."""
+    `invalid_arguments`, `timeout`, `busy`, `invalid_output`, `ToolError`, or the exception's
+    type."""
     problems: tuple[tuple[tuple[Any, ...], str], ...] = field(default=(), compare=False, repr=False)
     """For invalid arguments: (place, message) of each problem, the place in the spec's names."""
+    error_id: str | None = field(default=None, compare=False, repr=False)
+    """For a handler that raised (not a ToolError): the id logged with its traceback."""
 
 
 class ToolError(Exception):
@@ -63,11 +85,15 @@ class ToolError(Exception):
 
 
 class ToolSpec(NamedTuple):
-    """One row of a generated dispatch table."""
+    """One row of a generated dispatch table: a tool runs either as the handler `method`, or,
+    for a tool from another source (an MCP server, an HTTP endpoint, a built-in), through its
+    `binding` (`{kind: settings}`, see `toolnexus_runtime.executors`), and then `method` is None.
+    """
 
     name: str
     model: type[BaseModel]
-    method: str
+    method: str | None
+    binding: Mapping[str, Any] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,16 +171,33 @@ async def _maybe_await(value: T | Awaitable[T]) -> T:
     return value
 
 
-def _timed_out(name: str, timeout: float) -> ToolResult:
+def _timed_out(name: str, timeout: float, in_thread: bool) -> ToolResult:
     logger.warning(
-        "Tool %r did not finish within %g seconds; a sync handler's thread runs on until it "
-        "returns",
+        "Tool %r did not finish within %g seconds; %s",
         name,
         timeout,
+        "its thread runs on until the handler returns" if in_thread else "it was cancelled",
         extra={"tool_name": name},
     )
     return ToolResult(
         f"Tool '{name}' did not finish within {timeout:g} seconds.", True, None, "timeout"
+    )
+
+
+def _busy(name: str, timeout: float, threads: float) -> ToolResult:
+    logger.warning(
+        "Tool %r could not start within %g seconds: all %g threads for sync handlers are busy",
+        name,
+        timeout,
+        threads,
+        extra={"tool_name": name},
+    )
+    return ToolResult(
+        f"Tool '{name}' could not start within {timeout:g} seconds: all {threads:g} threads for "
+        "sync handlers are busy. Try again later.",
+        True,
+        None,
+        "busy",
     )
 
 
@@ -171,16 +214,18 @@ def _invalid_text(name: str, problems: Sequence[tuple[tuple[Any, ...], str]]) ->
     return f"Invalid arguments for tool '{name}': {listed}. Fix the arguments and call it again."
 
 
-def _sent_place(loc: tuple[Any, ...], mapping: Mapping[str, Any]) -> tuple[Any, ...]:
+def _sent_place(
+    loc: tuple[Any, ...], mapping: Mapping[str, Any], refs: Mapping[str, Any] | None = None
+) -> tuple[Any, ...]:
     """A place in the spec's names, in the names the provider's file gave (mapping: an
-    argument map, {alias: [name, inner]})."""
-    back = {name: (alias, inner) for alias, (name, inner) in mapping.items()}
+    argument map, {alias: [name, inner, refs?]})."""
+    back = {entry[0]: (alias, _value_map(entry, refs)) for alias, entry in mapping.items()}
     out: list[Any] = []
     for part in loc:
         if isinstance(part, str) and part in back:
             alias, inner = back[part]
             out.append(alias)
-            back = {name: (a, i) for a, (name, i) in inner.items()}
+            back = {e[0]: (a, _value_map(e, refs)) for a, e in inner.items()}
         else:
             out.append(part)
     return tuple(out)
@@ -210,11 +255,26 @@ def load_schema(package: str, target: str) -> Any:
     return json.loads(text)
 
 
-def _absent_nulls(arguments: Any, mapping: Mapping[str, Any]) -> Any:
+def _value_map(entry: Sequence[Any], refs: Mapping[str, Any] | None) -> Mapping[str, Any]:
+    """The map of a property's value: its own, over the maps of the recursive refs it names
+    (entry: [payload, map] or [payload, map, [ref, ...]]; refs: {ref: map})."""
+    if len(entry) < 3 or not refs:
+        return entry[1]  # type: ignore[no-any-return]
+    merged: dict[str, Any] = {}
+    for ref in entry[2]:
+        merged.update(refs.get(ref, {}))
+    merged.update(entry[1])
+    return merged
+
+
+def _absent_nulls(
+    arguments: Any, mapping: Mapping[str, Any], refs: Mapping[str, Any] | None = None
+) -> Any:
     """strictify: a null for a property the spec made optional means "absent" (mapping:
-    {name: [made nullable, mapping of its value]}), so the model's default applies."""
+    {name: [made nullable, mapping of its value, refs?]}; refs: the maps of recursive $refs),
+    so the model's default applies."""
     if isinstance(arguments, list):
-        return [_absent_nulls(item, mapping) for item in arguments]
+        return [_absent_nulls(item, mapping, refs) for item in arguments]
     if not isinstance(arguments, dict):
         return arguments
     out = {}
@@ -225,15 +285,18 @@ def _absent_nulls(arguments: Any, mapping: Mapping[str, Any]) -> Any:
         elif value is None and entry[0]:
             continue
         else:
-            out[key] = _absent_nulls(value, entry[1]) if entry[1] else value
+            inner = _value_map(entry, refs)
+            out[key] = _absent_nulls(value, inner, refs) if inner else value
     return out
 
 
-def _unalias(arguments: Any, mapping: Mapping[str, Any]) -> Any:
+def _unalias(
+    arguments: Any, mapping: Mapping[str, Any], refs: Mapping[str, Any] | None = None
+) -> Any:
     """Arguments as the model sent them, with every aliased property name back to the spec's
-    (mapping: {alias: [name, mapping of its value]}); lists map element by element."""
+    (mapping: {alias: [name, mapping of its value, refs?]}); lists map element by element."""
     if isinstance(arguments, list):
-        return [_unalias(item, mapping) for item in arguments]
+        return [_unalias(item, mapping, refs) for item in arguments]
     if not isinstance(arguments, dict):
         return arguments
     out = {}
@@ -242,8 +305,8 @@ def _unalias(arguments: Any, mapping: Mapping[str, Any]) -> Any:
         if entry is None:
             out[key] = value
         else:
-            name, inner = entry
-            out[name] = _unalias(value, inner) if inner else value
+            inner = _value_map(entry, refs)
+            out[entry[0]] = _unalias(value, inner, refs) if inner else value
     return out
 
 
@@ -256,6 +319,7 @@ class ToolkitCore(Generic[H]):
 
     TOOLS: Mapping[str, ToolSpec] = MappingProxyType({})
     SCHEMAS: str | None = None
+    TOOLSETS: Mapping[str, tuple[str, ...]] = MappingProxyType({})  # toolset -> its tools
 
     def __init__(
         self,
@@ -264,18 +328,30 @@ class ToolkitCore(Generic[H]):
         tools: Mapping[str, ToolSpec] | None = None,
         timeout: float | None = None,
         error_message: ErrorMessage | None = None,
+        max_threads: int = DEFAULT_THREADS,
+        sources: SourceOptions | None = None,
     ) -> None:
+        if isinstance(max_threads, bool) or not isinstance(max_threads, int) or max_threads < 1:
+            raise ValueError(f"max_threads must be a positive integer, not {max_threads!r}")
         tools = self.TOOLS if tools is None else tools
         missing = []
         entries: dict[str, _Entry] = {}
+        executors: dict[str, Executor] = {}
+        sources = sources or SourceOptions()
         for name, spec in tools.items():
-            fn = getattr(handlers, spec.method, None)
-            if fn is None or getattr(fn, "__isabstractmethod__", False):
-                missing.append(spec.method)
-                continue
             # The model's validator itself: what model_validate calls, without its per-call
             # keyword handling (half the cost of a small model's validation).
             validate = spec.model.__pydantic_validator__.validate_python
+            if spec.binding is not None:  # a tool from another source: its executor runs it
+                kind = binding_kind(spec.binding)
+                if kind not in executors:
+                    executors[kind] = make_executor(kind, self, sources)
+                entries[name] = _Entry(validate, executors[kind].bind(spec), True)
+                continue
+            fn = None if spec.method is None else getattr(handlers, spec.method, None)
+            if fn is None or getattr(fn, "__isabstractmethod__", False):
+                missing.append(spec.method or name)
+                continue
             entries[name] = _Entry(validate, fn, iscoroutinefunction(fn))
         if missing:
             raise TypeError(
@@ -286,7 +362,13 @@ class ToolkitCore(Generic[H]):
         self.tools = tools
         self.timeout = timeout
         self.error_message = error_message
+        self.max_threads = max_threads
+        self._limiters: WeakKeyDictionary[asyncio.AbstractEventLoop, CapacityLimiter] = (
+            WeakKeyDictionary()
+        )
+        self._limiters_lock = threading.Lock()
         self._entries = entries
+        self._executors = executors
         self._unknown_hint = ", ".join(tools) or "(none)"
         # name_aliases: what each provider file calls a tool or a property, back to the spec
         aliases = {}
@@ -295,6 +377,32 @@ class ToolkitCore(Generic[H]):
         self._tool_aliases: dict[str, dict[str, str]] = aliases.get("tools", {})
         self._argument_aliases: dict[str, dict[str, Any]] = aliases.get("arguments", {})
         self._null_maps: dict[str, dict[str, Any]] = aliases.get("nulls", {})
+        # the maps of recursive $refs, {target: {tool: {pointer: map}}} (rarely present)
+        self._argument_refs: dict[str, dict[str, Any]] = aliases.get("argument_refs", {})
+        self._null_refs: dict[str, dict[str, Any]] = aliases.get("null_refs", {})
+
+    async def aclose(self) -> None:
+        """Close what the toolkit's bound tools hold open (MCP sessions, HTTP clients); calling
+        a bound tool afterwards opens them again."""
+        for executor in self._executors.values():
+            await executor.aclose()
+
+    def close(self) -> None:
+        """Sync twin of `aclose`."""
+        if self._executors:
+            run_sync(self.aclose())
+
+    async def __aenter__(self: T) -> T:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+    def __enter__(self: T) -> T:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
 
     def descriptions(self) -> dict[str, str]:
         """Each tool's description (from the generated package's schemas/tools.json)."""
@@ -319,10 +427,12 @@ class ToolkitCore(Generic[H]):
                     return name, arguments  # execute explains the bad JSON
             if absent:
                 assert nulls is not None
-                arguments = _absent_nulls(arguments, nulls[name])
+                refs = self._null_refs.get(target, {}).get(name)
+                arguments = _absent_nulls(arguments, nulls[name], refs)
             if renamed:
                 assert maps is not None
-                arguments = _unalias(arguments, maps[name])
+                refs = self._argument_refs.get(target, {}).get(name)
+                arguments = _unalias(arguments, maps[name], refs)
         return name, arguments
 
     def sent_names(self, target: str) -> dict[str, str]:
@@ -337,8 +447,19 @@ class ToolkitCore(Generic[H]):
             )
         return load_schema(self.SCHEMAS, target)
 
-    def _tool_subset(self, tools: Any) -> frozenset[str] | None:
-        """Validate a caller's choice of tool names; None means every tool."""
+    def _has_deferred(self) -> bool:
+        """Whether a tool has defer_loading (without parsing schemas/tools.json when none has)."""
+        text = None if self.SCHEMAS is None else _schema_text(self.SCHEMAS, "tools")
+        return text is not None and '"defer_loading": true' in text
+
+    def _tool_subset(self, tools: Any, toolset: str | None = None) -> frozenset[str] | None:
+        """Validate a caller's choice of tool names (or of a toolset); None means every tool."""
+        if toolset is not None:
+            if tools is not None:
+                raise ValueError("pass tools= or toolset=, not both")
+            from .toolsets import members
+
+            return frozenset(members(self.TOOLSETS, toolset))
         if tools is None:
             return None
         chosen = frozenset([tools] if isinstance(tools, str) else tools)
@@ -383,24 +504,30 @@ class ToolkitCore(Generic[H]):
         kind = type(exc).__qualname__
         if isinstance(exc, ToolError):
             return ToolResult(str(exc), True, None, kind)
+        error_id = uuid.uuid4().hex[:12]
         logger.error(
-            "Tool %r failed (call id %s)",
+            "Tool %r failed (call id %s, error id %s)",
             name,
             ctx.call_id,
+            error_id,
             exc_info=exc,
-            extra={"tool_name": name, "call_id": ctx.call_id},
+            extra={"tool_name": name, "call_id": ctx.call_id, "error_id": error_id},
         )
         if self.error_message is None:
-            return ToolResult(default_error_message(name, exc), True, None, kind)
-        try:
-            return ToolResult(self.error_message(name, exc), True, None, kind)
-        except Exception as inner:  # noqa: BLE001 (a broken error_message must not lose the call)
-            logger.error("error_message failed for tool %r", name, exc_info=inner)
-            return ToolResult(f"Tool '{name}' failed.", True, None, kind)
+            text = default_error_message(name, exc)
+        else:
+            try:
+                text = self.error_message(name, exc)
+            except Exception as inner:  # noqa: BLE001 (a broken error_message must not lose the call)
+                logger.error("error_message failed for tool %r", name, exc_info=inner)
+                text = f"Tool '{name}' failed."
+        return ToolResult(text, True, None, kind, (), error_id)
 
     def _finish(self, name: str, out: Any, ctx: ToolContext) -> ToolResult:
         if type(out) is str:
             return ToolResult(out)
+        if type(out) is ToolResult:  # a bound tool's result with its own output and data
+            return out
         try:
             data = to_jsonable_python(out, by_alias=True)
             text = json.dumps(data, ensure_ascii=False)
@@ -420,18 +547,21 @@ class ToolkitCore(Generic[H]):
             )
         return ToolResult(text, False, data)
 
-    def execute_sync(
+    def _start(
         self,
         name: str,
         args: Any,
-        ctx: ToolContext | None = None,
-        *,
-        timeout: float | None = None,
-    ) -> ToolResult:
-        """Run one tool call and return its result; never raises for the model's mistakes.
+        ctx: ToolContext | None,
+        timeout: float | None,
+        offload: bool,
+        shared: bool,
+    ) -> ToolResult | Coroutine[Any, Any, ToolResult]:
+        """Validate a call and run as much of it as runs without an event loop: the result when
+        that is all of it (a sync handler called inline), else a coroutine that finishes it
+        (`_run`). `execute` awaits that coroutine, `execute_sync` runs it on the runtime's loop.
 
-        A sync handler runs in the calling thread (in a handler thread when a timeout applies);
-        an async one on the runtime's long-lived event loop."""
+        offload: run a sync handler in a worker thread; shared: the loop that will finish the
+        call serves others too, so an async handler that blocks it is reported."""
         entry = self._entries.get(name)
         # The fast path: a known tool and a dict of arguments.
         if entry is not None and type(args) is dict:
@@ -450,20 +580,119 @@ class ToolkitCore(Generic[H]):
             ctx = EMPTY_CONTEXT
         if timeout is None:
             timeout = self.timeout
+        if is_async or offload or timeout is not None:
+            return self._run(name, entry, model, ctx, timeout, shared)
         try:
-            if is_async:
-                out = run_sync(_await(fn(model, ctx), timeout))
-            elif timeout is None:
-                out = fn(model, ctx)
+            out = fn(model, ctx)
+        except Exception as exc:  # noqa: BLE001 (a failing handler is a result)
+            return self._failed(name, exc, ctx)
+        if type(out) is str:
+            return ToolResult(out)
+        if isawaitable(out):  # a plain def that returned a coroutine (a decorator, say)
+            return self._run(name, entry, model, ctx, None, shared, out)
+        return self._finish(name, out, ctx)
+
+    async def _run(
+        self,
+        name: str,
+        entry: _Entry,
+        model: BaseModel,
+        ctx: ToolContext,
+        timeout: float | None,
+        shared: bool,
+        pending: Awaitable[Any] | None = None,
+    ) -> ToolResult:
+        """The part of a call that needs an event loop, under the call's deadline.
+
+        Past the deadline the call is the timeout error, whatever the handler does afterwards:
+        an async handler is cancelled and left to finish alone (one that ignores cancellation
+        cannot hold the call), a sync one keeps its thread but gives up its slot. Only the
+        runtime's deadline is a timeout; a TimeoutError the handler raises is its failure."""
+        started = Started()
+        work: Awaitable[Any]
+        if pending is None:
+            work = self._invoke(name, entry, model, ctx, shared, started)
+        else:
+            work = _watched(pending, name) if shared else pending
+        try:
+            if timeout is None:
+                out = await work
+            elif pending is None and not entry.is_async:
+                # A worker thread: cancelling the wait returns at once (the thread runs on).
+                finished, out = await within(timeout, work)
+                if not finished:
+                    threads = self._limiter().total_tokens
+                    if not started.started and threads != float("inf"):  # never got a thread
+                        return _busy(name, timeout, threads)
+                    return _timed_out(name, timeout, True)
             else:
-                out = HANDLER_THREADS.submit(fn, model, ctx).result(timeout)
-        except (asyncio.TimeoutError, FutureTimeoutError):  # noqa: UP041 (distinct on 3.10)
-            return _timed_out(name, timeout or 0)
+                # A coroutine: its own task, so one that ignores cancellation cannot hold us.
+                task = asyncio.ensure_future(work)
+                try:
+                    await asyncio.wait((task,), timeout=timeout)
+                except asyncio.CancelledError:
+                    task.cancel()
+                    raise
+                if not task.done():
+                    task.cancel()
+                    task.add_done_callback(_late(name))
+                    return _timed_out(name, timeout, False)
+                out = task.result()
         except Exception as exc:  # noqa: BLE001 (a failing handler is a result)
             return self._failed(name, exc, ctx)
         if type(out) is str:
             return ToolResult(out)
         return self._finish(name, out, ctx)
+
+    async def _invoke(
+        self,
+        name: str,
+        entry: _Entry,
+        model: BaseModel,
+        ctx: ToolContext,
+        shared: bool,
+        started: Started,
+    ) -> Any:
+        """Call the entry's fn where it belongs (a sync one gets here only to run in a worker
+        thread) and return its value, awaited if need be."""
+        if entry.is_async:
+            out = entry.fn(model, ctx)
+        else:
+            out = await in_thread(entry.fn, (model, ctx), self._limiter(), started)
+        if isawaitable(out):
+            out = await (_watched(out, name) if shared else out)
+        return out
+
+    def _limiter(self) -> CapacityLimiter:
+        """This toolkit's thread slots on the running loop. The runtime's own loops have no
+        bound: each caller of a sync entry point waits for its own calls, so its threads are
+        bounded by the callers', and none ever waits for a slot."""
+        loop = asyncio.get_running_loop()
+        limiter = self._limiters.get(loop)
+        if limiter is None:
+            with self._limiters_lock:
+                limiter = self._limiters.get(loop)
+                if limiter is None:
+                    tokens = float("inf") if on_portal() else self.max_threads
+                    limiter = self._limiters[loop] = capacity_limiter(tokens)
+        return limiter
+
+    def execute_sync(
+        self,
+        name: str,
+        args: Any,
+        ctx: ToolContext | None = None,
+        *,
+        timeout: float | None = None,
+    ) -> ToolResult:
+        """Run one tool call and return its result; never raises for the model's mistakes.
+
+        A sync handler runs in the calling thread (in a worker thread when a timeout applies);
+        an async one on the runtime's long-lived event loop."""
+        result = self._start(name, args, ctx, timeout, False, True)
+        if type(result) is ToolResult:
+            return result
+        return run_sync(cast("Coroutine[Any, Any, ToolResult]", result))
 
     async def execute(
         self,
@@ -476,42 +705,14 @@ class ToolkitCore(Generic[H]):
     ) -> ToolResult:
         """Run one tool call and return its result; never raises for the model's mistakes.
 
-        A sync handler runs inline on the event loop, or in a handler thread when `offload` is
-        true or a timeout applies.
+        A sync handler runs inline on the event loop, or in a worker thread when `offload` is
+        true or a timeout applies; an async one on this loop. `offload=True` also says the loop
+        is shared (a server's): an async handler that blocks it is reported.
         """
-        entry = self._entries.get(name)
-        # The fast path: a known tool and a dict of arguments.
-        if entry is not None and type(args) is dict:
-            validate, fn, is_async = entry
-            try:
-                model = validate(args)
-            except ValidationError as exc:
-                return _invalid(name, exc)
-        else:
-            prepared = self._prepare(name, args)
-            if type(prepared) is ToolResult:
-                return prepared
-            entry, model = prepared  # type: ignore[misc]
-            validate, fn, is_async = entry
-        if ctx is None:
-            ctx = EMPTY_CONTEXT
-        if timeout is None:
-            timeout = self.timeout
-        try:
-            if is_async:
-                out = await _await(fn(model, ctx), timeout)
-            elif timeout is None and not offload:
-                out = fn(model, ctx)
-            else:
-                loop = asyncio.get_running_loop()
-                out = await _await(loop.run_in_executor(HANDLER_THREADS, fn, model, ctx), timeout)
-        except asyncio.TimeoutError:  # noqa: UP041 (distinct on 3.10)
-            return _timed_out(name, timeout or 0)
-        except Exception as exc:  # noqa: BLE001 (a failing handler is a result)
-            return self._failed(name, exc, ctx)
-        if type(out) is str:
-            return ToolResult(out)
-        return self._finish(name, out, ctx)
+        result = self._start(name, args, ctx, timeout, offload, offload)
+        if type(result) is ToolResult:
+            return result
+        return await cast("Coroutine[Any, Any, ToolResult]", result)
 
     async def _execute_all(
         self, calls: Sequence[tuple[str, Any, ToolContext]], policy: Policy
@@ -583,15 +784,77 @@ class ToolkitCore(Generic[H]):
             ):
                 # name what the model sent: the tool and argument names of the provider's file
                 mapping = self._argument_aliases.get(provider.NAME, {}).get(name, {})
-                places = tuple((_sent_place(loc, mapping), msg) for loc, msg in result.problems)
+                refs = self._argument_refs.get(provider.NAME, {}).get(name)
+                places = tuple(
+                    (_sent_place(loc, mapping, refs), msg) for loc, msg in result.problems
+                )
                 results[i] = replace(result, output=_invalid_text(call.name, places))
         return provider.replies(raw, results)
 
 
-async def _await(awaitable: Awaitable[T], timeout: float | None) -> T:
-    if timeout is None:
-        return await awaitable
-    return await asyncio.wait_for(awaitable, timeout)
+@types.coroutine
+def _watched(awaitable: Awaitable[T], name: str) -> Generator[Any, Any, T]:
+    """Await `awaitable`, timing each step it runs on the loop (asyncio's slow-callback idea,
+    for one handler): a step of BLOCKING_SECONDS or more blocked every other call on a shared
+    loop, so it is logged, naming the tool and what to do."""
+    steps = awaitable.__await__()
+    message: Any = None
+    error: BaseException | None = None
+    while True:
+        began = time.perf_counter()
+        try:
+            yielded = steps.send(message) if error is None else steps.throw(error)
+        except StopIteration as stop:
+            _check_step(name, began)
+            return stop.value  # type: ignore[no-any-return]
+        except BaseException:
+            _check_step(name, began)
+            raise
+        _check_step(name, began)
+        message = error = None
+        try:
+            message = yield yielded
+        except GeneratorExit:
+            close = getattr(steps, "close", None)
+            if close is not None:
+                close()
+            raise
+        except BaseException as exc:  # noqa: BLE001 (handed to the handler, as await would)
+            error = exc
+
+
+def _check_step(name: str, began: float) -> None:
+    held = time.perf_counter() - began
+    if held >= BLOCKING_SECONDS:
+        logger.warning(
+            "Tool %r blocked the event loop for %.1f seconds in one step: every other call on "
+            "that loop waited. An async handler must not call blocking code: make it a plain "
+            "def (it then runs in a worker thread) or move the blocking call off the loop "
+            "(await asyncio.to_thread(...))",
+            name,
+            held,
+            extra={"tool_name": name},
+        )
+
+
+def _late(name: str) -> Callable[[asyncio.Future[Any]], None]:
+    """What becomes of a call given up at its deadline: its outcome is logged, never sent."""
+
+    def done(task: asyncio.Future[Any]) -> None:
+        if task.cancelled():
+            return
+        exc = task.exception()
+        if exc is not None:
+            logger.warning("Tool %r failed after its timeout", name, exc_info=exc)
+        else:
+            logger.warning(
+                "Tool %r returned after its timeout (it ignored cancellation); the value was "
+                "dropped",
+                name,
+                extra={"tool_name": name},
+            )
+
+    return done
 
 
 def get(obj: Any, *names: str) -> Any:

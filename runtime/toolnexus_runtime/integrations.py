@@ -15,20 +15,28 @@ import contextvars
 from typing import Any
 
 from .core import ToolContext, ToolkitCore
+from .toolsets import subset
 
 SOURCE = "openai_responses"  # the provider file whose tool definitions the frameworks get
 
 
-def _definitions(toolkit: ToolkitCore[Any]) -> list[dict[str, Any]]:
+def _definitions(toolkit: ToolkitCore[Any], toolset: str | None = None) -> list[dict[str, Any]]:
     """Each tool as the OpenAI Responses file has it: name, description, parameters, strict
-    (the neutral JSON Schema form, with the strict flag the spec chose)."""
+    (the neutral JSON Schema form, with the strict flag the spec chose); only a toolset's when
+    one is named."""
+    chosen = toolkit._tool_subset(None, toolset)
     try:
         tools = toolkit._provider_schema(SOURCE)
+        if chosen is not None:
+            sent = toolkit.sent_names(SOURCE)
+            tools = subset(SOURCE, tools, {sent.get(n, n) for n in chosen})
     except NotImplementedError:
         tools = [
             {**t, "parameters": t.get("input_schema") or {"type": "object", "properties": {}}}
             for t in toolkit._provider_schema("tools")
+            if chosen is None or t["name"] in chosen
         ]
+    tools = [t for t in tools if t.get("type", "function") == "function"]  # not hosted tools
     return [
         {
             "name": t["name"],
@@ -44,9 +52,14 @@ def _definitions(toolkit: ToolkitCore[Any]) -> list[dict[str, Any]]:
 
 
 def pydantic_ai_toolset(
-    toolkit: ToolkitCore[Any], *, max_retries: int = 2, toolset_id: str | None = None
+    toolkit: ToolkitCore[Any],
+    *,
+    max_retries: int = 2,
+    toolset_id: str | None = None,
+    toolset: str | None = None,
 ) -> Any:
-    """A pydantic-ai toolset: `Agent(model, toolsets=[pydantic_ai_toolset(tk)])`.
+    """A pydantic-ai toolset: `Agent(model, toolsets=[pydantic_ai_toolset(tk)])` (`toolset=`:
+    only that toolset's tools).
 
     A call with invalid arguments (or one whose handler fails) is answered with pydantic-ai's
     retry prompt carrying the toolkit's message, up to `max_retries` times per tool."""
@@ -56,7 +69,7 @@ def pydantic_ai_toolset(
     from pydantic_ai.toolsets.abstract import ToolsetTool
     from pydantic_core import SchemaValidator, core_schema
 
-    definitions = _definitions(toolkit)
+    definitions = _definitions(toolkit, toolset)
     # The toolkit validates with the generated model; pydantic-ai only parses the JSON object.
     passthrough = SchemaValidator(core_schema.dict_schema())
 
@@ -73,7 +86,9 @@ def pydantic_ai_toolset(
                         name=d["name"],
                         description=d["description"],
                         parameters_json_schema=d["parameters"],
-                        strict=d["strict"] or None,
+                        # False, not None: with None pydantic-ai decides itself and rewrites a
+                        # schema it finds strict-compatible into OpenAI's strict form.
+                        strict=d["strict"],
                     ),
                     max_retries=max_retries,
                     args_validator=passthrough,
@@ -97,8 +112,9 @@ def pydantic_ai_toolset(
 # -- OpenAI Agents SDK -------------------------------------------------------------------------
 
 
-def openai_agents_tools(toolkit: ToolkitCore[Any]) -> list[Any]:
-    """A list of Agents SDK `FunctionTool`s: `Agent(name, tools=openai_agents_tools(tk))`.
+def openai_agents_tools(toolkit: ToolkitCore[Any], *, toolset: str | None = None) -> list[Any]:
+    """A list of Agents SDK `FunctionTool`s: `Agent(name, tools=openai_agents_tools(tk))`
+    (`toolset=`: only that toolset's tools).
 
     The schema goes as generated; `strict_json_schema` is the spec's `strict`. An error result is
     returned to the model as its text, which is how the Agents SDK lets a model correct a call."""
@@ -123,7 +139,7 @@ def openai_agents_tools(toolkit: ToolkitCore[Any]) -> list[Any]:
             on_invoke_tool=invoker(d["name"]),
             strict_json_schema=d["strict"],
         )
-        for d in _definitions(toolkit)
+        for d in _definitions(toolkit, toolset)
     ]
 
 
@@ -134,11 +150,15 @@ _CALL_ID: contextvars.ContextVar[str | None] = contextvars.ContextVar(
 )
 
 
-def langchain_tools(toolkit: ToolkitCore[Any]) -> list[Any]:
-    """A list of LangChain tools, for LangGraph's `ToolNode`, `bind_tools` or any agent.
+def langchain_tools(toolkit: ToolkitCore[Any], *, toolset: str | None = None) -> list[Any]:
+    """A list of LangChain tools, for LangGraph's `ToolNode`, `bind_tools` or any agent
+    (`toolset=`: only that toolset's tools).
 
     Invoked with a model's ToolCall, each answers with a `ToolMessage` carrying the call id; an
-    error result is a `ToolMessage` with `status="error"` and the toolkit's message."""
+    error result is a `ToolMessage` with `status="error"` and the toolkit's message. Every
+    argument reaches the handler, one named like LangChain's own `run_manager` or `callbacks`
+    included. LangChain has no per-tool `strict`: to send it (and the schema exactly as
+    checked in), bind `langchain_tool_schemas(toolkit)`."""
     from langchain_core.tools import BaseTool, ToolException
 
     class GeneratedTool(BaseTool):  # type: ignore[misc, unused-ignore]
@@ -163,13 +183,15 @@ def langchain_tools(toolkit: ToolkitCore[Any]) -> list[Any]:
             tool, args = toolkit.unalias(SOURCE, self.name, arguments)
             return tool, args, ToolContext(_CALL_ID.get(), tool, "langchain")
 
-        def _run(self, run_manager: Any = None, **arguments: Any) -> str:
+        # No `run_manager` (or config) parameter: LangChain passes those only to methods that
+        # name them, so a tool property of that name arrives here as an argument.
+        def _run(self, **arguments: Any) -> str:
             result = toolkit.execute_sync(*self._call(arguments))
             if result.is_error:
                 raise ToolException(result.output)
             return result.output
 
-        async def _arun(self, run_manager: Any = None, **arguments: Any) -> str:
+        async def _arun(self, **arguments: Any) -> str:
             result = await toolkit.execute(*self._call(arguments), offload=True)
             if result.is_error:
                 raise ToolException(result.output)
@@ -177,6 +199,25 @@ def langchain_tools(toolkit: ToolkitCore[Any]) -> list[Any]:
 
     return [
         GeneratedTool(name=d["name"], description=d["description"], args_schema=d["parameters"])
+        for d in _definitions(toolkit, toolset)
+    ]
+
+
+def langchain_tool_schemas(toolkit: ToolkitCore[Any]) -> list[dict[str, Any]]:
+    """The tools in the OpenAI function-tool shape, for `model.bind_tools(...)`: LangChain
+    passes such a dict through unchanged, so the model gets the checked-in schema with its
+    `strict` flag (a LangChain tool object carries no `strict`, and its schema is rewritten:
+    `$ref`s inlined, titles dropped). Run the calls with `ToolNode(langchain_tools(toolkit))`."""
+    return [
+        {
+            "type": "function",
+            "function": {
+                "name": d["name"],
+                "description": d["description"],
+                "parameters": d["parameters"],
+                "strict": d["strict"],
+            },
+        }
         for d in _definitions(toolkit)
     ]
 

@@ -10,6 +10,11 @@ Keyword arguments every loop takes:
         holds the history so far), never an endless loop.
     tools: names of the tools to offer in this request (default: all); a call to any other
         tool is answered with an unknown-tool error result.
+    toolset: the name of a toolset (the package's TOOLSETS) to offer instead of `tools`.
+Tools with defer_loading are found through the provider's tool search (Anthropic, OpenAI
+Responses: in the schema file), elsewhere through a `search_tools` function the loop answers
+itself (toolnexus_runtime.search). Server-executed blocks (hosted tools, tool search) stay in
+the history and are never dispatched.
     tool_timeout: seconds each tool call may take before it becomes an error result.
     on_tool_call: called with each ToolCall before it runs (sync or async); return a ToolResult
         to answer without running the tool (for approval), or None to run it.
@@ -23,10 +28,10 @@ from __future__ import annotations
 import json
 from collections.abc import Awaitable, Callable, Collection, Sequence
 from dataclasses import dataclass, field, replace
-from functools import cache
 from inspect import isawaitable
 from typing import Any, ClassVar
 
+from . import search
 from .core import (
     OnToolCall,
     OnToolResult,
@@ -36,9 +41,9 @@ from .core import (
     ToolContext,
     ToolkitCore,
     ToolResult,
-    load_schema,
 )
 from .portal import run_sync
+from .toolsets import function_name, subset
 
 DEFAULT_MAX_TURNS = 10
 
@@ -81,6 +86,7 @@ class LoopOptions:
     on_tool_call: OnToolCall | None = None
     on_tool_result: OnToolResult | None = None
     context: ToolContext | None = None
+    toolset: str | None = None
 
 
 def dump(obj: Any) -> Any:
@@ -88,12 +94,6 @@ def dump(obj: Any) -> Any:
     if hasattr(obj, "model_dump"):
         return obj.model_dump(mode="json", exclude_none=True)
     return obj
-
-
-@cache
-def _schemas(package: str, target: str) -> Any:
-    # Parsed once per process: a loop only reads them (select() makes its own list).
-    return load_schema(package, target)
 
 
 class Conversation:
@@ -126,31 +126,67 @@ class Conversation:
                 "a tool loop reads each model turn whole: stream=True is not supported here "
                 "(stream the final answer yourself from run.messages, or drop stream=True)"
             )
-        allowed = toolkit._tool_subset(options.tools)
+        allowed = toolkit._tool_subset(options.tools, options.toolset)
         self.toolkit = toolkit
         self.history = history
         self.max_turns = max_turns
         self.records: list[tuple[ToolCall, ToolResult]] = []
+        on_tool_call = options.on_tool_call
+        self.context = options.context
+        self.sent = toolkit.sent_names(self.NAME)
+        offered = allowed
+        if allowed is not None:  # the names this provider's file gives them (name_aliases)
+            offered = frozenset(self.sent.get(name, name) for name in allowed)
+        self.schemas = self.select(toolkit._provider_schema(self.NAME), offered)
+        self.deferred: dict[str, str] = {}  # sent name -> description, not loaded yet
+        if self.NAME in search.TARGETS and toolkit._has_deferred():
+            self.deferred = {
+                self.sent.get(t["name"], t["name"]): t.get("description", "")
+                for t in toolkit._provider_schema("tools")
+                if t.get("defer_loading") and (allowed is None or t["name"] in allowed)
+            }
+        if self.deferred:  # loaded tools plus search_tools, answered here
+            self.catalogue = search.Catalogue(self.deferred)
+            self.loaded: set[str] = set()
+            self.full = self.schemas
+            self._offer()
+            on_tool_call = self._searching(options.on_tool_call)
         self.policy = Policy(
             options.tool_timeout,
             allowed,
-            options.on_tool_call,
+            on_tool_call,
             options.on_tool_result,
             self.records,
         )
-        self.context = options.context
-        if allowed is not None:  # the names this provider's file gives them (name_aliases)
-            sent = toolkit.sent_names(self.NAME)
-            allowed = frozenset(sent.get(name, name) for name in allowed)
-        package = toolkit.SCHEMAS
-        schemas = _schemas(package, self.NAME) if package else toolkit._provider_schema(self.NAME)
-        self.schemas = self.select(schemas, allowed)
         self.base_request = request
         self.raw = False  # whether the client answers raw (set by run/arun, see sender())
 
-    # Each provider fills these in.
     def select(self, schemas: Any, allowed: frozenset[str] | None) -> Any:
-        raise NotImplementedError
+        """The tools this loop sends, from the provider's file (allowed: names as it spells
+        them; None: all)."""
+        return subset(self.NAME, schemas, allowed)
+
+    # -- client-side tool search (providers without one) ---------------------------------------
+
+    def _offer(self) -> None:
+        kept = [name for name in self.deferred if name not in self.loaded]
+        visible = None if not kept else _all_but(self.NAME, self.full, kept)
+        self.schemas = search.add_search_tool(self.NAME, self.select(self.full, visible))
+
+    def _searching(self, hook: OnToolCall | None) -> OnToolCall:
+        async def on_tool_call(call: ToolCall) -> ToolResult | None:
+            if call.name != search.NAME:
+                return None if hook is None else await _maybe(hook(call))
+            query, limit = search.arguments(call.arguments)
+            waiting = [name for name in self.deferred if name not in self.loaded]
+            found = self.catalogue.search(query, limit, waiting) if waiting else []
+            self.loaded.update(found)
+            self._offer()
+            return ToolResult(search.found_text(found, self.deferred), data={"loaded": found})
+
+        return on_tool_call
+
+    # Each provider fills these in.
 
     def request(self) -> dict[str, Any]:
         raise NotImplementedError
@@ -190,7 +226,7 @@ class Conversation:
     # The loop itself, sync and async.
     def run(self, create: Callable[..., Any]) -> RunResult:
         send, self.raw = self.sender(create)
-        # On the shared event loop, sync handlers must not block it: they go to handler threads.
+        # On the shared event loop, sync handlers must not block it: they go to worker threads.
         policy = replace(self.policy, offload=True)
         response = None
         for turn in range(1, self.max_turns + 1):
@@ -208,18 +244,17 @@ class Conversation:
             response = await send(**self.request())
             data = self.read(response)
             if not self.absorb(data):
-                final = await _settled(self.final(response))
+                final = await _maybe(self.final(response))  # openai's parse() may become async
                 return RunResult(final, self.history, turn, self.records)
             await self.answer(data, self.policy)
-        raise self.exhausted(await _settled(self.final(response)))
+        raise self.exhausted(await _maybe(self.final(response)))
 
     def exhausted(self, response: Any) -> MaxTurnsExceeded:
         run = RunResult(response, self.history, self.max_turns, self.records)
         return MaxTurnsExceeded(self.NAME, self.max_turns, run)
 
 
-async def _settled(value: Any) -> Any:
-    # openai's raw parse() is sync in 1.x-3.x; its docs say it may become a coroutine.
+async def _maybe(value: Any) -> Any:
     return await value if isawaitable(value) else value
 
 
@@ -237,6 +272,16 @@ def plain(value: Any) -> Any:
         exclude = getattr(value, "__api_exclude__", None)
         return value.model_dump(mode="json", exclude_unset=True, exclude=exclude)
     return value
+
+
+def _all_but(target: str, tools: Any, hidden: Sequence[str]) -> frozenset[str]:
+    """The names of every function tool in a provider's list but the hidden ones."""
+    if target == "gemini":
+        entries = [d for wrapper in tools for d in wrapper.get("functionDeclarations", ())]
+        names = {d.get("name") for d in entries}
+    else:
+        names = {function_name(target, entry) for entry in tools}
+    return frozenset(name for name in names if name is not None and name not in hidden)
 
 
 def messages(history: Any) -> list[Any]:

@@ -9,8 +9,8 @@ short tool loops), hand the loop one of these instead:
     run = tk.run_openai(Client(base_url="http://127.0.0.1:8000/v1"), model=..., messages=...)
     run.response  # the final response's JSON, a dict
 
-It speaks one endpoint, `POST {base_url}/chat/completions`, over HTTP/1.1 keep-alive (one
-connection per thread; `http.client`, TLS for https), sends the keyword arguments as the JSON
+It speaks one endpoint, `POST {base_url}/chat/completions`, over HTTP/1.1 keep-alive (idle
+connections reused; `http.client`, TLS for https), sends the keyword arguments as the JSON
 body (`extra_body`, `extra_headers` and `timeout` as the official client takes them), and
 returns the JSON answer as a dict. It retries as the official client does by default: twice,
 on a lost connection, 408, 409, 429 and 5xx, waiting `Retry-After` or an exponential backoff.
@@ -76,7 +76,10 @@ class Client:
         self._headers.update(headers or {})
         self.timeout = timeout
         self.max_retries = max_retries
-        self._local = threading.local()  # one keep-alive connection per thread
+        # Idle keep-alive connections: a request takes one (or opens one) and puts it back, so
+        # sequential requests share one connection whichever thread makes them.
+        self._idle: list[http.client.HTTPConnection] = []
+        self._lock = threading.Lock()
         self.chat = SimpleNamespace(completions=SimpleNamespace(create=self._create))
 
     def _create(self, **params: Any) -> Any:
@@ -92,7 +95,6 @@ class Client:
             try:
                 status, retry_after, payload = self._send(body, headers, timeout)
             except (ConnectionError, http.client.HTTPException, TimeoutError):
-                self._drop()
                 if last:
                     raise
                 time.sleep(_backoff(attempt, None))
@@ -107,26 +109,42 @@ class Client:
     def _send(
         self, body: bytes, headers: dict[str, str], timeout: float
     ) -> tuple[int, str | None, bytes]:
-        connection = getattr(self._local, "connection", None)
-        if connection is not None and _closed_by_server(connection):
-            self._drop()  # an idle keep-alive connection the server has closed meanwhile
-            connection = None
+        connection = self._take()
         if connection is None:
             kind = http.client.HTTPSConnection if self._https else http.client.HTTPConnection
-            connection = self._local.connection = kind(self._host, self._port, timeout=timeout)
+            connection = kind(self._host, self._port, timeout=timeout)
         elif connection.sock is not None:
             connection.sock.settimeout(timeout)
-        connection.request("POST", self._path, body, headers)
-        response = connection.getresponse()
-        payload = response.read()
+        try:
+            connection.request("POST", self._path, body, headers)
+            response = connection.getresponse()
+            payload = response.read()
+        except BaseException:
+            connection.close()
+            raise
         if response.will_close:
-            self._drop()
+            connection.close()
+        else:
+            with self._lock:
+                self._idle.append(connection)
         return response.status, response.getheader("retry-after"), payload
 
-    def _drop(self) -> None:
-        connection = getattr(self._local, "connection", None)
-        self._local.connection = None
-        if connection is not None:
+    def close(self) -> None:
+        """Close the idle connections (a later request opens a new one)."""
+        with self._lock:
+            idle, self._idle = self._idle, []
+        for connection in idle:
+            connection.close()
+
+    def _take(self) -> http.client.HTTPConnection | None:
+        """An idle connection the server has not closed meanwhile, if any."""
+        while True:
+            with self._lock:
+                if not self._idle:
+                    return None
+                connection = self._idle.pop()
+            if not _closed_by_server(connection):
+                return connection
             connection.close()
 
 

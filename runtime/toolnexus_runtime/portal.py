@@ -1,37 +1,46 @@
 """Where sync code runs async work, and where sync handlers run off the event loop.
 
-- `run_sync(coro)` runs a coroutine on one long-lived event loop in a daemon thread (a portal, as
+- `run_sync(coro)` runs a coroutine on a long-lived event loop in a daemon thread (a portal, as
   anyio's `start_blocking_portal`), never a new loop per call, so loop-bound objects an async
   handler keeps (an `httpx.AsyncClient`, a database pool, an `asyncio.Queue`) stay usable across
-  calls and loop turns. It works from plain threads and from inside a running event loop; from
-  the portal's own thread (a handler calling a sync entry point) it runs the coroutine on a
-  private loop in a new thread instead of waiting on itself.
-- `HANDLER_THREADS` runs sync handlers that must not block the caller (timeouts, concurrent
-  calls): an idle thread is reused, and when none is idle a new one starts. A handler that never
-  returns holds only its own thread, so it can never starve other calls, and nothing waits for a
-  free slot in a bounded pool.
+  calls and loop turns. Called from any thread but a portal's, it uses the shared loop (depth 0).
+  Called from a portal's own thread (a handler on that loop calling a sync entry point, which
+  blocks the loop until it returns) it uses the loop one depth further down, long-lived too, so
+  nested sync calls complete at any depth and each depth keeps its loop.
+- `in_thread(fn, ...)` runs a sync handler in a worker thread (anyio's `to_thread.run_sync`)
+  under a capacity limiter: at most that many run at once; the others wait for a slot. A call
+  given up at its deadline frees its slot at once, while its thread runs on until the handler
+  returns (Python cannot stop a thread).
+
+anyio is imported on first use, so importing the runtime stays light.
 """
 
 from __future__ import annotations
 
 import asyncio
 import atexit
-import contextvars
 import os
 import threading
-from collections.abc import Callable, Coroutine
-from concurrent.futures import Executor, Future
-from queue import Empty, SimpleQueue
-from typing import Any, TypeVar
+from collections.abc import Awaitable, Callable, Coroutine
+from typing import TYPE_CHECKING, Any, TypeVar
+
+if TYPE_CHECKING:
+    from anyio import CapacityLimiter
 
 T = TypeVar("T")
 
+_here = threading.local()  # .depth: set in each portal's thread
+
 
 class _Portal:
-    def __init__(self) -> None:
+    """One event loop, run in a daemon thread until the process exits (or forks)."""
+
+    def __init__(self, depth: int) -> None:
+        self.depth = depth
         self._lock = threading.Lock()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
+        self._stop: asyncio.Event | None = None
 
     def loop(self) -> asyncio.AbstractEventLoop:
         loop = self._loop
@@ -40,49 +49,72 @@ class _Portal:
         with self._lock:
             if self._loop is None:
                 ready = threading.Event()
-                loop = asyncio.new_event_loop()
+                new = asyncio.new_event_loop()
+
+                async def main() -> None:
+                    # A root task for the loop's lifetime: anyio keeps its worker threads for
+                    # as long as the root task runs, not one thread per call.
+                    self._stop = asyncio.Event()
+                    ready.set()
+                    await self._stop.wait()
 
                 def serve() -> None:
-                    asyncio.set_event_loop(loop)
-                    loop.call_soon(ready.set)
-                    loop.run_forever()
+                    _here.depth = self.depth
+                    asyncio.set_event_loop(new)
+                    new.run_until_complete(main())
 
-                thread = threading.Thread(target=serve, name="toolnexus-portal", daemon=True)
+                name = f"toolnexus-portal-{self.depth}" if self.depth else "toolnexus-portal"
+                thread = threading.Thread(target=serve, name=name, daemon=True)
                 thread.start()
                 ready.wait()
                 self._thread = thread
-                self._loop = loop
+                self._loop = new
             return self._loop
-
-    def is_current(self) -> bool:
-        return self._thread is not None and threading.current_thread() is self._thread
 
     def stop(self) -> None:
         with self._lock:
-            loop, thread = self._loop, self._thread
-            self._loop = self._thread = None
-        if loop is not None and thread is not None and thread.is_alive():
-            loop.call_soon_threadsafe(loop.stop)
+            loop, thread, stop = self._loop, self._thread, self._stop
+            self._loop = self._thread = self._stop = None
+        if loop is not None and thread is not None and stop is not None and thread.is_alive():
+            loop.call_soon_threadsafe(stop.set)
             thread.join(timeout=2)
 
+
+class _Portals:
+    """The portal of each depth, made on first need."""
+
+    def __init__(self) -> None:
+        self.forget()
+
     def forget(self) -> None:
-        """In a forked child: the portal thread did not survive the fork; start afresh."""
+        """Start afresh (also in a forked child, where the portal threads did not survive)."""
         self._lock = threading.Lock()
-        self._loop = self._thread = None
+        self._portals: list[_Portal] = []
+
+    def at(self, depth: int) -> _Portal:
+        portals = self._portals
+        if depth < len(portals):
+            return portals[depth]
+        with self._lock:
+            while len(self._portals) <= depth:
+                self._portals.append(_Portal(len(self._portals)))
+            return self._portals[depth]
+
+    def stop(self) -> None:
+        for portal in reversed(self._portals):
+            portal.stop()
 
 
-PORTAL = _Portal()
-atexit.register(PORTAL.stop)
+PORTALS = _Portals()
+atexit.register(PORTALS.stop)
 if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=PORTAL.forget)
+    os.register_at_fork(after_in_child=PORTALS.forget)
 
 
 def run_sync(coro: Coroutine[Any, Any, T]) -> T:
-    """Run `coro` to completion on the portal's event loop and return its result."""
-    if PORTAL.is_current():
-        # Waiting here would block the very loop that must run `coro`.
-        return _run_in_new_thread(coro)
-    future = asyncio.run_coroutine_threadsafe(coro, PORTAL.loop())
+    """Run `coro` to completion on the runtime's loop for this thread and return its result."""
+    depth = getattr(_here, "depth", -1) + 1
+    future = asyncio.run_coroutine_threadsafe(coro, PORTALS.at(depth).loop())
     try:
         return future.result()
     except BaseException:
@@ -90,71 +122,47 @@ def run_sync(coro: Coroutine[Any, Any, T]) -> T:
         raise
 
 
-def _run_in_new_thread(coro: Coroutine[Any, Any, T]) -> T:
-    box: list[Any] = []
-
-    def main() -> None:
-        try:
-            box.append((True, asyncio.run(coro)))
-        except BaseException as exc:  # noqa: BLE001 (handed to the caller below)
-            box.append((False, exc))
-
-    thread = threading.Thread(target=main, name="toolnexus-nested", daemon=True)
-    thread.start()
-    thread.join()
-    ok, value = box[0]
-    if ok:
-        return value  # type: ignore[no-any-return]
-    raise value
+def on_portal() -> bool:
+    """Whether this thread is a portal's (its running loop is one of the runtime's own)."""
+    return hasattr(_here, "depth")
 
 
-class _HandlerThreads(Executor):
-    """An executor whose threads grow on demand and retire when idle (see the module docstring).
+def capacity_limiter(tokens: float) -> CapacityLimiter:
+    from anyio import CapacityLimiter
 
-    It keeps one count of idle threads that submitters may claim, as the standard library's
-    ThreadPoolExecutor does with its idle semaphore, but without an upper bound on threads."""
-
-    def __init__(self, idle_seconds: float = 30.0) -> None:
-        self._idle_seconds = idle_seconds
-        self.forget()
-
-    def forget(self) -> None:
-        """Start with no threads (also in a forked child, where the parent's threads are gone)."""
-        self._work: SimpleQueue[tuple[Future[Any], Callable[[], Any]]] = SimpleQueue()
-        self._idle = threading.Semaphore(0)
-        self._count_lock = threading.Lock()
-        self.threads = 0
-
-    def submit(self, fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> Future[T]:
-        future: Future[T] = Future()
-        context = contextvars.copy_context()  # tracing spans and the like follow the call
-        self._work.put((future, lambda: context.run(fn, *args, **kwargs)))
-        if not self._idle.acquire(blocking=False):
-            with self._count_lock:
-                self.threads += 1
-            threading.Thread(target=self._serve, name="toolnexus-handler", daemon=True).start()
-        return future
-
-    def _serve(self) -> None:
-        while True:
-            try:
-                future, call = self._work.get(timeout=self._idle_seconds)
-            except Empty:
-                # Retire only if no submitter has counted on this idle thread meanwhile.
-                if self._idle.acquire(blocking=False):
-                    with self._count_lock:
-                        self.threads -= 1
-                    return
-                continue
-            if future.set_running_or_notify_cancel():
-                try:
-                    future.set_result(call())
-                except BaseException as exc:  # noqa: BLE001 (handed to the caller)
-                    future.set_exception(exc)
-            del future, call
-            self._idle.release()
+    return CapacityLimiter(tokens)
 
 
-HANDLER_THREADS = _HandlerThreads()
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=HANDLER_THREADS.forget)
+class Started:
+    """Set when a worker thread begins the call: a call still waiting for a slot at its
+    deadline was busy, not slow."""
+
+    __slots__ = ("started",)
+
+    def __init__(self) -> None:
+        self.started = False
+
+
+async def in_thread(
+    fn: Callable[..., T], args: tuple[Any, ...], limiter: CapacityLimiter, started: Started
+) -> T:
+    """`fn(*args)` in a worker thread, at most `limiter`'s tokens at once; the caller's context
+    variables (a tracing span) go with it. Cancelled, the call returns at once and the thread
+    runs on."""
+    from anyio import to_thread
+
+    def call() -> T:
+        started.started = True
+        return fn(*args)
+
+    return await to_thread.run_sync(call, abandon_on_cancel=True, limiter=limiter)
+
+
+async def within(timeout: float, awaitable: Awaitable[T]) -> tuple[bool, T | None]:
+    """(True, its value) when `awaitable` finishes within `timeout` seconds, else (False, None)
+    once it has been cancelled (anyio's cancel scope tells its deadline from any other)."""
+    from anyio import move_on_after
+
+    with move_on_after(timeout):
+        return True, await awaitable
+    return False, None

@@ -1,16 +1,18 @@
 """`Toolkit`: the execution core plus, for each provider, its schemas, round trip and tool loop.
 
 A generated package subclasses it, bound to its dispatch table (`TOOLS`) and its provider schema
-files (`SCHEMAS`). Every sync method here runs its async twin on the runtime's one long-lived
-event loop (`portal.run_sync`), with sync handlers in handler threads so none blocks that loop.
+files (`SCHEMAS`). Every sync method here runs its async twin on the runtime's long-lived event
+loop (`portal.run_sync`), with sync handlers in worker threads so none blocks that loop.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
+from os import PathLike
 from typing import Any, TypeVar
 
 from .core import (
+    DEFAULT_THREADS,
     ErrorMessage,
     OnToolCall,
     OnToolResult,
@@ -19,6 +21,7 @@ from .core import (
     ToolkitCore,
     ToolSpec,
 )
+from .executors import SourceOptions
 from .loops import DEFAULT_MAX_TURNS, Conversation, LoopOptions, RunResult
 from .loops import messages as _messages
 from .portal import run_sync
@@ -28,6 +31,7 @@ from .providers.bedrock import Bedrock
 from .providers.gemini import Gemini
 from .providers.openai import OpenAIChat
 from .providers.openai_responses import OpenAIResponses
+from .toolsets import NO_RESTRICTION, allowed_tools, members, subset
 
 H = TypeVar("H")
 
@@ -38,8 +42,18 @@ class Toolkit(ToolkitCore[H]):
     `Toolkit(handlers, timeout=None, error_message=None)`: `timeout` (seconds) applies to every
     call unless a call gives its own; `error_message(tool_name, exc) -> str` decides what the
     model sees when a handler raises anything but `ToolError` (the exception is logged on the
-    `toolnexus_runtime` logger either way). `instrument=True` (or a TracerProvider) emits an
-    OpenTelemetry span per call (see `toolnexus_runtime.tracing`).
+    `toolnexus_runtime` logger either way). `max_threads` (default 40) bounds the sync handlers
+    that run in worker threads at once on an event loop you await `execute` on (a server's).
+    `instrument=True` (or a TracerProvider) emits an OpenTelemetry span per call (see
+    `toolnexus_runtime.tracing`).
+
+    Tools that come from other sources need no handler method; what they reach is given here:
+    `mcp_config` (a path to an `mcp.json` or its dict) for tools snapshotted from MCP servers;
+    `workspace`, `allow_shell`, `fetch_allow`, `output_limit` and `ask` for the built-in tools;
+    `http_client` (an `httpx.AsyncClient` of your own) and `base_url` (what relative URLs are
+    appended to instead of the build's base_url: one URL, or a mapping {build-time: run-time})
+    for tools bound to HTTP endpoints.
+    `await tk.aclose()` (or `async with tk:`) closes what they hold open.
     """
 
     def __init__(
@@ -49,9 +63,35 @@ class Toolkit(ToolkitCore[H]):
         tools: Mapping[str, ToolSpec] | None = None,
         timeout: float | None = None,
         error_message: ErrorMessage | None = None,
+        max_threads: int = DEFAULT_THREADS,
         instrument: Any = False,
+        mcp_config: str | PathLike[str] | Mapping[str, Any] | None = None,
+        workspace: str | PathLike[str] | None = None,
+        allow_shell: bool = True,
+        fetch_allow: Collection[str] | None = None,
+        output_limit: int = 30_000,
+        ask: Callable[..., Any] | None = None,
+        http_client: Any = None,
+        base_url: str | Mapping[str, str] | None = None,
     ) -> None:
-        super().__init__(handlers, tools=tools, timeout=timeout, error_message=error_message)
+        sources = SourceOptions(
+            mcp_config,
+            workspace,
+            allow_shell,
+            fetch_allow,
+            output_limit,
+            ask,
+            http_client,
+            base_url,
+        )
+        super().__init__(
+            handlers,
+            tools=tools,
+            timeout=timeout,
+            error_message=error_message,
+            max_threads=max_threads,
+            sources=sources,
+        )
         if instrument:
             from .tracing import trace_calls  # OpenTelemetry only when asked for
 
@@ -59,95 +99,175 @@ class Toolkit(ToolkitCore[H]):
 
     # -- provider schemas (fresh copies of the generated package's schemas/) ------------------
 
-    def to_gemini(self) -> list[dict[str, Any]]:
-        """Gemini `tools`: one functionDeclarations wrapper holding every tool."""
-        return self._provider_schema("gemini")  # type: ignore[no-any-return]
+    def to_gemini(self, toolset: str | None = None) -> list[dict[str, Any]]:
+        """Gemini `tools`: one functionDeclarations wrapper holding every tool (or only a toolset's)."""
+        return self._tools_for("gemini", toolset)  # type: ignore[no-any-return]
 
-    def to_openai(self) -> list[dict[str, Any]]:
-        """OpenAI Chat Completions `tools`."""
-        return self._provider_schema("openai")  # type: ignore[no-any-return]
+    def to_openai(self, toolset: str | None = None) -> list[dict[str, Any]]:
+        """OpenAI Chat Completions `tools` (or only a toolset's)."""
+        return self._tools_for("openai", toolset)  # type: ignore[no-any-return]
 
-    def to_openai_responses(self) -> list[dict[str, Any]]:
-        """OpenAI Responses `tools`."""
-        return self._provider_schema("openai_responses")  # type: ignore[no-any-return]
+    def to_openai_responses(self, toolset: str | None = None) -> list[dict[str, Any]]:
+        """OpenAI Responses `tools` (or only a toolset's)."""
+        return self._tools_for("openai_responses", toolset)  # type: ignore[no-any-return]
 
-    def to_anthropic(self) -> list[dict[str, Any]]:
-        """Anthropic Messages `tools`."""
-        return self._provider_schema("anthropic")  # type: ignore[no-any-return]
+    def to_anthropic(self, toolset: str | None = None) -> list[dict[str, Any]]:
+        """Anthropic Messages `tools` (or only a toolset's)."""
+        return self._tools_for("anthropic", toolset)  # type: ignore[no-any-return]
 
-    def to_mcp(self) -> list[dict[str, Any]]:
-        """MCP `tools/list` tools."""
-        return self._provider_schema("mcp")  # type: ignore[no-any-return]
+    def to_mcp(self, toolset: str | None = None) -> list[dict[str, Any]]:
+        """MCP `tools/list` tools (or only a toolset's)."""
+        return self._tools_for("mcp", toolset)  # type: ignore[no-any-return]
 
-    def to_bedrock(self) -> dict[str, Any]:
-        """Bedrock Converse `toolConfig`."""
-        return self._provider_schema("bedrock")  # type: ignore[no-any-return]
+    def to_bedrock(self, toolset: str | None = None) -> dict[str, Any]:
+        """Bedrock Converse `toolConfig` (or only a toolset's)."""
+        return self._tools_for("bedrock", toolset)  # type: ignore[no-any-return]
+
+    def _tools_for(self, target: str, toolset: str | None) -> Any:
+        tools = self._provider_schema(target)
+        if toolset is None:
+            return tools
+        sent = self.sent_names(target)
+        return subset(target, tools, {sent.get(n, n) for n in members(self.TOOLSETS, toolset)})
+
+    def allowed_tools(self, target: str, toolset: str, *, mode: str = "auto") -> dict[str, Any]:
+        """The provider's restriction of a request to a toolset while the full list is sent (so
+        prompt caches stay warm): OpenAI Chat's nested and Responses' flat `allowed_tools`
+        `tool_choice`, Gemini's `toolConfig` (`functionCallingConfig.allowedFunctionNames`).
+        Anthropic, Bedrock and MCP have none (ValueError saying what to do instead)."""
+        sent = self.sent_names(target)
+        names = [sent.get(n, n) for n in members(self.TOOLSETS, toolset)]
+        tools = [] if target in NO_RESTRICTION else self._provider_schema(target)
+        return allowed_tools(target, tools, names, mode)
+
+    def _policy(self, timeout: float | None, toolset: str | None, offload: bool = False) -> Policy:
+        return Policy(timeout, self._tool_subset(None, toolset), offload=offload)
 
     # -- round trips: execute every call of one response, return what to send back -----------
+    # `toolset=`: a call to a tool outside it is answered with an unknown-tool error result.
 
     async def agemini_reply(
-        self, parts: Any, ctx: ToolContext | None = None, *, timeout: float | None = None
+        self,
+        parts: Any,
+        ctx: ToolContext | None = None,
+        *,
+        timeout: float | None = None,
+        toolset: str | None = None,
     ) -> dict[str, Any]:
         """Execute every functionCall part; return the `user` content of functionResponse parts.
 
         Replies are matched by name and carry the call's `id` when Gemini sent one."""
-        return await self._round_trip(Gemini, parts, ctx, Policy(timeout))  # type: ignore[no-any-return]
+        return await self._round_trip(Gemini, parts, ctx, self._policy(timeout, toolset))  # type: ignore[no-any-return]
 
     def gemini_reply(
-        self, parts: Any, ctx: ToolContext | None = None, *, timeout: float | None = None
+        self,
+        parts: Any,
+        ctx: ToolContext | None = None,
+        *,
+        timeout: float | None = None,
+        toolset: str | None = None,
     ) -> dict[str, Any]:
         """Sync twin of `agemini_reply`."""
-        return run_sync(self._round_trip(Gemini, parts, ctx, Policy(timeout, offload=True)))
+        return run_sync(self._round_trip(Gemini, parts, ctx, self._policy(timeout, toolset, True)))
 
     async def aopenai_tool_messages(
-        self, message: Any, ctx: ToolContext | None = None, *, timeout: float | None = None
+        self,
+        message: Any,
+        ctx: ToolContext | None = None,
+        *,
+        timeout: float | None = None,
+        toolset: str | None = None,
     ) -> list[dict[str, Any]]:
         """Execute every tool call of an assistant message; return the `tool` messages, in order."""
-        return await self._round_trip(OpenAIChat, message, ctx, Policy(timeout))  # type: ignore[no-any-return]
+        return await self._round_trip(OpenAIChat, message, ctx, self._policy(timeout, toolset))  # type: ignore[no-any-return]
 
     def openai_tool_messages(
-        self, message: Any, ctx: ToolContext | None = None, *, timeout: float | None = None
+        self,
+        message: Any,
+        ctx: ToolContext | None = None,
+        *,
+        timeout: float | None = None,
+        toolset: str | None = None,
     ) -> list[dict[str, Any]]:
         """Sync twin of `aopenai_tool_messages`."""
-        return run_sync(self._round_trip(OpenAIChat, message, ctx, Policy(timeout, offload=True)))
+        return run_sync(
+            self._round_trip(OpenAIChat, message, ctx, self._policy(timeout, toolset, True))
+        )
 
     async def aopenai_responses_outputs(
-        self, output_items: Any, ctx: ToolContext | None = None, *, timeout: float | None = None
+        self,
+        output_items: Any,
+        ctx: ToolContext | None = None,
+        *,
+        timeout: float | None = None,
+        toolset: str | None = None,
     ) -> list[dict[str, Any]]:
         """Execute every `function_call` output item; return `function_call_output` input items."""
-        return await self._round_trip(OpenAIResponses, output_items, ctx, Policy(timeout))  # type: ignore[no-any-return]
+        policy = self._policy(timeout, toolset)
+        return await self._round_trip(OpenAIResponses, output_items, ctx, policy)  # type: ignore[no-any-return]
 
     def openai_responses_outputs(
-        self, output_items: Any, ctx: ToolContext | None = None, *, timeout: float | None = None
+        self,
+        output_items: Any,
+        ctx: ToolContext | None = None,
+        *,
+        timeout: float | None = None,
+        toolset: str | None = None,
     ) -> list[dict[str, Any]]:
         """Sync twin of `aopenai_responses_outputs`."""
         return run_sync(
-            self._round_trip(OpenAIResponses, output_items, ctx, Policy(timeout, offload=True))
+            self._round_trip(
+                OpenAIResponses, output_items, ctx, self._policy(timeout, toolset, True)
+            )
         )
 
     async def aanthropic_tool_results(
-        self, content: Any, ctx: ToolContext | None = None, *, timeout: float | None = None
+        self,
+        content: Any,
+        ctx: ToolContext | None = None,
+        *,
+        timeout: float | None = None,
+        toolset: str | None = None,
     ) -> list[dict[str, Any]]:
         """Execute every `tool_use` block; return `tool_result` blocks for the next user message."""
-        return await self._round_trip(Anthropic, content, ctx, Policy(timeout))  # type: ignore[no-any-return]
+        return await self._round_trip(Anthropic, content, ctx, self._policy(timeout, toolset))  # type: ignore[no-any-return]
 
     def anthropic_tool_results(
-        self, content: Any, ctx: ToolContext | None = None, *, timeout: float | None = None
+        self,
+        content: Any,
+        ctx: ToolContext | None = None,
+        *,
+        timeout: float | None = None,
+        toolset: str | None = None,
     ) -> list[dict[str, Any]]:
         """Sync twin of `aanthropic_tool_results`."""
-        return run_sync(self._round_trip(Anthropic, content, ctx, Policy(timeout, offload=True)))
+        return run_sync(
+            self._round_trip(Anthropic, content, ctx, self._policy(timeout, toolset, True))
+        )
 
     async def abedrock_tool_results(
-        self, content: Any, ctx: ToolContext | None = None, *, timeout: float | None = None
+        self,
+        content: Any,
+        ctx: ToolContext | None = None,
+        *,
+        timeout: float | None = None,
+        toolset: str | None = None,
     ) -> list[dict[str, Any]]:
         """Execute every `toolUse` block; return `toolResult` blocks for the next user message."""
-        return await self._round_trip(Bedrock, content, ctx, Policy(timeout))  # type: ignore[no-any-return]
+        return await self._round_trip(Bedrock, content, ctx, self._policy(timeout, toolset))  # type: ignore[no-any-return]
 
     def bedrock_tool_results(
-        self, content: Any, ctx: ToolContext | None = None, *, timeout: float | None = None
+        self,
+        content: Any,
+        ctx: ToolContext | None = None,
+        *,
+        timeout: float | None = None,
+        toolset: str | None = None,
     ) -> list[dict[str, Any]]:
         """Sync twin of `abedrock_tool_results`."""
-        return run_sync(self._round_trip(Bedrock, content, ctx, Policy(timeout, offload=True)))
+        return run_sync(
+            self._round_trip(Bedrock, content, ctx, self._policy(timeout, toolset, True))
+        )
 
     # -- tool loops (see toolnexus_runtime.loops for the keyword arguments) -------------------
 
@@ -158,12 +278,15 @@ class Toolkit(ToolkitCore[H]):
         request: dict[str, Any],
         max_turns: int,
         tools: Collection[str] | None,
+        toolset: str | None,
         tool_timeout: float | None,
         on_tool_call: OnToolCall | None,
         on_tool_result: OnToolResult | None,
         context: ToolContext | None,
     ) -> Conversation:
-        options = LoopOptions(max_turns, tools, tool_timeout, on_tool_call, on_tool_result, context)
+        options = LoopOptions(
+            max_turns, tools, tool_timeout, on_tool_call, on_tool_result, context, toolset
+        )
         return kind(self, history, request, options)
 
     def run_openai(
@@ -174,6 +297,7 @@ class Toolkit(ToolkitCore[H]):
         messages: Sequence[Any] | str,
         max_turns: int = DEFAULT_MAX_TURNS,
         tools: Collection[str] | None = None,
+        toolset: str | None = None,
         tool_timeout: float | None = None,
         on_tool_call: OnToolCall | None = None,
         on_tool_result: OnToolResult | None = None,
@@ -185,7 +309,7 @@ class Toolkit(ToolkitCore[H]):
         Each assistant message is followed by one `tool` message per `tool_call_id`."""
         return self._conversation(
             OpenAIChat, _messages(messages), {"model": model, **kwargs}, max_turns, tools,
-            tool_timeout, on_tool_call, on_tool_result, context,
+            toolset, tool_timeout, on_tool_call, on_tool_result, context,
         ).run(client.chat.completions.create)  # fmt: skip
 
     async def arun_openai(
@@ -196,6 +320,7 @@ class Toolkit(ToolkitCore[H]):
         messages: Sequence[Any] | str,
         max_turns: int = DEFAULT_MAX_TURNS,
         tools: Collection[str] | None = None,
+        toolset: str | None = None,
         tool_timeout: float | None = None,
         on_tool_call: OnToolCall | None = None,
         on_tool_result: OnToolResult | None = None,
@@ -205,7 +330,7 @@ class Toolkit(ToolkitCore[H]):
         """Async twin of `run_openai`, for `openai.AsyncOpenAI`."""
         return await self._conversation(
             OpenAIChat, _messages(messages), {"model": model, **kwargs}, max_turns, tools,
-            tool_timeout, on_tool_call, on_tool_result, context,
+            toolset, tool_timeout, on_tool_call, on_tool_result, context,
         ).arun(client.chat.completions.create)  # fmt: skip
 
     def run_openai_responses(
@@ -216,6 +341,7 @@ class Toolkit(ToolkitCore[H]):
         input: Sequence[Any] | str,
         max_turns: int = DEFAULT_MAX_TURNS,
         tools: Collection[str] | None = None,
+        toolset: str | None = None,
         tool_timeout: float | None = None,
         on_tool_call: OnToolCall | None = None,
         on_tool_result: OnToolResult | None = None,
@@ -228,7 +354,7 @@ class Toolkit(ToolkitCore[H]):
         followed by its `function_call_output` with the same `call_id`."""
         return self._conversation(
             OpenAIResponses, _messages(input), {"model": model, **kwargs}, max_turns, tools,
-            tool_timeout, on_tool_call, on_tool_result, context,
+            toolset, tool_timeout, on_tool_call, on_tool_result, context,
         ).run(client.responses.create)  # fmt: skip
 
     async def arun_openai_responses(
@@ -239,6 +365,7 @@ class Toolkit(ToolkitCore[H]):
         input: Sequence[Any] | str,
         max_turns: int = DEFAULT_MAX_TURNS,
         tools: Collection[str] | None = None,
+        toolset: str | None = None,
         tool_timeout: float | None = None,
         on_tool_call: OnToolCall | None = None,
         on_tool_result: OnToolResult | None = None,
@@ -248,7 +375,7 @@ class Toolkit(ToolkitCore[H]):
         """Async twin of `run_openai_responses`, for `openai.AsyncOpenAI`."""
         return await self._conversation(
             OpenAIResponses, _messages(input), {"model": model, **kwargs}, max_turns, tools,
-            tool_timeout, on_tool_call, on_tool_result, context,
+            toolset, tool_timeout, on_tool_call, on_tool_result, context,
         ).arun(client.responses.create)  # fmt: skip
 
     def run_anthropic(
@@ -260,6 +387,7 @@ class Toolkit(ToolkitCore[H]):
         max_tokens: int = 4096,
         max_turns: int = DEFAULT_MAX_TURNS,
         tools: Collection[str] | None = None,
+        toolset: str | None = None,
         tool_timeout: float | None = None,
         on_tool_call: OnToolCall | None = None,
         on_tool_result: OnToolResult | None = None,
@@ -273,7 +401,7 @@ class Toolkit(ToolkitCore[H]):
         request = {"model": model, "max_tokens": max_tokens, **kwargs}
         return self._conversation(
             Anthropic, _messages(messages), request, max_turns, tools,
-            tool_timeout, on_tool_call, on_tool_result, context,
+            toolset, tool_timeout, on_tool_call, on_tool_result, context,
         ).run(client.messages.create)  # fmt: skip
 
     async def arun_anthropic(
@@ -285,6 +413,7 @@ class Toolkit(ToolkitCore[H]):
         max_tokens: int = 4096,
         max_turns: int = DEFAULT_MAX_TURNS,
         tools: Collection[str] | None = None,
+        toolset: str | None = None,
         tool_timeout: float | None = None,
         on_tool_call: OnToolCall | None = None,
         on_tool_result: OnToolResult | None = None,
@@ -295,7 +424,7 @@ class Toolkit(ToolkitCore[H]):
         request = {"model": model, "max_tokens": max_tokens, **kwargs}
         return await self._conversation(
             Anthropic, _messages(messages), request, max_turns, tools,
-            tool_timeout, on_tool_call, on_tool_result, context,
+            toolset, tool_timeout, on_tool_call, on_tool_result, context,
         ).arun(client.messages.create)  # fmt: skip
 
     def run_gemini(
@@ -306,6 +435,7 @@ class Toolkit(ToolkitCore[H]):
         contents: Any,
         max_turns: int = DEFAULT_MAX_TURNS,
         tools: Collection[str] | None = None,
+        toolset: str | None = None,
         tool_timeout: float | None = None,
         on_tool_call: OnToolCall | None = None,
         on_tool_result: OnToolResult | None = None,
@@ -319,7 +449,7 @@ class Toolkit(ToolkitCore[H]):
         functionResponse echoes its call's `id`."""
         return self._conversation(
             Gemini, gemini.contents(contents), {"model": model, **kwargs}, max_turns, tools,
-            tool_timeout, on_tool_call, on_tool_result, context,
+            toolset, tool_timeout, on_tool_call, on_tool_result, context,
         ).run(client.models.generate_content)  # fmt: skip
 
     async def arun_gemini(
@@ -330,6 +460,7 @@ class Toolkit(ToolkitCore[H]):
         contents: Any,
         max_turns: int = DEFAULT_MAX_TURNS,
         tools: Collection[str] | None = None,
+        toolset: str | None = None,
         tool_timeout: float | None = None,
         on_tool_call: OnToolCall | None = None,
         on_tool_result: OnToolResult | None = None,
@@ -339,7 +470,7 @@ class Toolkit(ToolkitCore[H]):
         """Async twin of `run_gemini`, through `client.aio`."""
         return await self._conversation(
             Gemini, gemini.contents(contents), {"model": model, **kwargs}, max_turns, tools,
-            tool_timeout, on_tool_call, on_tool_result, context,
+            toolset, tool_timeout, on_tool_call, on_tool_result, context,
         ).arun(client.aio.models.generate_content)  # fmt: skip
 
     def run_bedrock(
@@ -350,6 +481,7 @@ class Toolkit(ToolkitCore[H]):
         messages: Sequence[Any] | str,
         max_turns: int = DEFAULT_MAX_TURNS,
         tools: Collection[str] | None = None,
+        toolset: str | None = None,
         tool_timeout: float | None = None,
         on_tool_call: OnToolCall | None = None,
         on_tool_result: OnToolResult | None = None,
@@ -362,5 +494,5 @@ class Toolkit(ToolkitCore[H]):
         the history holds tool blocks; `toolResult` blocks carry `status`."""
         return self._conversation(
             Bedrock, bedrock.messages(messages), {"modelId": modelId, **kwargs}, max_turns, tools,
-            tool_timeout, on_tool_call, on_tool_result, context,
+            toolset, tool_timeout, on_tool_call, on_tool_result, context,
         ).run(client.converse)  # fmt: skip

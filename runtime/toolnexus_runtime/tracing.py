@@ -1,8 +1,9 @@
 """OpenTelemetry spans for tool calls, after the GenAI semantic conventions ("Execute tool span"):
 `execute_tool <tool>`, kind INTERNAL, `gen_ai.operation.name`, `gen_ai.tool.name`,
 `gen_ai.tool.call.id`, `gen_ai.tool.description`, `gen_ai.tool.type`, and `error.type` with an
-ERROR status when the call failed. Arguments and results are recorded only when
-`OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true` (they may be sensitive).
+ERROR status when the call failed. Arguments, results and error text (the status description)
+are recorded only when `OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true` (they may be
+sensitive); without it no span carries them, and `error.type` says what went wrong.
 
 `Toolkit(handlers, instrument=True)` uses the global TracerProvider; pass a TracerProvider to use
 that one. The traced `execute` and `execute_sync` replace the plain ones on that toolkit only, so
@@ -65,7 +66,8 @@ def trace_calls(toolkit: ToolkitCore[Any], provider: Any) -> None:
     def finish(current: Any, result: ToolResult) -> ToolResult:
         if result.is_error:
             current.set_attribute("error.type", result.error_type or "tool_error")
-            current.set_status(Status(StatusCode.ERROR, result.output))
+            # The error text can hold what the arguments held (or a secret): it is content.
+            current.set_status(Status(StatusCode.ERROR, result.output if capture else None))
         if capture:
             current.set_attribute("gen_ai.tool.call.result", result.output)
         return result

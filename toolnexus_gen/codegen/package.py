@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Collection
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from toolnexus_gen.codegen.pysource import docstring, py_str
+from toolnexus_gen.codegen.pysource import docstring, py_literal_lines, py_str
 from toolnexus_gen.config.options import Header
 from toolnexus_gen.ir import ToolInfo, ToolSet
 from toolnexus_gen.targets.registry import INFO
@@ -47,7 +48,30 @@ def environment() -> jinja2.Environment:
     env.filters["py_str"] = py_str
     env.filters["docstring"] = docstring
     env.filters["handler_method"] = handler_method
+    env.filters["binding_literal"] = binding_literal
+    env.filters["toolset_entry"] = toolset_entry
     return env
+
+
+BINDING_INDENT = 12  # where `binding=` stands in dispatch.py.jinja
+
+
+def binding_literal(binding: str) -> str:
+    """A tool's binding (canonical JSON in ToolInfo) as the Python literal dispatch.py holds
+    after `binding=` at its indent, split over lines as ruff format would."""
+    lines = py_literal_lines(json.loads(binding), BINDING_INDENT, "binding=", ",")
+    return lines.removeprefix(" " * BINDING_INDENT + "binding=").removesuffix(",")
+
+
+def toolset_entry(item: tuple[str, tuple[str, ...]]) -> str:
+    """One TOOLSETS entry as ruff format writes it (a one-tool tuple on one line when it fits)."""
+    name, members = item
+    if len(members) == 1:
+        line = f"        {py_str(name)}: ({py_str(members[0])},),"
+        if len(line) <= 100:
+            return line
+    inner = "".join(f"            {py_str(member)},\n" for member in members)
+    return f"        {py_str(name)}: (\n{inner}        ),"
 
 
 def model_header(header: Header) -> str:
@@ -58,6 +82,9 @@ def model_header(header: Header) -> str:
 def _header_context(header: Header) -> dict[str, Any]:
     return {"specs_rel": header.specs_rel, "command": header.command}
 
+
+# What dispatch.py defines, besides one to_<target> per target.
+DISPATCH_NAMES = ["TOOLS", "TOOLSETS", "Toolkit", "allowed_tools", "tool_definitions"]
 
 # The files render_package writes (the models aside), whatever the targets.
 PACKAGE_FILES = ("py.typed", *PACKAGE_TEMPLATES)
@@ -75,24 +102,19 @@ def render_package(
         **_header_context(header),
         "tools": toolset.tools,
         "targets": toolset.targets,
+        "toolsets": toolset.toolsets,
         "target_types": {name: info.python_type for name, info in INFO.items()},
         "target_docs": {name: info.python_doc for name, info in INFO.items()},
         "exports": _exports(toolset),
         "runtime_minimum": RUNTIME_MINIMUM,
         "runtime_below": RUNTIME_BELOW,
         "model_names": ruff_sorted([tool.python.model for tool in toolset.tools]),
+        "handler_models": ruff_sorted([t.python.model for t in toolset.tools if t.has_method]),
+        "bound": any(not tool.has_method for tool in toolset.tools),
+        "skills": SKILLS_FILE in toolset.files,
         "model_modules": sorted((t.python.module, t.python.model) for t in toolset.tools),
-        "dispatch_imports": ruff_sorted(
-            [
-                "TOOLS",
-                "Toolkit",
-                "tool_definitions",
-                *(f"to_{t}" for t in toolset.targets),
-            ]
-        ),
-        "dispatch_exports": ruff_sorted(
-            ["TOOLS", "Toolkit", "tool_definitions", *(f"to_{t}" for t in toolset.targets)]
-        ),
+        "dispatch_imports": _dispatch_names(toolset),
+        "dispatch_exports": _dispatch_names(toolset),
     }
     files = {"py.typed": ""}
     for name in PACKAGE_TEMPLATES:
@@ -133,6 +155,8 @@ def update_handlers(previous: str, toolset: ToolSet, fresh: Collection[str]) -> 
         return None
     methods = []
     for tool in toolset.tools:
+        if not tool.has_method:
+            continue
         method = handler_method(tool)
         if tool.name in fresh:
             compile(f"class C:{method}\n", "handlers.py", "exec")  # never a bad file on disk
@@ -140,12 +164,30 @@ def update_handlers(previous: str, toolset: ToolSet, fresh: Collection[str]) -> 
     return previous[:end] + "\n" + "\n".join(methods) + "\n"
 
 
+# A package with skills (sources/skills.py writes this file) exports skills_prompt().
+SKILLS_FILE = "schemas/skills.json"
+
+
+def _dispatch_names(toolset: ToolSet) -> list[str]:
+    names = [*DISPATCH_NAMES, *(f"to_{t}" for t in toolset.targets)]
+    return ruff_sorted(names + (["skills_prompt"] if SKILLS_FILE in toolset.files else []))
+
+
 def package_keys(toolset: ToolSet, header: Header) -> dict[str, Any]:
     """What each package file is rendered from (its template is in the generator's fingerprint).
     Only handlers.py carries descriptions (as docstrings), so a description edit renders it
     alone."""
-    names = [[t.name, t.python.method, t.python.model, t.python.module] for t in toolset.tools]
-    common = [header.specs_rel, header.command, list(toolset.targets), names]
+    names = [
+        [t.name, t.python.method, t.python.model, t.python.module, t.binding] for t in toolset.tools
+    ]
+    common = [
+        header.specs_rel,
+        header.command,
+        list(toolset.targets),
+        names,
+        list(toolset.files),
+        toolset.toolsets,
+    ]
     keys: dict[str, Any] = {name: common for name in PACKAGE_FILES}
     keys["handlers.py"] = [*common, [t.description for t in toolset.tools]]
     keys[HANDLERS_HEAD] = common  # what update_handlers keeps
@@ -158,6 +200,8 @@ HANDLERS_HEAD = "handlers.py (head)"
 def _exports(toolset: ToolSet) -> list[str]:
     names = [
         "TOOLS",
+        "TOOLSETS",
+        "allowed_tools",
         "MaxTurnsExceeded",
         "RunResult",
         "ToolCall",
@@ -172,6 +216,7 @@ def _exports(toolset: ToolSet) -> list[str]:
     ]
     names += [f"to_{target}" for target in toolset.targets]
     names += _mcp_names(toolset)
+    names += ["skills_prompt"] if SKILLS_FILE in toolset.files else []
     names += [tool.python.model for tool in toolset.tools]
     return ruff_sorted(names)
 

@@ -60,3 +60,43 @@ def docstring(text: str, indent: int) -> str:
         f"{pad}{line.rstrip()}" if line.strip() else "" for line in lines[1:]
     ]
     return "\n".join(out) + f'\n{pad}"""'
+
+
+def py_literal(value: object) -> str:
+    """A Python literal for JSON data (dicts, lists, strings, numbers, booleans, null), on one
+    line, strings through py_str."""
+    if isinstance(value, str):
+        return py_str(value)
+    if value is None or isinstance(value, (bool, int, float)):
+        return repr(value)
+    if isinstance(value, list):
+        return "[" + ", ".join(py_literal(item) for item in value) + "]"
+    if isinstance(value, dict):
+        items = ", ".join(f"{py_str(str(k))}: {py_literal(v)}" for k, v in value.items())
+        return "{" + items + "}"
+    raise TypeError(f"not JSON data: {type(value).__name__}")
+
+
+def py_literal_lines(value: object, indent: int, prefix: str, suffix: str, width: int = 88) -> str:
+    """`prefix + literal + suffix` at `indent`, split over lines as `ruff format` splits it
+    (its default width): on one line when it fits; else each element of a dict or list on its own
+    line with a trailing comma, or, for a single element, that element split in turn."""
+    return "\n".join(_lines(value, " " * indent, prefix, suffix, width))
+
+
+def _lines(value: object, pad: str, prefix: str, suffix: str, width: int) -> list[str]:
+    one = f"{pad}{prefix}{py_literal(value)}{suffix}"
+    if len(one) <= width or not isinstance(value, (dict, list)) or not value:
+        return [one]
+    opening, closing = ("{", "}") if isinstance(value, dict) else ("[", "]")
+    items = (
+        [(f"{py_str(str(k))}: ", v) for k, v in value.items()]
+        if isinstance(value, dict)
+        else [("", v) for v in value]
+    )
+    inner = pad + "    "
+    if len(items) == 1:  # no comma to split at: the element itself is split
+        body = _lines(items[0][1], inner, items[0][0], "", width)
+    else:
+        body = [line for key, item in items for line in _lines(item, inner, key, ",", width)]
+    return [f"{pad}{prefix}{opening}", *body, f"{pad}{closing}{suffix}"]

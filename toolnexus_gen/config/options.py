@@ -8,7 +8,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from toolnexus_gen.config.pyproject import Config, find_pyproject
+from toolnexus_gen.config.many import Many
+from toolnexus_gen.config.pyproject import Config, Setting, find_pyproject
 from toolnexus_gen.targets.registry import NAMES
 
 
@@ -36,6 +37,16 @@ class BuildOptions:
     ignore: frozenset[str] = frozenset()
     name_aliases: bool = False  # names a target rejects get aliases it accepts
     profile: str | None = None  # a named set of settings ("reach")
+    builtins: Setting | None = None  # which built-in tools join the build (sources/builtins.py)
+    skills: Setting | None = None  # the folder of SKILL.md files (sources/skills.py)
+    base_url: str | None = None  # relative `http` URLs in specs are appended to it
+    many: Many = field(default_factory=Many)  # toolsets, budgets, tool search, hosted tools
+
+    @property
+    def source_folders(self) -> tuple[Path, ...]:
+        """Folders outside the spec folder whose files are inputs of the build (the skills
+        folder): the build cache watches them as it watches the spec folder."""
+        return (self.skills.value,) if self.skills is not None else ()
 
 
 def resolve_options(
@@ -67,6 +78,10 @@ def resolve_options(
         ignore=config.ignore,
         name_aliases=config.name_aliases,
         profile=config.profile,
+        builtins=config.builtins,
+        skills=config.skills,
+        base_url=config.base_url,
+        many=config.many,
     )
 
 

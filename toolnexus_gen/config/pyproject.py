@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from toolnexus_gen.config.many import Many, read_many
 from toolnexus_gen.diagnostics import Diagnostic, DiagnosticsError
 from toolnexus_gen.fs.paths import display_path
 from toolnexus_gen.targets.registry import NAMES, OPTIONS
@@ -18,16 +19,33 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 SECTION = "toolnexus-gen"
-KEYS = {
+KEYS: dict[str, Any] = {
     "specs": str,
     "out": str,
     "targets": list,
     "ignore": list,
     "name_aliases": bool,
     "profile": str,
+    "builtins": object,  # true, false, names or a table: _builtins_problem checks its shape
+    "skills": str,  # a folder of SKILL.md files (sources/skills.py)
+    "base_url": str,
+    "mcp_config": str,  # the MCP servers `toolnexus-gen sync` snapshots (README: MCP servers)
 }
+# Read by config/many.py: toolsets, budgets, the tool search tool, hosted tools.
+MANY_KEYS = ("toolsets", "hosted", "max_tool_tokens", "tool_search")
 # profile = "reach": every tool to every target, each step a warning (README: Reach).
 PROFILES = ("reach",)
+
+
+@dataclass(frozen=True)
+class Setting:
+    """A [tool.toolnexus-gen] value that a source reads, and where it is written: what the
+    source finds wrong with it (or makes of it) is reported there."""
+
+    value: Any
+    display: str  # the pyproject.toml, as diagnostics show it
+    line: int
+    col: int
 
 
 @dataclass(frozen=True)
@@ -40,7 +58,12 @@ class Config:
     ignore: frozenset[str] = frozenset()
     name_aliases: bool = False
     profile: str | None = None
+    base_url: str | None = None  # what relative `http` URLs in specs are appended to
+    mcp_config: Path | None = None
     target_options: dict[str, dict[str, Any]] = field(default_factory=dict)
+    builtins: Setting | None = None  # the value as written (bool, list of names, or a table)
+    skills: Setting | None = None  # its value: the skills folder (a Path)
+    many: Many = field(default_factory=Many)
 
 
 def find_pyproject(start: Path) -> Path | None:
@@ -99,13 +122,22 @@ def load_config(start: Path) -> Config:
     for key, value in section.items():
         if key in NAMES and isinstance(value, dict):
             options[key] = _target_options(key, value, bad)
+        elif key in MANY_KEYS:
+            continue
         elif key not in KEYS:
-            known = ", ".join([*KEYS, *NAMES])
+            known = ", ".join([*KEYS, *MANY_KEYS, *NAMES])
             bad(key, f"unknown key {key!r} in [tool.{SECTION}] (known: {known})")
+        elif key == "builtins":
+            problem = _builtins_problem(value)
+            if problem:
+                bad(key, problem)
+            else:
+                values[key] = value
         elif not isinstance(value, KEYS[key]) or (
             isinstance(value, list) and not all(isinstance(v, str) for v in value)
         ):
-            kind = {str: "a string", bool: "true or false"}.get(KEYS[key], "a list of strings")
+            kinds: dict[Any, str] = {str: "a string", bool: "true or false"}
+            kind = kinds.get(KEYS[key], "a list of strings")
             bad(key, f"{key} must be {kind}, not {value!r}")
         else:
             values[key] = value
@@ -124,9 +156,23 @@ def load_config(start: Path) -> Config:
                 if transform in OPTIONS[name]["transforms"] and transform not in transforms:
                     transforms.append(transform)
             chosen["transforms"] = transforms
+    base_url = values.get("base_url")
+    if base_url is not None and not _is_http_url(base_url):
+        bad("base_url", f"base_url must be an absolute http(s) URL, not {base_url!r}")
+
+    def bad_at(place: tuple[int, int], code: str, message: str) -> None:
+        problems.append(Diagnostic(display, place[0], place[1], code, message))
+
+    many = read_many(section, text, display, bad_at)
     if problems:
         raise DiagnosticsError(problems)
     root = path.parent
+
+    def setting(key: str, value: Any) -> Setting | None:
+        if key not in values:
+            return None
+        return Setting(value, display, *_key_position(text, key))
+
     return Config(
         root=root,
         path=path,
@@ -136,8 +182,36 @@ def load_config(start: Path) -> Config:
         ignore=frozenset(values.get("ignore", [])),
         name_aliases=bool(values.get("name_aliases", False)),
         profile=profile,
+        base_url=base_url,
+        mcp_config=root / values["mcp_config"] if "mcp_config" in values else None,
         target_options=options,
+        builtins=setting("builtins", values.get("builtins")),
+        skills=setting("skills", root / values["skills"] if "skills" in values else None),
+        many=many,
     )
+
+
+def _builtins_problem(value: Any) -> str | None:
+    """What is wrong with the shape of `builtins` (the names are the source's to check)."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return None
+    if isinstance(value, dict) and set(value) <= {"tools"}:
+        tools = value.get("tools", {})
+        if isinstance(tools, dict) and all(isinstance(v, bool) for v in tools.values()):
+            return None
+    return (
+        "builtins must be true, false, a list of tool names, or a table "
+        f"{{tools = {{bash = false}}}}, not {value!r}"
+    )
+
+
+def _is_http_url(text: str) -> bool:
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(text)
+    return parts.scheme in ("http", "https") and bool(parts.hostname) and not parts.fragment
 
 
 def _target_options(target: str, value: dict[str, Any], bad: Any) -> dict[str, Any]:
@@ -185,6 +259,11 @@ def _key_position(text: str, key: str, table: str = "") -> tuple[int, int]:
             found = re.match(rf"^(\s*)[\"']?{re.escape(key)}[\"']?\s*=", line)
             if found:
                 return number, len(found.group(1)) + 1
+    if not table:  # written as a table of its own: [tool.toolnexus-gen.<key>]
+        for number, line in enumerate(text.splitlines(), 1):
+            match = header.match(line)
+            if match and (match.group(1) or "").split(".")[1:2] == [key]:
+                return number, 1
     return 1, 1
 
 

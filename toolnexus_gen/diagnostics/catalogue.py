@@ -1,6 +1,8 @@
 """The one catalogue of diagnostic codes: what each means and how to fix it.
 
-`CODES` are the structural codes (TN1xx spec errors, TN2xx tool names, TN8xx configuration);
+`CODES` are the structural codes (TN1xx spec errors, TN2xx tool names, TN4xx tool sources:
+TN40x MCP servers, TN42x built-in tools and skills, TN44x http bindings, TN45x OpenAPI import;
+TN8xx configuration);
 `RULES` the provider compatibility rules (TN3xx), each with the provider's own error text.
 `toolnexus-gen explain CODE` prints an entry; the README's rule table is generated from `RULES`
 (`python -m toolnexus_gen.diagnostics.catalogue`, checked by the tests).
@@ -52,7 +54,7 @@ CODES: dict[str, tuple[str, str]] = {
     "TN108": (
         "unknown key",
         "The envelope only knows name, title, description, input_schema, output_schema, examples,\n"
-        "strict, annotations and targets. Keys starting with x- are ignored; anything else is a typo\n"
+        "strict, annotations, source, groups, defer_loading and targets. Keys starting with x- are ignored; anything else is a typo\n"
         "or a misplaced schema keyword.\nFix: correct the key, move it into input_schema, or prefix it with x-.",
     ),
     "TN109": (
@@ -187,8 +189,236 @@ CODES: dict[str, tuple[str, str]] = {
         'With transforms = ["strictify"] (openai, openai_responses, anthropic) the schema is made\n'
         "strict-mode valid: every object closed, every optional property required and nullable, and the\n"
         "tool goes out with strict: true. At run time a null for a property the spec made optional\n"
-        "means absent, so the model's default applies. Where strict mode still cannot carry a keyword,\n"
-        "describe handles it when it is on; otherwise the strict errors stand.\nFix: nothing to do.",
+        "means absent, so the model's default applies (through $refs too). Where strict mode still cannot\n"
+        "carry a keyword, describe handles it when it is on; a tool strict mode cannot carry at all goes\n"
+        "out non-strict (TN223).\nFix: nothing to do.",
+    ),
+    "TN222": (
+        "Gemini declaration sent with parametersJsonSchema (reach)",
+        'Under profile = "reach", a tool that Gemini `parameters` (its OpenAPI subset) cannot carry\n'
+        "even after describe (a free-form object, a value of any type, a recursive schema, an array\n"
+        "of any items) goes out with `parametersJsonSchema` (and `responseJsonSchema`) for that\n"
+        "declaration only; the others keep `parameters`. Gemini takes either field per declaration.\n"
+        "The message names the rule `parameters` still breaks.\n"
+        'Fix: nothing to do; set schema_field = "parametersJsonSchema" to send every tool that way.',
+    ),
+    "TN223": (
+        "tool sent non-strict (strictify)",
+        "strictify sends a tool non-strict when strict mode cannot carry it without forbidding calls\n"
+        "the spec allows: a value of any type, an object that takes properties it does not name\n"
+        "(additionalProperties: true or a schema, patternProperties, no properties), an array of any\n"
+        "items; or when a strict-mode rule still fails after describe (recursion for Anthropic, the\n"
+        "nesting limit for OpenAI). The message names the node. The tool still reaches the provider,\n"
+        "and the argument model checks every call.\n"
+        "Fix: nothing to do; give the node a type (or close the object) to make the tool strict.",
+    ),
+    "TN224": (
+        "input schema root taken as an object root (reach)",
+        'Under profile = "reach", an input_schema root without a type that holds nothing but object\n'
+        'keywords and annotations (`{"$schema": "..."}` alone: the tool takes any arguments) is sent\n'
+        "as an object root, open (additionalProperties: true) when it names no properties; a type\n"
+        'list holding "object" becomes "object". Arguments are always an object, so no call changes\n'
+        "meaning.\nFix: write `type: object` in the schema to silence it.",
+    ),
+    "TN225": (
+        "schema rewritten without loss (describe transform)",
+        "A construct the target refuses has a form it takes that means exactly the same: an allOf\n"
+        "merged into its schema, a $ref with sibling keywords written as a one-branch anyOf,\n"
+        "`properties: {}` on a root object without properties (OpenAI), `items: {}` on an array\n"
+        "without items. Nothing is lost.\nFix: nothing to do; write the schema that way to silence it.",
+    ),
+    "TN420": (
+        "unknown built-in tool",
+        "`builtins` in [tool.toolnexus-gen] names a tool that is not one of the ten built-ins: bash,\n"
+        "read, write, edit, grep, glob, webfetch, question, apply_patch, todowrite.\n"
+        "Fix: correct the name (the message lists the known ones), or remove it.",
+    ),
+    "TN421": (
+        "built-in tool replaced by a spec",
+        "A spec file has the name of a selected built-in tool: the spec wins, and the tool becomes a\n"
+        "handler method like any other. Fix: nothing, if that is what you meant; otherwise rename the\n"
+        "spec, or leave the tool out of `builtins` (e.g. {tools = {read = false}}).",
+    ),
+    "TN422": (
+        "skills folder missing",
+        "`skills` in [tool.toolnexus-gen] names a folder that does not exist (paths are relative to the\n"
+        "pyproject.toml).\nFix: create the folder, or correct the setting.",
+    ),
+    "TN423": (
+        "malformed SKILL.md",
+        "A SKILL.md must start with YAML front matter between two --- lines, holding a non-empty\n"
+        "`name` and `description` (other keys are allowed); the body that follows is what the skill\n"
+        "tool returns. Fix: as the message says, at the line it names.",
+    ),
+    "TN424": (
+        "invalid skill name",
+        "Skill names follow the Agent Skills format: lowercase letters, digits and single hyphens, at\n"
+        "most 64 characters (pdf-forms, not PDF Forms).\nFix: rename the skill in its front matter.",
+    ),
+    "TN425": (
+        "two skills with one name",
+        "The skill tool chooses a skill by name, so names are unique across the skills folder. The\n"
+        "message names both SKILL.md files.\nFix: rename one of them.",
+    ),
+    "TN426": (
+        "no skills found",
+        "The skills folder holds no SKILL.md: the package gets no skill tool (schemas/skills.json is\n"
+        "empty and skills_prompt() says so).\nFix: add a skill folder with a SKILL.md, or drop the setting.",
+    ),
+    "TN440": (
+        "http binding: unknown method or body",
+        "A spec's `http` key names a method the runtime does not send, asks for a body on a GET or\n"
+        "HEAD (their arguments go to the query string), or stands beside a `source` (a tool runs one\n"
+        "way).\nFix: use GET, POST, PUT, PATCH, DELETE, HEAD or OPTIONS; drop `body` or use POST.",
+    ),
+    "TN441": (
+        "http binding: URL not usable",
+        "`http.url` must be an absolute http(s) URL, or a path appended to a base_url (`http.base_url`\n"
+        "or base_url under [tool.toolnexus-gen]). Placeholders may fill its path and query, never its\n"
+        "host; ${VAR} is not read in a URL (URLs are logged: credentials go in headers), and a\n"
+        "fragment is never sent.\nFix: as the message says.",
+    ),
+    "TN442": (
+        "http binding: placeholder or argument not usable",
+        "A `{name}` in the URL must be a required string or integer argument (a URL cannot leave it\n"
+        "out, and its value is URL-encoded into one segment); in a header it must be a scalar\n"
+        "argument (the header is left out when it is absent). `query` and `body_arg` must name\n"
+        "arguments, each used once.\nFix: add the argument to input_schema (and to required), or\n"
+        "correct the name.",
+    ),
+    "TN443": (
+        "http binding: literal credential in a header",
+        "A header whose name says it carries a credential (Authorization, Cookie, *api-key*, *-Key,\n"
+        "*token*, *secret*, *signature*, *session*, ...) has a literal value: it would be copied into\n"
+        "the generated package.\n"
+        "Fix: write it as ${VAR} ('Bearer ${API_TOKEN}'), read from the environment when the call is\n"
+        "made; or, if the value is no secret, list TN443 under ignore.",
+    ),
+    "TN444": (
+        "http binding: header not sendable",
+        "A header in `http.headers` is not an HTTP token (letters, digits and !#$%&'*+-.^_`|~), is one\n"
+        "the HTTP client owns (Host, Content-Length, Transfer-Encoding, Connection, TE, Upgrade,\n"
+        "Expect, Trailer, Keep-Alive, Proxy-*: a tool setting them, from an argument above all, could\n"
+        "smuggle a second request past a proxy), or its literal text holds a line break, a control or\n"
+        "a non-ASCII character.\nFix: remove the header (a proxy belongs to the Toolkit's http_client),\n"
+        "or correct its name or text.",
+    ),
+    "TN450": (
+        "OpenAPI document malformed",
+        "`toolnexus-gen import openapi` found something that is not OpenAPI 3.0 or 3.1 where the\n"
+        "message points: no `openapi: 3.x` field (Swagger 2.0 documents need converting first), a\n"
+        "paths, operation, parameter or schema that is not an object, a parameter without name or\n"
+        "`in`. Nothing is written.\nFix: correct the document there.",
+    ),
+    "TN451": (
+        "OpenAPI $ref broken or not local",
+        "A $ref in the OpenAPI document points to nothing in it, or to another file or a URL:\n"
+        "only references inside the document (#/components/...) are followed, and nothing is fetched.\n"
+        "Nothing is written.\nFix: correct the reference, or bundle the document into one file first.",
+    ),
+    "TN452": (
+        "OpenAPI operations give one tool name twice",
+        "Two operations have the same operationId, or names that become the same once made safe for a\n"
+        "tool (`pets.list` and `pets_list`). Nothing is written.\nFix: give them distinct operationIds.",
+    ),
+    "TN453": (
+        "OpenAPI schema not valid after conversion",
+        "A schema the import made (OpenAPI 3.0 nullable, boolean exclusiveMinimum and example turned\n"
+        "into JSON Schema 2020-12) is not valid JSON Schema; the message names the keyword at the\n"
+        "place in the document it came from. Nothing is written.\nFix: correct the schema there.",
+    ),
+    "TN454": (
+        "OpenAPI security scheme or header not usable",
+        "A security scheme's name holds $, {, }, ;, = or a control character, or the header or cookie\n"
+        "name of an apiKey scheme is not an HTTP token or names a header the HTTP client owns (Host,\n"
+        "Content-Length, Proxy-*, ...). The import makes headers and ${VAR} names from these: a\n"
+        "document must not be able to put template syntax there, or choose which environment\n"
+        "variable is read and sent to its server. Nothing is written.\n"
+        "Fix: correct the name in the document.",
+    ),
+    "TN401": (
+        "mcp.json cannot be read",
+        "The MCP configuration named by mcp_config (default mcp.json) is not JSON: it does not parse,\n"
+        "is not UTF-8, repeats a key, or is missing. The message gives the parser's line and column.\n"
+        "Fix: correct the file there. Nothing is synced until it parses.",
+    ),
+    "TN402": (
+        "invalid mcp.json setting",
+        "A key or value of the MCP configuration is unknown or has the wrong type. Servers go under\n"
+        "mcpServers (also servers or mcp); each takes command (a string plus args, or one array), env,\n"
+        "cwd, url, headers, type, enabled, timeout (seconds), tools (an allowlist) and prefix. Keys\n"
+        "starting with x- are ignored. A server's name becomes a folder (specs/<server>/), so it is\n"
+        "letters, digits, _ . - and starts with a letter or digit.\nFix: as the message says.",
+    ),
+    "TN403": (
+        "server with neither command nor url",
+        "Each server is either local (command, run over stdio) or remote (url, streamable HTTP), and\n"
+        "must say which: it has neither, or both.\nFix: give the server a command or a url.",
+    ),
+    "TN404": (
+        "environment variable not set",
+        "${VAR} in command, args, env, cwd, url or headers is expanded from the environment, and VAR\n"
+        "is not set (${VAR:-default} gives a default). Values are never printed.\n"
+        "Fix: export the variable, or give it a default.",
+    ),
+    "TN405": (
+        "allowlisted tool not on the server",
+        "A server's `tools` allowlist names a tool the server does not list (renamed or removed\n"
+        "upstream, or a typo). A warning: the other tools are synced.\n"
+        "Fix: correct or remove the name in the allowlist.",
+    ),
+    "TN406": (
+        "two MCP tools get the same spec name",
+        "Two tools (of one server or of two) become the same `<prefix>_<tool>` spec name after the\n"
+        "prefix and sanitising ([A-Za-z0-9_-]). Both are named; nothing is written.\n"
+        "Fix: give one of the servers another `prefix` in mcp.json.",
+    ),
+    "TN407": (
+        "MCP tool name taken by another spec",
+        "A tool synced from an MCP server would get the name of a spec that is not part of that\n"
+        "server's snapshot (a hand-written spec, or another server's folder). Both are named; nothing\n"
+        "is written.\nFix: set a `prefix` for the server in mcp.json, or rename the other spec.",
+    ),
+    "TN408": (
+        "MCP tool without a description",
+        "The server lists a tool without a description, which every spec needs (models choose tools\n"
+        "by it); the snapshot uses its title, or its name.\nFix: nothing to do; ask upstream for one.",
+    ),
+    "TN410": (
+        "MCP server could not be reached",
+        "sync could not start the server's command or connect to its url (no such command, a closed\n"
+        "port, a refused token, the server exited). Its snapshot is left as it was; the other servers\n"
+        "are synced; the exit code is 1.\nFix: run the command or open the url by hand to see why.",
+    ),
+    "TN411": (
+        "MCP server did not answer in time",
+        "The server did not finish connecting, or answering a page of tools/list, within its timeout\n"
+        "(seconds; default 30). The whole set-up (connect, version negotiation, initialize) shares\n"
+        "one timeout. Its snapshot is left as it was.\nFix: raise `timeout` for the server, or fix it.",
+    ),
+    "TN412": (
+        "MCP protocol error",
+        "The server answered with something that is not MCP (output that is not JSON-RPC, an error\n"
+        "for tools/list, a cursor that repeats). Its snapshot is left as it was.\n"
+        "Fix: check that the command starts an MCP server on stdio (and logs to stderr only).",
+    ),
+    "TN460": (
+        "unknown group or tool in a toolset",
+        "A toolset in [tool.toolnexus-gen.toolsets] names a group no spec is in, or a tool no spec\n"
+        "defines. The message points at the name in pyproject.toml.\n"
+        "Fix: correct the name, or add `groups: [...]` to the specs that belong to the group.",
+    ),
+    "TN462": (
+        "toolset over its token budget (max_tool_tokens)",
+        "The estimated tokens of the tool definitions a request sends with this toolset (or with\n"
+        "every tool, when there are no toolsets) exceed max_tool_tokens, globally or for the toolset.\n"
+        "Estimates are offline (README: Token budgets); `toolnexus-gen list --budget` shows them.\n"
+        "Fix: split the toolset, defer rarely used tools (defer_loading: true), or shorten descriptions.",
+    ),
+    "TN468": (
+        "toolset selects no tool",
+        "Every group and tool a toolset names exists, but none of them is a tool it can send.\n"
+        "Fix: name the tools or groups it should hold.",
     ),
     "TN801": (
         "invalid pyproject.toml",
@@ -197,7 +427,9 @@ CODES: dict[str, tuple[str, str]] = {
     "TN802": (
         "invalid [tool.toolnexus-gen] setting",
         "A key or value in [tool.toolnexus-gen] is unknown or has the wrong type. Keys: specs, out,\n"
-        "targets, ignore, and one table per target for its options (e.g. [tool.toolnexus-gen.gemini]\n"
+        "targets, ignore, name_aliases, profile, builtins, skills, base_url (what relative http URLs\n"
+        "are appended to), mcp_config (the MCP servers sync reads), toolsets, hosted, max_tool_tokens,\n"
+        "tool_search, and one table per target for its options (e.g. [tool.toolnexus-gen.gemini]\n"
         'schema_field = "parametersJsonSchema").\nFix: as the message says.',
     ),
 }
@@ -245,8 +477,8 @@ RULES: dict[str, Rule] = {
             "array schema without items",
             "openai, openai_responses (always); gemini parameters",
             E,
-            "OpenAI: In context=('properties', 'paths'), array schema missing items. / Gemini: "
-            "...parameters.properties[tags].items: missing field.",
+            "OpenAI: In context=('properties', 'paths'), array schema missing items. (a "
+            "prefixItems tuple too) / Gemini: ...parameters.properties[tags].items: missing field.",
             'add "items" (for example {"type": "string"}, or {} for anything on openai)',
         ),
         Rule(
@@ -358,11 +590,12 @@ RULES: dict[str, Rule] = {
             "TN318",
             "too many Gemini function declarations",
             "gemini",
-            W,
+            E,
             "tools[0].function_declarations: [FIELD_INVALID] At most 512 function declarations "
             "can be specified. (Vertex: 128)",
-            "send a subset per request (run_gemini(tools=[...])), or exclude some tools from "
-            "gemini. A warning: the file may hold more tools than one request sends",
+            "define toolsets ([tool.toolnexus-gen.toolsets]) and send one per request "
+            "(run_gemini(toolset=...)), or exclude some tools from gemini. With toolsets this is a "
+            "warning for the whole set (each toolset is checked on its own: TN461)",
         ),
         Rule(
             "TN319",
@@ -406,10 +639,12 @@ RULES: dict[str, Rule] = {
             "TN330",
             "more than 128 tools for OpenAI",
             "openai, openai_responses",
-            W,
+            E,
             "Invalid 'tools': array too long. Expected an array with maximum length 128",
-            "send a subset per request (run_openai(tools=[...])), or exclude some tools from the "
-            "openai targets. A warning: the file may hold more tools than one request sends",
+            "define toolsets ([tool.toolnexus-gen.toolsets]) and send one per request "
+            "(run_openai(toolset=...)), or exclude some tools from the openai targets. With "
+            "toolsets this is a warning for the whole set (each toolset is checked on its own: "
+            "TN461)",
         ),
         Rule(
             "TN340",
@@ -535,6 +770,62 @@ RULES: dict[str, Rule] = {
             E,
             "pattern: no backreferences, lookaround or \\b",
             "simplify the pattern or drop strict",
+        ),
+        Rule(
+            "TN461",
+            "toolset over a provider's per-request limit",
+            "openai, openai_responses, gemini, anthropic (strict)",
+            E,
+            "Invalid 'tools': array too long. Expected an array with maximum length 128 (OpenAI); "
+            "At most 512 function declarations can be specified (Gemini); Schema is too complex "
+            "for compilation (Anthropic strict)",
+            "split the toolset, or move some of its tools to another one",
+        ),
+        Rule(
+            "TN463",
+            "every tool deferred",
+            "anthropic, openai_responses (and the loops' client-side search)",
+            E,
+            "a request whose every tool has defer_loading: true is rejected (400)",
+            "keep at least one tool loaded (defer_loading: false), in the whole set and in each "
+            "toolset",
+        ),
+        Rule(
+            "TN464",
+            "deferred Anthropic tool with input_examples",
+            "anthropic",
+            E,
+            "tool search is not compatible with input_examples",
+            "remove the spec's examples, drop defer_loading, or exclude anthropic for the tool",
+        ),
+        Rule(
+            "TN465",
+            "hosted tool on a target that cannot carry it",
+            "openai (Chat Completions), bedrock, mcp",
+            E,
+            "Chat Completions takes only function and custom tools; Bedrock Converse only "
+            "toolSpec, systemTool and cachePoint",
+            "declare the hosted tool for openai_responses, anthropic or gemini only",
+        ),
+        Rule(
+            "TN466",
+            "tool named like a provider tool in the same request",
+            "anthropic (hosted and tool search tools), openai, gemini, bedrock (search_tools)",
+            E,
+            "tool names must be unique within a request; Anthropic's server and tool search tools "
+            "have fixed names (web_search, web_fetch, code_execution, bash, memory, "
+            "tool_search_tool_bm25, ...)",
+            "rename the tool",
+        ),
+        Rule(
+            "TN467",
+            "Gemini built-in tools beside function declarations",
+            "gemini",
+            W,
+            "Tool use with function calling is unsupported (Gemini 2.x); Gemini 3 needs "
+            "toolConfig.includeServerSideToolInvocations",
+            "use a Gemini 3 model (the loops set includeServerSideToolInvocations); for Gemini 2.x, "
+            "leave the hosted tool out of gemini",
         ),
         Rule(
             "TN360",

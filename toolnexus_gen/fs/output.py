@@ -278,3 +278,12 @@ def create_user_files(files: dict[Path, str], *, replace: bool = False) -> None:
         else:
             with path.open("x", encoding="utf-8", newline="") as handle:
                 handle.write(text)
+
+
+def replace_files(files: dict[Path, str], remove: list[Path]) -> None:
+    """Write files that a command keeps in the user's folders (MCP snapshots), each atomically,
+    and remove the ones it no longer keeps."""
+    for path, text in files.items():
+        atomic_write(path, text.encode("utf-8"))
+    for path in remove:
+        path.unlink(missing_ok=True)

@@ -46,3 +46,30 @@ def display_path(path: Path) -> str:
         return path.resolve().relative_to(Path.cwd().resolve()).as_posix()
     except ValueError:
         return path.as_posix()
+
+
+SKIPPED_FOLDERS = frozenset({".git", "node_modules"})  # never walked into by folder_files
+
+
+def folder_files(folder: Path) -> dict[str, os.stat_result]:
+    """Every file under `folder` (by relative POSIX path, sorted), for sources that read a
+    folder (skills): `.git` and `node_modules` skipped, linked folders not followed."""
+    found: dict[str, os.stat_result] = {}
+    stack = [""]
+    while stack:
+        rel = stack.pop()
+        try:
+            entries = list(os.scandir(folder / rel if rel else folder))
+        except OSError:
+            continue
+        for entry in entries:
+            name = f"{rel}/{entry.name}" if rel else entry.name
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    if entry.name not in SKIPPED_FOLDERS:
+                        stack.append(name)
+                elif entry.is_file():
+                    found[name] = entry.stat()
+            except OSError:
+                continue
+    return dict(sorted(found.items()))

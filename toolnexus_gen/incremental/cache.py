@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from toolnexus_gen import __version__
-from toolnexus_gen.fs.paths import CACHE_DIR, SPEC_SUFFIXES, TMP_SUFFIX
+from toolnexus_gen.fs.paths import CACHE_DIR, SPEC_SUFFIXES, TMP_SUFFIX, folder_files
 
 STATE = "state.json"
 UNITS = "units.json"
@@ -156,6 +156,34 @@ def _same(stat: os.stat_result, recorded: list[Any], path: str) -> bool:
 @dataclass
 class Snapshot:
     inputs: dict[str, list[Any]] = field(default_factory=dict)  # rel: [size, mtime_ns, sha]
+    # the files of the source folders (options.source_folders), by source_files's key
+    sources: dict[str, list[Any]] = field(default_factory=dict)
+
+
+def source_files(options: Any) -> dict[str, os.stat_result]:
+    """Every file of the folders sources read (the skills folder), keyed by its path relative
+    to the project (options.root)."""
+    found: dict[str, os.stat_result] = {}
+    for folder in options.source_folders:
+        prefix = Path(os.path.relpath(folder, options.root)).as_posix()
+        for rel, stat in folder_files(folder).items():
+            found[f"{prefix}/{rel}"] = stat
+    return found
+
+
+def snapshot_sources(options: Any, state: dict[str, Any] | None) -> dict[str, list[Any]]:
+    """The source folders' files (Snapshot.sources), as snapshot_inputs records the spec
+    folder's."""
+    recorded: dict[str, list[Any]] = state.get("sources", {}) if state else {}
+    found: dict[str, list[Any]] = {}
+    for rel, stat in source_files(options).items():
+        known = recorded.get(rel)
+        if known is not None and known[:2] == [stat.st_size, stat.st_mtime_ns]:
+            found[rel] = list(known)
+        else:
+            digest = sha((options.root / rel).read_bytes())
+            found[rel] = [stat.st_size, stat.st_mtime_ns, digest]
+    return found
 
 
 def changed_specs(options: Any, state: dict[str, Any] | None) -> list[str]:
@@ -212,6 +240,7 @@ class NoOp:
     tools: int
     targets: int
     files: int  # generated files (the manifest not counted)
+    budget: str = ""  # the build summary's token line
 
 
 def build_key(options: Any) -> str:
@@ -227,12 +256,25 @@ def build_key(options: Any) -> str:
                 "options": options.target_options,
                 "ignore": sorted(options.ignore),
                 "name_aliases": options.name_aliases,
+                # the sources' settings, with where they stand (their diagnostics point there)
+                "builtins": _setting(options.builtins),
+                "skills": _setting(options.skills, options.root),
+                "base_url": options.base_url,
+                "profile": options.profile,
+                "many": options.many.key(),
                 "command": header_for(options).command,
                 # diagnostics are recorded with paths relative to the working folder
                 "cwd": os.getcwd(),
             }
         )
     )
+
+
+def _setting(setting: Any, root: Path | None = None) -> Any:
+    if setting is None:
+        return None
+    value = os.path.relpath(setting.value, root) if root is not None else setting.value
+    return [value, setting.display, setting.line, setting.col]
 
 
 def fast_noop(options: Any, state: dict[str, Any] | None, *, check: bool) -> NoOp | None:
@@ -248,6 +290,15 @@ def fast_noop(options: Any, state: dict[str, Any] | None, *, check: bool) -> NoO
     for rel, stat in current.items():
         if not _same(stat, recorded[rel], os.path.join(specs, rel)):
             return None
+    if options.source_folders:
+        sources: dict[str, list[Any]] = state.get("sources", {})
+        found = source_files(options)
+        if found.keys() != sources.keys():
+            return None
+        root = str(options.root)
+        for rel, stat in found.items():
+            if not _same(stat, sources[rel], os.path.join(root, rel)):
+                return None
     outputs: dict[str, list[Any]] = state["outputs"]
     out = str(options.out)
     for rel, entry in outputs.items():
@@ -263,7 +314,13 @@ def fast_noop(options: Any, state: dict[str, Any] | None, *, check: bool) -> NoO
             return None
     if not check and _extra_files(out, outputs):
         return None  # let the full build explain (a file it did not write, a symlink) or clean up
-    return NoOp(state["diagnostics"], state["tools"], state["targets"], len(outputs) - 1)
+    return NoOp(
+        state["diagnostics"],
+        state["tools"],
+        state["targets"],
+        len(outputs) - 1,
+        state.get("budget", ""),
+    )
 
 
 def _extra_files(out: str, outputs: dict[str, list[Any]]) -> bool:
@@ -293,6 +350,7 @@ def save_state(
     diagnostics: list[list[Any]],
     tools: int,
     reuse: dict[str, Any],
+    budget: str = "",
 ) -> None:
     """Record a successful build, under the output lock once its files are written: `outputs`
     is [size, mtime_ns, SHA-256] of each file as written (output.Report.recorded), `reuse`
@@ -300,10 +358,12 @@ def save_state(
     body = {
         "key": build_key(options),
         "inputs": inputs.inputs,
+        "sources": inputs.sources,
         "outputs": outputs,
         "diagnostics": diagnostics,
         "tools": tools,
         "targets": len(options.targets),
+        "budget": budget,
         # each spec's model input (spec.load.model_input): read before any worker starts
         "models": {rel: unit.get("model_input") for rel, unit in reuse.get("units", {}).items()},
     }

@@ -16,13 +16,14 @@ package's templated files are reused the same way, under a key of everything the
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
 from toolnexus_gen.config.options import BuildOptions
 from toolnexus_gen.diagnostics import Diagnostic, Severity
 from toolnexus_gen.incremental.cache import Memo, Snapshot, canonical, sha, unit_key
-from toolnexus_gen.ir import PyNames, ToolInfo, Unit
+from toolnexus_gen.ir import Contributed, PyNames, ToolInfo, Unit
 
 
 class Previous:
@@ -43,11 +44,16 @@ class Previous:
         self.kept = kept  # cache.load_reuse
         self._texts: dict[str, str | None] = {}
 
-    def units(self, paths: Sequence[Path]) -> list[Unit]:
-        """The reusable units among these spec files."""
+    def units(self, paths: Sequence[Path], contributed: Sequence[Contributed] = ()) -> list[Unit]:
+        """The reusable units among these spec files and these specs the sources made."""
         found = []
         for path in paths:
-            unit = self._unit(path.relative_to(self.options.specs).as_posix())
+            rel = path.relative_to(self.options.specs).as_posix()
+            unit = self._unit(rel, self._sha(rel))
+            if unit is not None:
+                found.append(unit)
+        for spec in contributed:  # made in memory: its bytes are what its key was made from
+            unit = self._unit(spec.rel, sha(spec.document.raw))
             if unit is not None:
                 found.append(unit)
         return found
@@ -72,11 +78,10 @@ class Previous:
         recorded = self.kept.get("package")
         return isinstance(recorded, dict) and recorded.get(name) == sha(canonical(key))
 
-    def _unit(self, rel: str) -> Unit | None:
+    def _unit(self, rel: str, spec: str | None) -> Unit | None:
         record = self.kept.get("units", {}).get(rel)
         if record is None:
             return None
-        spec = self._sha(rel)
         reached = []
         for path in record["reached"]:
             digest = self._sha(path)
@@ -161,46 +166,33 @@ def _diagnostic(item: list[Any]) -> Diagnostic:
     return Diagnostic(path, line, col, code, message, Severity(severity), pointer, target)
 
 
-def _info_record(info: ToolInfo) -> list[Any]:
-    return [
-        info.name,
-        info.description,
-        [info.python.method, info.python.model, info.python.module],
-        info.display,
-        [list(place) for place in info.places],
-        None if info.targets is None else sorted(info.targets),
-        info.strict,
-        list(info.strict_counts),
-        [list(pair) for pair in info.aliases],
-        [list(pair) for pair in info.argument_aliases],
-        [list(pair) for pair in info.null_maps],
-    ]
+def _info_record(info: ToolInfo) -> dict[str, Any]:
+    """A ToolInfo as JSON: each field by name (tuples and sets as lists), so a new field needs
+    no change here."""
+    return {f.name: _plain(getattr(info, f.name)) for f in fields(ToolInfo)}
 
 
-def _info(item: list[Any]) -> ToolInfo:
-    (
-        name,
-        description,
-        python,
-        display,
-        places,
-        targets,
-        strict,
-        counts,
-        aliases,
-        arguments,
-        nulls,
-    ) = item
-    return ToolInfo(
-        name,
-        description,
-        PyNames(*python),
-        display,
-        tuple((line, col) for line, col in places),
-        None if targets is None else frozenset(targets),
-        strict,
-        (counts[0], counts[1]),
-        tuple((target, alias) for target, alias in aliases),
-        tuple((target, mapping) for target, mapping in arguments),
-        tuple((target, mapping) for target, mapping in nulls),
-    )
+def _plain(value: Any) -> Any:
+    if isinstance(value, PyNames):
+        return [value.method, value.model, value.module]
+    if isinstance(value, frozenset):
+        return sorted(value)
+    if isinstance(value, tuple):
+        return [_plain(item) for item in value]
+    return value
+
+
+def _info(item: dict[str, Any]) -> ToolInfo:
+    values: dict[str, Any] = {}
+    for f in fields(ToolInfo):
+        value = item[f.name]
+        if f.name == "python":
+            value = PyNames(*value)
+        elif isinstance(value, list):
+            value = (
+                frozenset(value)
+                if f.name == "targets"
+                else tuple(tuple(v) if isinstance(v, list) else v for v in value)
+            )
+        values[f.name] = value
+    return ToolInfo(**values)

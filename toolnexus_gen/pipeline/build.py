@@ -8,7 +8,7 @@ still holds, reuse.py) -> the whole set's checks (names across specs, per-reques
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -30,9 +30,10 @@ from toolnexus_gen.incremental.cache import (
     load_reuse,
     save_state,
     snapshot_inputs,
+    snapshot_sources,
 )
 from toolnexus_gen.incremental.parallel import pool_for
-from toolnexus_gen.ir import ToolInfo, ToolSet, Unit
+from toolnexus_gen.ir import Contribution, ToolInfo, ToolSet, Unit
 
 if TYPE_CHECKING:
     from toolnexus_gen.codegen.models import Models
@@ -40,6 +41,7 @@ if TYPE_CHECKING:
     from toolnexus_gen.pipeline.render import FileMap
 
 _first_build = True  # see generate()
+NOTHING = Contribution()  # a build of the spec folder alone
 
 # The stages themselves (units, render, the targets: jsonschema, PyYAML, the rules) are imported
 # inside the functions below, once the workers have started: they fork from a small process and
@@ -69,6 +71,7 @@ class Generated:
     reused: int = 0  # specs whose unit came from the last build
     inputs: Snapshot | None = None  # the spec folder as the build read it
     known: dict[str, list[Any]] = field(default_factory=dict)  # the last build's output files
+    budget: str = ""  # the largest request's estimated tokens, in words (toolsets.summary)
 
 
 @dataclass
@@ -83,13 +86,16 @@ def analyse(
     memo: Memo | None = None,
     paths: Sequence[Path] | None = None,
     reused: Sequence[Unit] = (),
+    contribution: Contribution = NOTHING,
     models: Models | None = None,
 ) -> Analysis:
     """Every spec's unit (the reused ones given, the others made now, their models started on
-    `models`) and the whole set's diagnostics; nothing is rendered."""
+    `models`), the specs the sources contributed among them, and the whole set's diagnostics;
+    nothing is rendered."""
     paths = discover(options.specs) if paths is None else paths
-    from toolnexus_gen.pipeline.units import make_units
-    from toolnexus_gen.spec.validate import cross_tool
+    from toolnexus_gen.pipeline.toolsets import check as check_set
+    from toolnexus_gen.pipeline.toolsets import resolve, with_toolsets
+    from toolnexus_gen.spec.cross import cross_tool
     from toolnexus_gen.targets import TARGETS
 
     links = escaping_links(options.specs)  # refused, never read
@@ -99,9 +105,16 @@ def analyse(
         for path in paths
         if path.relative_to(options.specs).as_posix() not in known and path not in links
     ]
-    made = make_units(fresh, options, header_for(options), memo or Memo(None), models)
-    units = [*reused, *made]
+    made = [spec for spec in contribution.specs if spec.rel not in known]
+    units = list(reused)
+    if (
+        fresh or made
+    ):  # every spec reused (list after a build): the per-spec stage is never imported
+        from toolnexus_gen.pipeline.units import make_units
+
+        units += make_units(fresh, options, header_for(options), memo or Memo(None), made, models)
     diagnostics = [d for unit in units for d in unit.diagnostics]
+    diagnostics += contribution.diagnostics
     for link in links:
         kind = "folder" if link.is_dir() else "file"
         diagnostics.append(
@@ -118,10 +131,14 @@ def analyse(
         ((unit.info, unit) for unit in units if unit.info is not None),
         key=lambda pair: (pair[0].name, pair[1].rel),
     )
-    toolset = ToolSet(tuple(info for info, _ in named), options.targets)
+    toolset = ToolSet(
+        tuple(info for info, _ in named),
+        options.targets,
+        tuple(sorted(name for name, _ in contribution.files)),
+    )
     units = [unit for _, unit in named]
     diagnostics += cross_tool(toolset.tools)
-    if not paths and not diagnostics:
+    if not paths and not contribution.specs and not diagnostics:
         diagnostics.append(
             Diagnostic(
                 display_path(options.specs),
@@ -135,10 +152,14 @@ def analyse(
             )
         )
     diagnostics += _alias_collisions(toolset)
+    members, unknown = resolve(toolset.tools, options.many)
+    diagnostics += unknown
+    toolset = with_toolsets(toolset, members)
     if not has_errors(diagnostics):  # per-request limits, over every tool a target carries
         for name in options.targets:
             carried = [tool for tool in toolset.tools if tool.for_target(name)]
             diagnostics += TARGETS[name].check_all(carried, options.target_options.get(name, {}))
+        diagnostics += check_set(toolset, options)
     diagnostics = sorted(set(d for d in diagnostics if not _ignored(d, options.ignore)))
     return Analysis(toolset, units, diagnostics)
 
@@ -207,10 +228,16 @@ def _same_models(options: BuildOptions, state: dict[str, Any] | None, changed: l
 
 
 def generate(
-    options: BuildOptions, state: dict[str, Any] | None = None, *, use_cache: bool = True
+    options: BuildOptions,
+    state: dict[str, Any] | None = None,
+    *,
+    use_cache: bool = True,
+    contribute: Callable[[], Contribution] | None = None,
 ) -> Generated:
     """The files of a build. With the cache, `state` (the last build's record,
-    cache.load_state) lets the units of unchanged specs be reused."""
+    cache.load_state) lets the units of unchanged specs be reused. `contribute` asks the
+    sources what they add (session.py passes sources.contribute): called once the files they
+    read are recorded, so the record never claims an edit made while they were being read."""
     global _first_build
     from toolnexus_gen.codegen.models import warm_up
 
@@ -220,6 +247,10 @@ def generate(
     # builds again imports the generator itself, once, and reuses it.
     changed = changed_specs(options, state if use_cache else None)
     fresh = 0 if use_cache and _same_models(options, state, changed) else len(changed)
+    sources = snapshot_sources(options, state if use_cache else None)
+    contribution = contribute() if contribute is not None else NOTHING
+    if state is None or not use_cache:  # the sources' specs are made afresh too
+        fresh += len(contribution.specs)
     warm_few, _first_build = _first_build, False
     with pool_for(fresh, warm_up, warm_few=warm_few):
         kept = load_reuse(options, state) if state and use_cache else {}  # while workers start
@@ -228,13 +259,14 @@ def generate(
         from toolnexus_gen.pipeline.render import model_maker, render, render_models
 
         inputs = snapshot_inputs(options.specs, state if use_cache else None)  # before reading
+        inputs.sources = sources
         memo = Memo(options.out if use_cache else None)
         header = header_for(options)
         models = model_maker(header, memo)  # the workers make each model as its unit is made
         paths = _spec_paths(options.specs, inputs)  # the snapshot's walk, not another one
         previous = Previous(options, inputs, state, memo, kept) if use_cache else None
-        reused = previous.units(paths) if previous else []
-        analysis = analyse(options, memo, paths, reused, models)
+        reused = previous.units(paths, contribution.specs) if previous else []
+        analysis = analyse(options, memo, paths, reused, contribution, models)
         toolset, diagnostics = analysis.toolset, analysis.diagnostics
         if has_errors(diagnostics):
             return Generated(None, toolset, diagnostics)
@@ -251,7 +283,8 @@ def generate(
             updated = update_handlers(old, toolset, remade) if old is not None else None
             if updated is not None:
                 package["handlers.py"] = updated
-        rendered = render(toolset, analysis.units, header, package)
+        rendered = render(toolset, analysis.units, header, package, options.many)
+        rendered.files.update(contribution.files)
         reuse = records(analysis.units, rendered.layout, keys)  # while the workers warm up
         try:
             rendered.files.update(render_models(toolset, analysis.units, models))
@@ -259,7 +292,10 @@ def generate(
             return Generated(None, toolset, sorted(diagnostics + exc.diagnostics))
     files = dict(sorted(rendered.files.items()))
     known = previous.state.get("outputs", {}) if previous else {}
-    return Generated(files, toolset, diagnostics, memo, reuse, len(reused), inputs, known)
+    from toolnexus_gen.pipeline.toolsets import budget, summary
+
+    told = summary(budget(toolset, options), bool(toolset.toolsets))
+    return Generated(files, toolset, diagnostics, memo, reuse, len(reused), inputs, known, told)
 
 
 def _ignored(diagnostic: Diagnostic, ignore: frozenset[str]) -> bool:
@@ -275,4 +311,24 @@ def save_build(options: BuildOptions, result: Generated, report: Report) -> None
     assert result.inputs is not None and result.toolset is not None
     recorded = [[d.severity.value, d.format()] for d in result.diagnostics]
     tools = len(result.toolset.tools)
-    save_state(options, result.inputs, report.recorded, recorded, tools, result.reuse)
+    save_state(
+        options, result.inputs, report.recorded, recorded, tools, result.reuse, result.budget
+    )
+
+
+def analyse_reusing(options: BuildOptions, contribution: Contribution = NOTHING) -> Analysis:
+    """analyse(), with the units of specs unchanged since the last build taken from its record
+    (`list` after a build reads the state instead of every spec)."""
+    from toolnexus_gen.incremental.cache import load_state
+    from toolnexus_gen.incremental.reuse import Previous
+
+    state = load_state(options)
+    if state is None:
+        return analyse(options, contribution=contribution)
+    inputs = snapshot_inputs(options.specs, state)
+    inputs.sources = snapshot_sources(options, state)
+    memo = Memo(options.out)
+    paths = _spec_paths(options.specs, inputs)
+    previous = Previous(options, inputs, state, memo, load_reuse(options, state))
+    reused = previous.units(paths, contribution.specs)
+    return analyse(options, memo, paths, reused, contribution)

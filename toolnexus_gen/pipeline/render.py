@@ -9,17 +9,20 @@ datamodel-code-generator.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from toolnexus_gen.codegen.models import Models
 from toolnexus_gen.codegen.package import PACKAGE_FILES, model_header, render_package
+from toolnexus_gen.config.many import Many
 from toolnexus_gen.config.options import Header
 from toolnexus_gen.incremental.cache import Memo
 from toolnexus_gen.ir import ToolSet, Unit
+from toolnexus_gen.pipeline.toolsets import extras
 from toolnexus_gen.pipeline.units import files_of
-from toolnexus_gen.targets.base import assemble
+from toolnexus_gen.targets import TARGETS
+from toolnexus_gen.targets.base import assemble, encode_entry, entry_depth
 
 FileMap = dict[str, str]
 GITIGNORE = "# Written by toolnexus-gen.\n.toolnexus-gen.lock\n.toolnexus-gen.cache/\n"
@@ -32,22 +35,38 @@ class Rendered:
     layout: dict[str, dict[str, tuple[int, int]]] = field(default_factory=dict)
 
 
+def _beside(document: Callable[[list[Any]], Any], added: list[Any]) -> Callable[[list[Any]], Any]:
+    return lambda entries: [*document(entries), *added]
+
+
 def render(
     toolset: ToolSet,
     units: Sequence[Unit],
     header: Header,
     reused: dict[str, str] | None = None,
+    many: Many | None = None,
 ) -> Rendered:
     """Every file but the models (render_models). `units` in name order, one per tool of
     toolset; `reused` holds the last build's package files that are still what render_package
     would write (the others are rendered)."""
     rendered = Rendered({})
+    many = many or Many()
     for file, document in files_of(toolset.targets).items():
         carried = [unit for unit in units if file in unit.entries]
-        text, places = assemble(document, [unit.entries[file] for unit in carried])
+        encoded = [unit.entries[file] for unit in carried]
+        target = next((name for name in toolset.targets if TARGETS[name].file == file), None)
+        if target is not None:  # after its tools: its tool search tool, hosted tools
+            infos = [unit.info for unit in carried if unit.info is not None]
+            added = extras(target, infos, many)
+            if target == "gemini":  # built-in tools stand beside the functionDeclarations wrapper
+                document = _beside(document, added)
+            else:
+                depth = entry_depth(document)
+                encoded += [encode_entry(entry, depth) for entry in added]
+        text, places = assemble(document, encoded)
         rendered.files[file] = text
         rendered.layout[file] = {
-            unit.rel: place for unit, place in zip(carried, places, strict=True)
+            unit.rel: place for unit, place in zip(carried, places[: len(carried)], strict=True)
         }
     aliases = alias_file(toolset)
     if aliases is not None:
@@ -65,25 +84,30 @@ ALIASES_FILE = "schemas/aliases.json"
 
 
 def alias_file(toolset: ToolSet) -> str | None:
-    """The name maps of name_aliases, which the runtime reads to send calls back to the spec's
-    names: {"tools": {target: {alias: name}}, "arguments": {target: {tool: argument map}}}; and
-    strictify's {"nulls": {target: {tool: {property: [made nullable, inner map]}}}}."""
-    tools: dict[str, dict[str, str]] = {}
-    arguments: dict[str, dict[str, Any]] = {}
-    nulls: dict[str, dict[str, Any]] = {}
+    """The maps the runtime reads to send calls back to the spec's names and meaning:
+    {"tools": {target: {alias: name}}, "arguments": {target: {tool: MAP}}} of name_aliases, and
+    strictify's {"nulls": {target: {tool: MAP}}}, MAP as targets/argmaps.py describes it (payload:
+    the spec's property name; whether a null there means absent). A schema with recursive refs
+    adds "argument_refs" / "null_refs": {target: {tool: {pointer: MAP}}}."""
+    tables: dict[str, dict[str, dict[str, Any]]] = {
+        key: {} for key in ("tools", "arguments", "nulls", "argument_refs", "null_refs")
+    }
     for tool in toolset.tools:
         for target, alias in tool.aliases:
-            tools.setdefault(target, {})[alias] = tool.name
-        for target, mapping in tool.argument_aliases:
-            arguments.setdefault(target, {})[tool.name] = json.loads(mapping)
-        for target, mapping in tool.null_maps:
-            nulls.setdefault(target, {})[tool.name] = json.loads(mapping)
-    if not tools and not arguments and not nulls:
+            tables["tools"].setdefault(target, {})[alias] = tool.name
+        for kind, pairs in (("arguments", tool.argument_aliases), ("nulls", tool.null_maps)):
+            for target, text in pairs:
+                mapping, refs = json.loads(text)
+                tables[kind].setdefault(target, {})[tool.name] = mapping
+                if refs:
+                    refs_kind = "argument_refs" if kind == "arguments" else "null_refs"
+                    tables[refs_kind].setdefault(target, {})[tool.name] = refs
+    if not any(tables.values()):
         return None
     body = {
-        "tools": dict(sorted(tools.items())),
-        "arguments": dict(sorted(arguments.items())),
-        "nulls": dict(sorted(nulls.items())),
+        key: dict(sorted(table.items()))
+        for key, table in tables.items()
+        if table or key in ("tools", "arguments", "nulls")
     }
     return json.dumps(body, indent=2, ensure_ascii=False) + "\n"
 

@@ -316,7 +316,8 @@ def inline(located: Located, *, keep_recursive: bool = False) -> Located:
     """Every local $ref replaced by its target (siblings that are annotations kept, theirs first).
 
     A recursive ref raises Cycle, or with keep_recursive stays a ref (and its $defs stay).
-    Refs with sibling constraints are merged only when no keyword clashes; otherwise they stay.
+    Refs with sibling constraints are merged only when no keyword clashes (the same value on both
+    sides is no clash); otherwise they stay.
     """
     result = located.derive(located.schema)
     root = located.schema
@@ -342,7 +343,11 @@ def inline(located: Located, *, keep_recursive: bool = False) -> Located:
             if (
                 target is _MISSING
                 or not isinstance(target, dict)
-                or (set(siblings) - ANNOTATIONS and set(siblings) & set(target))
+                or any(  # a keyword on both sides with different values: kept as a ref
+                    key in target and target[key] != value
+                    for key, value in siblings.items()
+                    if key not in ANNOTATIONS
+                )
             ):
                 return {k: expand(v, f"{pointer}/{k}", stack) for k, v in node.items()}
             body = expand(target, target_pointer, (*stack, target_pointer))

@@ -51,7 +51,10 @@ class Loader:
         return found
 
 
-def load_document(path: Path, display: str | None = None) -> Document:
+def load_document(path: Path, display: str | None = None, *, scalar_keys: bool = False) -> Document:
+    """A parsed file. `scalar_keys` lets YAML mapping keys be numbers or booleans, taken as their
+    text (`200:` is "200"), as documents such as OpenAPI's are written; spec files keep the
+    stricter rule."""
     display = display or display_path(path)
 
     def fail(code: str, message: str, line: int = 1, col: int = 1) -> LoadError:
@@ -89,9 +92,9 @@ def load_document(path: Path, display: str | None = None) -> Document:
     if not text.strip():
         raise fail("TN103", "file is empty; a spec needs at least a description")
     if path.suffix == ".json":
-        data, positions = _parse_json(text, fail)
+        data, positions = parse_json(text, fail)
     else:
-        data, positions = _parse_yaml(text, fail)
+        data, positions = _parse_yaml(text, fail, scalar_keys)
     return Document(path, display, data, positions, raw)
 
 
@@ -108,7 +111,9 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
 
 
-def _parse_json(text: str, fail: Any) -> tuple[Any, Positions]:
+def parse_json(text: str, fail: Any) -> tuple[Any, Positions]:
+    """Strict JSON with the position of every key and value; `fail(code, message, line, col)`
+    makes the exception raised for a problem (TN101 syntax, TN104 depth, TN105 duplicate key)."""
     try:
         data = json.loads(text, parse_constant=_reject_constant)
     except json.JSONDecodeError as exc:
@@ -223,7 +228,17 @@ _Loader.yaml_implicit_resolvers = {
 }
 
 
-def _parse_yaml(text: str, fail: Any) -> tuple[Any, Positions]:
+def parse_yaml(text: str, display: str) -> tuple[Any, Positions]:
+    """YAML text (not a whole spec file: a SKILL.md's front matter) as plain data and the
+    positions of its parts, as strictly as a spec file is read; LoadError when it cannot be."""
+
+    def fail(code: str, message: str, line: int = 1, col: int = 1) -> LoadError:
+        return LoadError(Diagnostic(display, line, col, code, message))
+
+    return _parse_yaml(text, fail)
+
+
+def _parse_yaml(text: str, fail: Any, scalar_keys: bool = False) -> tuple[Any, Positions]:
     loader = _Loader(text)
     try:
         node = loader.get_single_node()
@@ -242,7 +257,7 @@ def _parse_yaml(text: str, fail: Any) -> tuple[Any, Positions]:
         raise fail("TN103", "file is empty; a spec needs at least a description")
     positions = Positions()
     budget = [MAX_NODES]
-    return _yaml_value(node, "", positions, loader, fail, 0, budget), positions
+    return _yaml_value(node, "", positions, loader, fail, 0, budget, scalar_keys), positions
 
 
 def _yaml_value(
@@ -253,6 +268,7 @@ def _yaml_value(
     fail: Any,
     depth: int,
     budget: list[int],
+    scalar_keys: bool = False,
 ) -> Any:
     here = (node.start_mark.line + 1, node.start_mark.column + 1)
     positions.values[pointer] = here
@@ -273,18 +289,31 @@ def _yaml_value(
             key_at = (key_node.start_mark.line + 1, key_node.start_mark.column + 1)
             if key_node.tag == "tag:yaml.org,2002:merge":
                 raise fail("TN106", "YAML merge keys (<<) are not allowed in spec files", *key_at)
-            if not isinstance(key_node, yaml.ScalarNode) or key_node.tag != "tag:yaml.org,2002:str":
+            if not isinstance(key_node, yaml.ScalarNode) or (
+                key_node.tag != "tag:yaml.org,2002:str" and not scalar_keys
+            ):
                 raise fail("TN105", "mapping keys must be strings (quote the key)", *key_at)
             key = key_node.value
             if key in result:
                 raise fail("TN105", f"duplicate key {key!r}", *key_at)
             child = join_pointer(pointer, key)
             positions.keys[child] = key_at
-            result[key] = _yaml_value(value_node, child, positions, loader, fail, depth + 1, budget)
+            result[key] = _yaml_value(
+                value_node, child, positions, loader, fail, depth + 1, budget, scalar_keys
+            )
         return result
     if isinstance(node, yaml.SequenceNode):
         return [
-            _yaml_value(item, join_pointer(pointer, i), positions, loader, fail, depth + 1, budget)
+            _yaml_value(
+                item,
+                join_pointer(pointer, i),
+                positions,
+                loader,
+                fail,
+                depth + 1,
+                budget,
+                scalar_keys,
+            )
             for i, item in enumerate(node.value)
         ]
     if node.tag == "tag:yaml.org,2002:timestamp":

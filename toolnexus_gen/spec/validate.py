@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import re
-from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from functools import cache
 from importlib import resources
@@ -23,7 +22,9 @@ from jsonschema import Draft202012Validator
 from toolnexus_gen.diagnostics import Diagnostic, Severity
 from toolnexus_gen.incremental.cache import Memo
 from toolnexus_gen.incremental.parallel import PARALLEL_MIN, parallel_map
-from toolnexus_gen.ir import Document, Tool, ToolInfo
+from toolnexus_gen.ir import Document, Tool
+from toolnexus_gen.spec.cross import cross_tool as cross_tool  # names across specs
+from toolnexus_gen.spec.http import http_binding
 from toolnexus_gen.spec.load import Loader
 from toolnexus_gen.spec.naming import python_names
 from toolnexus_gen.spec.pointer import join_pointer
@@ -72,6 +73,38 @@ def root_type(schema: dict[str, Any]) -> Any:
     return schema.get("type")
 
 
+# Keywords that say something about values other than objects, or combine schemas: a root that
+# holds any of them is not taken as an object root by profile = "reach".
+NOT_OBJECT_ONLY = frozenset(
+    {"type", "enum", "const", "$ref", "$dynamicRef", "anyOf", "oneOf", "allOf", "not", "if"}
+    | {"then", "else", "items", "prefixItems", "contains", "minItems", "maxItems", "uniqueItems"}
+    | {"minContains", "maxContains", "unevaluatedItems", "minLength", "maxLength", "pattern"}
+    | {"format", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"}
+    | {"contentEncoding", "contentMediaType", "contentSchema"}
+)
+OBJECT_KEYWORDS = frozenset(
+    {"properties", "required", "additionalProperties", "patternProperties", "propertyNames"}
+    | {"minProperties", "maxProperties", "dependentRequired", "dependentSchemas"}
+    | {"unevaluatedProperties"}
+)
+
+
+def open_root(schema: dict[str, Any]) -> dict[str, Any] | None:
+    """profile = "reach": a root without a type that says nothing but object keywords and
+    annotations (`{"$schema": "..."}` alone takes any arguments) as an object root, open when it
+    names no properties; arguments are always an object, so no call changes meaning. None when
+    the root is not such a root."""
+    kind = schema.get("type")
+    if isinstance(kind, list) and "object" in kind and "$ref" not in schema:
+        return {**schema, "type": "object"}
+    if NOT_OBJECT_ONLY & set(schema):
+        return None
+    opened = {**schema, "type": "object"}
+    if not OBJECT_KEYWORDS & set(schema):
+        opened["additionalProperties"] = True
+    return opened
+
+
 class _Collector:
     def __init__(self, document: Document) -> None:
         self.document = document
@@ -109,11 +142,22 @@ class Validator:
     schemas over the cores.
     """
 
-    def __init__(self, specs_dir: Path, targets: Sequence[str], memo: Memo, load: Loader) -> None:
+    def __init__(
+        self,
+        specs_dir: Path,
+        targets: Sequence[str],
+        memo: Memo,
+        load: Loader,
+        base_url: str | None = None,
+        *,
+        reach: bool = False,
+    ) -> None:
         self.specs_dir = specs_dir
         self.targets = targets
+        self.reach = reach  # profile = "reach": a root without a type is an object root
         self.registry = SpecRegistry(specs_dir)
         self.checks = _Checks(memo, specs_dir, load)
+        self.base_url = base_url  # what relative `http` URLs are appended to
 
     def prevalidate(self, documents: Sequence[Document]) -> None:
         self.checks.prevalidate(documents)
@@ -121,7 +165,13 @@ class Validator:
     def document(self, document: Document) -> tuple[Tool | None, list[Diagnostic]]:
         """The document's tool (None when it has an error) and its diagnostics."""
         return _validate_document(
-            document, self.specs_dir, self.registry, self.targets, self.checks
+            document,
+            self.specs_dir,
+            self.registry,
+            self.targets,
+            self.checks,
+            self.base_url,
+            self.reach,
         )
 
 
@@ -131,6 +181,8 @@ def _validate_document(
     registry: SpecRegistry,
     targets: Sequence[str],
     checks: _Checks,
+    base_url: str | None,
+    reach: bool,
 ) -> tuple[Tool | None, list[Diagnostic]]:
     out = _Collector(document)
     data = document.data
@@ -185,6 +237,23 @@ def _validate_document(
 
     input_schema = envelope.get("input_schema")
     output_schema = envelope.get("output_schema")
+    notes = _Collector(document)  # warnings, reported when the spec is valid
+    if reach and isinstance(input_schema, dict) and root_type(input_schema) != "object":
+        opened = open_root(input_schema)
+        if opened is not None:
+            kind = input_schema.get("type")
+            was = f"type {kind!r}" if kind is not None else "no type (it takes any value)"
+            now = "an object root"
+            if "additionalProperties" in opened and "additionalProperties" not in input_schema:
+                now = "an open object root (additionalProperties: true)"
+            notes.add(
+                "TN224",
+                f'input_schema root has {was}: profile = "reach" sends it as {now}; arguments '
+                "are always an object, so no call changes meaning",
+                schema_pointer,
+                severity=Severity.WARNING,
+            )
+            input_schema = opened
     if input_schema is not None:
         checks.schema(input_schema, schema_pointer, out, root_object=True)
         _check_refs(input_schema, schema_pointer, document, specs_dir, out)
@@ -196,6 +265,7 @@ def _validate_document(
     if isinstance(examples, list) and not out.diagnostics:
         checks.examples(examples, "/examples", input_schema, document, registry, out)
 
+    binding = _binding(envelope, document, registry, base_url, out)
     selected = _target_selection(envelope.get("targets"), targets, out)
     if out.diagnostics:
         return None, out.diagnostics
@@ -211,9 +281,45 @@ def _validate_document(
         strict=envelope.get("strict"),
         annotations=envelope.get("annotations"),
         targets=selected,
+        binding=binding,
+        groups=tuple(envelope.get("groups", ())),
+        defer_loading=bool(envelope.get("defer_loading", False)),
         schema_pointer=schema_pointer,
     )
-    return tool, out.diagnostics
+    return tool, out.diagnostics + notes.diagnostics
+
+
+def _binding(
+    envelope: dict[str, Any],
+    document: Document,
+    registry: SpecRegistry,
+    base_url: str | None,
+    out: _Collector,
+) -> dict[str, Any] | None:
+    """How the tool runs when it is not a handler method ({kind: settings}): from its `source`,
+    or its `http` key (checked by spec.http)."""
+    source, http = envelope.get("source"), envelope.get("http")
+    if source and http is not None:
+        out.add(
+            "TN440",
+            "a spec has either a source or an http binding, not both",
+            "/http",
+            key=True,
+            show_pointer=False,
+        )
+        return None
+    if http is not None:
+        schema = envelope.get("input_schema")
+        resolver = registry.with_schema(document, schema if isinstance(schema, dict) else {})
+        found = http_binding(
+            http,
+            schema,
+            resolver.resolver(base_uri=document_uri(document.path)),
+            base_url,
+            lambda code, message, pointer: out.add(code, message, pointer),
+        )
+        return None if found is None else {"http": found}
+    return dict(source) if source else None
 
 
 TOOL_NAME = re.compile(r"[A-Za-z0-9_.:-]{1,128}")  # as spec.schema.json says for `name`
@@ -240,7 +346,7 @@ def _check_envelope(envelope: dict[str, Any], out: _Collector) -> None:
         )
     for error in _envelope_validator().iter_errors(envelope):
         pointer = "".join(f"/{join_pointer('', p)[1:]}" for p in error.absolute_path)
-        if error.validator in ("additionalProperties", "required"):
+        if error.validator in ("additionalProperties", "required") and not error.absolute_path:
             continue  # reported above, with better words
         if error.absolute_path and error.absolute_path[0] == "description":
             out.add("TN110", "description must be a non-empty string", pointer, show_pointer=False)
@@ -341,6 +447,8 @@ def _check_schema(schema: Any, pointer: str, out: _Collector, *, root_object: bo
             got = (
                 f"a $ref to {'no object' if root_type(schema) is None else repr(root_type(schema))}"
             )
+        if open_root(schema) is not None:
+            got += ' (profile = "reach" sends such a root as an object root)'
         out.add(
             "TN113",
             f"the root of input_schema must be an object schema (type: object), found {got}",
@@ -415,50 +523,6 @@ def _target_selection(
                 )
     chosen = set(selection.get("only", NAMES)) - set(selection.get("exclude", []))
     return frozenset(chosen)
-
-
-def cross_tool(tools: Iterable[ToolInfo]) -> list[Diagnostic]:
-    """Names across specs: duplicates, and names that become the same Python name."""
-    diagnostics: list[Diagnostic] = []
-    by_name: dict[str, list[ToolInfo]] = defaultdict(list)
-    for tool in tools:
-        by_name[tool.name].append(tool)
-    for name, same in sorted(by_name.items()):
-        for tool in same[1:]:
-            first = same[0].display
-            diagnostics.append(
-                _at_name(tool, "TN115", f"tool name {name!r} is already defined by {first}")
-            )
-    unique = sorted((same[0] for same in by_name.values()), key=lambda t: t.name)
-    owners: dict[tuple[str, str], ToolInfo] = {}
-    clashes: dict[tuple[str, str], list[str]] = defaultdict(list)
-    for tool in unique:
-        for attr, what in (
-            ("method", "handler method"),
-            ("model", "model class"),
-            ("module", "model module"),
-        ):
-            value = getattr(tool.python, attr)
-            key = (attr, value.lower() if attr == "module" else value)
-            other = owners.setdefault(key, tool)
-            if other is not tool:
-                clashes[(other.name, tool.name)].append(f"{what} {value!r}")
-    for (first, second), names in clashes.items():
-        tool, other = by_name[second][0], by_name[first][0]
-        diagnostics.append(
-            _at_name(
-                tool,
-                "TN116",
-                f"tools {first!r} ({other.display}) and {second!r} both become the Python "
-                f"{', '.join(names)}; rename one of them",
-            )
-        )
-    return diagnostics
-
-
-def _at_name(tool: ToolInfo, code: str, message: str) -> Diagnostic:
-    line, col = tool.place("name")
-    return Diagnostic(tool.display, line, col, code, message)
 
 
 def _did_you_mean(key: str, known: Iterable[str]) -> str:

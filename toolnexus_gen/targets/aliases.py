@@ -2,8 +2,8 @@
 only, a deterministic alias the target accepts (`github.create_issue` -> `github_create_issue`,
 `$meta` -> `_meta`, `año` -> `ano`; an over-long name is shortened with a stable hash suffix).
 
-The generated dispatch table carries the maps back (ALIASES, ARGUMENT_ALIASES), and the runtime
-translates every call before validation, so handlers only ever see the spec's names. Two tools
+schemas/aliases.json carries the maps back (argmaps.py: through `$ref`s at any depth), and the
+runtime translates every call before validation, so handlers only ever see the spec's names. Two tools
 whose aliases meet in one file are an error naming both (never a silent suffix); two properties
 of one object that meet get a hash suffix, since both are in the same spec.
 """
@@ -16,10 +16,13 @@ import unicodedata
 from typing import Any
 
 from toolnexus_gen.ir import Located
+from toolnexus_gen.spec.bundle import ONE_SCHEMA, SCHEMA_LISTS, SCHEMA_MAPS
 from toolnexus_gen.spec.pointer import join_pointer
+from toolnexus_gen.targets.argmaps import ArgMap, argument_map
 
-# A property map: {alias: [original name, map of the property's own properties]}
-ArgumentMap = dict[str, list[Any]]
+# A property map (argmaps.py): {alias: [original name, map of the property's value], ...}, and
+# the maps of recursive refs
+ArgumentMap = tuple[ArgMap, dict[str, ArgMap]]
 
 
 def _digest(name: str) -> str:
@@ -47,27 +50,23 @@ def alias_properties(
     too), the map back, and (original pointer, name, alias) of each renaming."""
     renamed: list[tuple[str, str, str]] = []
     result = located.derive(located.schema)
+    back: dict[int, dict[str, str]] = {}  # id of a renamed object: {alias: name}
 
-    def rename(node: Any, pointer: str) -> tuple[Any, ArgumentMap]:
+    def rename(node: Any, pointer: str) -> Any:
         if isinstance(node, list):
-            items = [rename(item, f"{pointer}/{i}") for i, item in enumerate(node)]
-            merged: ArgumentMap = {}
-            for _, found in items:
-                merged.update(found)
-            return [item for item, _ in items], merged
+            return [rename(item, f"{pointer}/{i}") for i, item in enumerate(node)]
         if not isinstance(node, dict):
-            return node, {}
+            return node
         pointer = located.moved.get(id(node), pointer)
         out: dict[str, Any] = {}
-        mapping: ArgumentMap = {}
         changes: dict[str, str] = {}
         properties = node.get("properties")
+        new_properties: dict[str, Any] = {}
         if isinstance(properties, dict):
             taken = {name for name in properties if pattern.fullmatch(name)}
-            new_properties: dict[str, Any] = {}
             for name, sub in properties.items():
                 where = join_pointer(f"{pointer}/properties", name)
-                child, inner = rename(sub, where)
+                child = rename(sub, where)
                 alias = name
                 if not pattern.fullmatch(name):
                     alias = make_alias(name, pattern.pattern, max_length, keep)
@@ -80,28 +79,32 @@ def alias_properties(
                         )
                     taken.add(alias)
                     changes[name] = alias
+                    where = result.moved.get(id(child), where)
                     renamed.append((where, name, alias))
                     result.mark(child, where)
                 new_properties[alias] = child
-                if alias != name or inner:
-                    mapping[alias] = [name, inner]
         for key, value in node.items():
             if key == "properties" and isinstance(properties, dict):
                 out[key] = new_properties
             elif key == "required" and isinstance(value, list) and changes:
                 out[key] = [changes.get(item, item) for item in value]
-            elif key in ("items", "anyOf", "oneOf", "allOf", "additionalProperties"):
-                out[key], inner = rename(value, f"{pointer}/{key}")
-                for alias, (name, sub) in inner.items():
-                    mapping.setdefault(alias, [name, {}])[1].update(sub)
-            elif key in ("$defs", "definitions") and isinstance(value, dict):
+            elif key in ONE_SCHEMA or key in SCHEMA_LISTS:
+                out[key] = rename(value, f"{pointer}/{key}")
+            elif key in SCHEMA_MAPS and isinstance(value, dict):
                 out[key] = {
-                    k: rename(v, join_pointer(f"{pointer}/{key}", k))[0] for k, v in value.items()
+                    k: rename(v, join_pointer(f"{pointer}/{key}", k)) for k, v in value.items()
                 }
             else:
                 out[key] = value
-        return result.mark(out, pointer), mapping
+        if changes:
+            back[id(out)] = {alias: name for name, alias in changes.items()}
+        return result.mark(out, pointer)
 
-    schema, mapping = rename(located.schema, "")
-    result.schema = schema
+    result.schema = rename(located.schema, "")
+
+    def entry(node: dict[str, Any], alias: str, child: Any) -> tuple[str, Any] | None:
+        name = back.get(id(node), {}).get(alias)
+        return None if name is None else (alias, name)
+
+    mapping = argument_map(result.schema, entry, lambda name: name)
     return result, mapping, renamed

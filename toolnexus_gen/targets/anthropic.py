@@ -36,7 +36,20 @@ def entry(tool: Tool, schema: dict[str, Any] | None, options: dict[str, Any]) ->
         result["input_examples"] = list(tool.examples)
     if tool.strict is not None:
         result["strict"] = tool.strict
+    if tool.defer_loading:
+        result["defer_loading"] = True
     return result
+
+
+# The tool search tool (tool_search = "bm25" | "regex") the file gains when a tool is deferred.
+SEARCH_TOOLS = {
+    "bm25": {"type": "tool_search_tool_bm25_20251119", "name": "tool_search_tool_bm25"},
+    "regex": {"type": "tool_search_tool_regex_20251119", "name": "tool_search_tool_regex"},
+}
+
+
+def search_tool(mode: str) -> dict[str, Any]:
+    return dict(SEARCH_TOOLS[mode])
 
 
 def must_inline(options: dict[str, Any]) -> bool:
@@ -45,6 +58,17 @@ def must_inline(options: dict[str, Any]) -> bool:
 
 def check(tool: Tool, located: Located | None, options: dict[str, Any]) -> list[Diagnostic]:
     found = NAME_RULE.check(tool, NAME, "TN203")
+    if tool.defer_loading and tool.examples:
+        found.append(
+            rules.at_tool(
+                tool,
+                "TN464",
+                NAME,
+                "a deferred tool cannot carry input_examples (tool search does not work with "
+                "them); remove examples, drop defer_loading, or exclude anthropic for this tool",
+                key="examples",
+            )
+        )
     if located is not None:
         found += findings(located, NAME)
         if tool.strict:
@@ -242,5 +266,16 @@ def read(data: Any, out: Imported) -> None:
 
 
 TARGET = Target(
-    NAME, FILE, document, entry, must_inline, check, check_all, read, NAME_RULE, PROPERTY_RULE
+    NAME,
+    FILE,
+    document,
+    entry,
+    must_inline,
+    check,
+    check_all,
+    read,
+    NAME_RULE,
+    PROPERTY_RULE,
+    search_tool=search_tool,
+    hosted=True,
 )

@@ -80,7 +80,8 @@ def encode_entries(entries: dict[str, Any], depths: dict[str, int]) -> dict[str,
     return encoded
 
 
-_SHARED_DEPTH = 3  # a schema sits at most this deep in an entry (bedrock: toolSpec.inputSchema.json)
+# A schema sits at most this deep in an entry (bedrock: toolSpec.inputSchema.json).
+_SHARED_DEPTH = 3
 
 
 def _shared_nodes(entries: list[Any]) -> set[int]:
@@ -204,3 +205,12 @@ class Target:
     read: Callable[[Any, Imported], None]  # `toolnexus-gen import`: provider JSON to specs
     name_rule: NameRule | None = None  # tool names it takes (name_aliases fixes the others)
     property_rule: NameRule | None = None  # property names it takes, where it restricts them
+    # profile = "reach": the options of a second form of entry that carries more of JSON Schema,
+    # for a tool the configured form cannot carry (None: the target has no other form)
+    fallback: Callable[[dict[str, Any]], dict[str, Any] | None] | None = None
+    # its tool search tool's entry (tool_search mode -> entry), where deferred tools load
+    # provider-side; elsewhere the loops offer a client-side search_tools tool
+    search_tool: Callable[[str], dict[str, Any]] | None = None
+    hosted: bool = False  # whether its requests carry provider-executed (hosted) tools
+    # the most tools one request takes, and the rule saying so
+    max_tools: tuple[int, str] | None = None

@@ -4,7 +4,16 @@ it (`format: uri`, `no other properties`, `values: 1, 2, 3`). Where a nearby for
 meaning it is used instead (Gemini: `oneOf` -> `anyOf`, a string `const` -> a one-value enum,
 `type: [T, "null"]` -> `nullable`). A property whose schema the target cannot hold at all (no type,
 an object without properties, an array without items) is left out of that target's schema and
-named in its parent's description, unless it is required (then the error stands).
+named in its parent's description, unless it is required (then the error stands). With
+`keep_arguments` (profile = "reach") nothing is left out: what only leaving out would fix stays a
+finding, and the caller sends the tool in a form that carries it (Gemini parametersJsonSchema,
+non-strict).
+
+Some findings have a rewrite that keeps the meaning exactly (an `allOf` merged into its node, a
+`$ref` with siblings as a one-branch `anyOf`, a list of types as an `anyOf`, `properties: {}` on a
+root object without them, `items: {}` on an array without them): those are made first, each a
+TN225 warning. A combinator at the root (OpenAI, Anthropic) that cannot be merged is taken out,
+the properties its branches name kept on the root.
 
 The target's own checks drive it: each finding of a rule listed here is fixed at its place and the
 checks run again, so what comes out passes them. Each removal is a TN220 warning at the line and
@@ -17,16 +26,20 @@ from __future__ import annotations
 import json
 from dataclasses import replace
 from typing import Any
+from urllib.parse import unquote
 
 from toolnexus_gen.diagnostics import Diagnostic, Severity
 from toolnexus_gen.ir import Located, Tool
+from toolnexus_gen.spec.pointer import join_pointer, resolve
 from toolnexus_gen.targets.base import Target
-from toolnexus_gen.targets.transforms import rewrite
+from toolnexus_gen.targets.transforms import merge_all_of, rewrite, wrap_ref
 
 # The rules whose findings describe can fix.
 DESCRIBABLE = frozenset(
     {"TN302", "TN306", "TN310", "TN311", "TN312", "TN313", "TN314", "TN316"}  # Gemini
     | {"TN340", "TN350", "TN342", "TN344", "TN351", "TN353", "TN356"}  # strict mode
+    | {"TN303", "TN320", "TN345"}  # rewritten without loss
+    | {"TN305"}  # a combinator at the root (OpenAI, Anthropic)
 )
 # Strict-mode findings fixed by taking the keyword out (its value goes into the description).
 REMOVE_KEYWORD = frozenset({"TN342", "TN344", "TN351", "TN353", "TN356"})
@@ -47,7 +60,34 @@ def _note(node: dict[str, Any], note: str | None) -> dict[str, Any]:
     return {**node, "description": text}
 
 
-def _fix(node: dict[str, Any], code: str, keyword: str | None) -> tuple[dict[str, Any], str | None]:
+def _exact(
+    node: dict[str, Any], code: str, keyword: str | None, pointer: str, located: Located
+) -> tuple[dict[str, Any], str] | None:
+    """A rewrite of the node that meets `code` and keeps its meaning exactly, and what it did."""
+    if code == "TN303" and "properties" not in node:
+        return {**node, "properties": {}}, "properties: {} added"
+    if code in ("TN320", "TN345") and keyword is not None:
+        wrapped = wrap_ref(node)
+        if wrapped is not None:
+            return wrapped, "$ref with siblings written as a one-branch anyOf"
+    if code == "TN311" and isinstance(node.get("type"), list) and "anyOf" not in node:
+        kinds = [k for k in node["type"] if k != "null"]
+        if len(kinds) > 1 and all(isinstance(k, str) for k in kinds):
+            out = {k: v for k, v in node.items() if k != "type"}
+            out["anyOf"] = [{"type": k} for k in kinds]
+            if "null" in node["type"]:
+                out["nullable"] = True
+            return out, "a list of types written as anyOf"
+    if code in ("TN310", "TN342", "TN305") and keyword == "allOf":
+        merged = merge_all_of(node, pointer, located)
+        if merged is not None:
+            return merged, "allOf merged into its schema"
+    return None
+
+
+def _fix(
+    node: dict[str, Any], code: str, keyword: str | None, keep_arguments: bool
+) -> tuple[dict[str, Any], str | None]:
     """The node without what `code` objects to, and what to say about it (None: no change)."""
     if keyword is None or keyword not in node:  # another node standing for the same place
         return node, None
@@ -63,6 +103,8 @@ def _fix(node: dict[str, Any], code: str, keyword: str | None) -> tuple[dict[str
         return rest, f"{keyword}: {_text(value)}"
     if code == "TN316" and keyword == "additionalProperties":
         value = node[keyword]
+        if keep_arguments and value is not False and not node.get("properties"):
+            return node, None  # taking it out would leave an object that holds nothing
         if value is False:
             return rest, "no other properties"
         if value is True:
@@ -87,10 +129,17 @@ def _fix(node: dict[str, Any], code: str, keyword: str | None) -> tuple[dict[str
 
 
 def describe(
-    tool: Tool, located: Located, target: Target, options: dict[str, Any], *, output: bool = False
+    tool: Tool,
+    located: Located,
+    target: Target,
+    options: dict[str, Any],
+    *,
+    output: bool = False,
+    keep_arguments: bool = False,
 ) -> tuple[Located, list[Diagnostic]]:
     """`located` (the input schema as `target` would emit it; with `output`, the output schema)
-    with every describable finding fixed, and one TN220 warning per change."""
+    with every describable finding fixed, and one TN220 (TN225: without loss) warning per change.
+    With `keep_arguments` no property is left out."""
     notes: list[Diagnostic] = []
     tried: set[tuple[str, str | None, str]] = set()
     for _ in range(MAX_ROUNDS):
@@ -112,20 +161,30 @@ def describe(
         assert finding.at is not None
         pointer, keyword = finding.at
         tried.add((pointer, keyword, finding.code))
-        changed, note = _change(located, pointer, keyword, finding.code)
+        changed, note, exact = _change(located, pointer, keyword, finding.code, keep_arguments)
         if changed is None:
             continue  # not describable here (a required property): the error stands
         located = changed
         what = f"{keyword!r}" if keyword else "the schema"
-        said = f"; its description now says ({note})" if note else ""
+        if finding.code in ("TN320", "TN345"):
+            what = "'$ref'"
+        if exact:
+            code = "TN225"
+            text = f"{what} rewritten by the describe transform (was {finding.code}): {note}"
+        else:
+            code = "TN220"
+            said = f"; its description now says ({note})" if note else ""
+            text = (
+                f"{what} removed by the describe transform (was {finding.code}){said}; the "
+                "argument model still enforces it"
+            )
         notes.append(
             Diagnostic(
                 finding.path,
                 finding.line,
                 finding.col,
-                "TN220",
-                f"{target.name}: {what} removed by the describe transform "
-                f"(was {finding.code}){said}; the argument model still enforces it",
+                code,
+                f"{target.name}: {text}",
                 Severity.WARNING,
                 pointer=finding.pointer,
                 target=target.name,
@@ -135,23 +194,84 @@ def describe(
 
 
 def _change(
-    located: Located, pointer: str, keyword: str | None, code: str
-) -> tuple[Located | None, str | None]:
-    if code in ("TN302", "TN306", "TN314"):
-        return _drop_property(located, pointer)
-    said: list[str | None] = []
+    located: Located, pointer: str, keyword: str | None, code: str, keep_arguments: bool
+) -> tuple[Located | None, str | None, bool]:
+    """The schema with the finding fixed at every node standing for `pointer`, what to say, and
+    whether the fix kept the meaning exactly; (None, None, False) when it cannot be fixed here."""
+    said: list[tuple[str | None, bool]] = []
 
     def fix(node: dict[str, Any], at: str, result: Located) -> dict[str, Any]:
-        if at != pointer or said:
+        if at != pointer:
             return node
-        fixed, note = _fix(node, code, keyword)
+        exact = _exact(node, code, keyword, pointer, result)
+        if exact is not None:
+            said.append((exact[1], True))
+            return exact[0]
+        if code in ("TN302", "TN306", "TN314"):
+            return node  # the whole property: below
+        if code == "TN305" and keyword in ("anyOf", "oneOf", "allOf"):
+            fixed, note = _hoist(node, keyword, at, result)
+        else:
+            fixed, note = _fix(node, code, keyword, keep_arguments)
         if fixed is node:
             return node
-        said.append(note)
+        said.append((note, False))
         return _note(fixed, note)
 
     changed = rewrite(located, fix)
-    return (changed, said[0]) if said else (None, None)
+    if said:
+        return changed, said[0][0], said[0][1]
+    if code in ("TN302", "TN306", "TN314"):
+        if not keep_arguments:
+            dropped, note = _drop_property(located, pointer)
+            if dropped is not None:
+                return dropped, note, False
+        if code == "TN302":
+            return _any_items(located, pointer)
+    return None, None, False
+
+
+def _hoist(
+    node: dict[str, Any], keyword: str, pointer: str, located: Located
+) -> tuple[dict[str, Any], str | None]:
+    """A root `anyOf`/`oneOf`/`allOf` taken out, the properties its branches name kept in the
+    root's own `properties` (where the root names none of the same name), the branches written
+    into the description: every call the spec allows still fits."""
+    branches = node.get(keyword)
+    if not isinstance(branches, list):
+        return node, None
+    properties = dict(node.get("properties") or {})
+    for i, branch in enumerate(branches):
+        at = f"{pointer}/{keyword}/{i}"
+        ref = branch.get("$ref") if isinstance(branch, dict) else None
+        if isinstance(ref, str) and ref.startswith("#"):
+            at = unquote(ref[1:])
+            branch = resolve(located.schema, at, None)
+        if not isinstance(branch, dict) or not isinstance(branch.get("properties"), dict):
+            continue
+        for name, schema in branch["properties"].items():
+            if name not in properties:
+                properties[name] = located.mark(schema, join_pointer(f"{at}/properties", name))
+    out = {k: v for k, v in node.items() if k != keyword}
+    if properties or "properties" in node:
+        out["properties"] = properties
+    words = {"anyOf": "any of these", "oneOf": "one of these", "allOf": "all of these"}
+    return out, f"{words[keyword]}: {_text(branches)}"
+
+
+def _any_items(located: Located, pointer: str) -> tuple[Located | None, str | None, bool]:
+    """`items: {}` on an array without items: the same array, for a target that requires items
+    (where a typeless schema is refused too, its own finding follows)."""
+    said: list[str] = []
+
+    def fix(node: dict[str, Any], at: str, result: Located) -> dict[str, Any]:
+        if at != pointer or "items" in node:
+            return node
+        said.append("items: {} (any value) added")
+        return {**node, "items": {}}
+
+    changed = rewrite(located, fix)
+    return (changed, said[0], True) if said else (None, None, False)
 
 
 def _drop_property(located: Located, pointer: str) -> tuple[Located | None, str | None]:
@@ -164,7 +284,7 @@ def _drop_property(located: Located, pointer: str) -> tuple[Located | None, str 
 
     def drop(node: dict[str, Any], at: str, result: Located) -> dict[str, Any]:
         properties = node.get("properties")
-        if at != parent or said or not isinstance(properties, dict) or name not in properties:
+        if at != parent or not isinstance(properties, dict) or name not in properties:
             return node
         if name in (node.get("required") or []):
             return node

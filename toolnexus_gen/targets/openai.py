@@ -68,21 +68,8 @@ def check(tool: Tool, located: Located | None, options: dict[str, Any]) -> list[
     return check_schema(tool, located, NAME, "TN202", NAME_RULE)
 
 
-def check_count(tools: list[ToolInfo], target: str) -> list[Diagnostic]:
-    if len(tools) <= MAX_TOOLS:
-        return []
-    return [
-        rules.at_tool(
-            tools[MAX_TOOLS],
-            "TN330",
-            target,
-            f"{len(tools)} tools; a request takes at most {MAX_TOOLS} (array too long)",
-        )
-    ]
-
-
 def check_all(tools: list[ToolInfo], options: dict[str, Any]) -> list[Diagnostic]:
-    return check_count(tools, NAME)
+    return []
 
 
 # -- the rules (catalogued in rules.py), on the schema as this target emits it -----------------
@@ -248,4 +235,15 @@ def read(data: Any, out: Imported) -> None:
         )
 
 
-TARGET = Target(NAME, FILE, document, entry, must_inline, check, check_all, read, NAME_RULE)
+TARGET = Target(
+    NAME,
+    FILE,
+    document,
+    entry,
+    must_inline,
+    check,
+    check_all,
+    read,
+    NAME_RULE,
+    max_tools=(MAX_TOOLS, "TN330"),
+)

@@ -11,7 +11,7 @@ from typing import Any
 from toolnexus_gen.diagnostics import Diagnostic
 from toolnexus_gen.ir import Located, Tool, ToolInfo
 from toolnexus_gen.targets.base import Target, input_schema
-from toolnexus_gen.targets.openai import NAME_RULE, check_count, check_schema
+from toolnexus_gen.targets.openai import MAX_TOOLS, NAME_RULE, check_schema
 from toolnexus_gen.targets.reading import Imported, add_spec, leftovers, require, tool_list
 
 NAME = "openai_responses"
@@ -27,13 +27,21 @@ def document(entries: list[Any]) -> Any:
 
 
 def entry(tool: Tool, schema: dict[str, Any] | None, options: dict[str, Any]) -> Any:
-    return {
+    result = {
         "type": "function",
         "name": tool.name,
         "description": tool.description,
         "parameters": input_schema(schema),
         "strict": bool(tool.strict),
     }
+    if tool.defer_loading:
+        result["defer_loading"] = True
+    return result
+
+
+def search_tool(mode: str) -> dict[str, Any]:
+    """The hosted tool search tool that finds deferred functions (gpt-5.4 and later)."""
+    return {"type": "tool_search"}
 
 
 def check(tool: Tool, located: Located | None, options: dict[str, Any]) -> list[Diagnostic]:
@@ -41,7 +49,7 @@ def check(tool: Tool, located: Located | None, options: dict[str, Any]) -> list[
 
 
 def check_all(tools: list[ToolInfo], options: dict[str, Any]) -> list[Diagnostic]:
-    return check_count(tools, NAME)
+    return []
 
 
 # -- import: provider JSON back to specs ------------------------------------------------------
@@ -69,4 +77,17 @@ def read(data: Any, out: Imported) -> None:
         )
 
 
-TARGET = Target(NAME, FILE, document, entry, must_inline, check, check_all, read, NAME_RULE)
+TARGET = Target(
+    NAME,
+    FILE,
+    document,
+    entry,
+    must_inline,
+    check,
+    check_all,
+    read,
+    NAME_RULE,
+    search_tool=search_tool,
+    hosted=True,
+    max_tools=(MAX_TOOLS, "TN330"),
+)

@@ -86,14 +86,15 @@ def is_object(node: dict[str, Any]) -> bool:
 
 def array_items(located: Located, target: str) -> Iterable[Diagnostic]:
     for pointer, node, _ in walk(located):
-        if "array" in types_of(node) and "items" not in node and "prefixItems" not in node:
+        if "array" in types_of(node) and "items" not in node:
+            tuple_ = "; a prefixItems tuple needs it too" if "prefixItems" in node else ""
             yield finding(
                 located,
                 pointer,
                 "type",
                 "TN302",
                 target,
-                'array schema without "items" is rejected ("array schema missing items")',
+                f'array schema without "items" is rejected ("array schema missing items"){tuple_}',
             )
 
 

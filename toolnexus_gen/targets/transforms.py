@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any
+from urllib.parse import unquote
 
 from toolnexus_gen.ir import Located
 from toolnexus_gen.spec.bundle import (
@@ -19,7 +20,7 @@ from toolnexus_gen.spec.bundle import (
     has_refs,
     inline,
 )
-from toolnexus_gen.spec.pointer import join_pointer
+from toolnexus_gen.spec.pointer import join_pointer, resolve
 
 NodeFn = Callable[[dict[str, Any], str, Located], dict[str, Any]]
 
@@ -104,6 +105,101 @@ def _is_null(branch: Any) -> bool:
     )
 
 
+# -- rewrites that keep the meaning exactly (used by strictify and describe) ---------------------
+
+# Keywords whose meaning depends on other keywords of the same schema object (the dependents,
+# and the group they read): a branch holding a dependent merges only when no other part holds
+# anything of its group.
+_SIBLING_BOUND = (
+    (
+        frozenset({"additionalProperties", "unevaluatedProperties"}),
+        frozenset({"properties", "patternProperties"}),
+    ),
+    (frozenset({"items", "unevaluatedItems"}), frozenset({"prefixItems"})),
+    (frozenset({"then", "else"}), frozenset({"if"})),
+)
+
+
+MAX_MERGE = 8  # allOfs inside allOfs (through $refs, which may loop)
+
+
+def merge_all_of(
+    node: dict[str, Any], pointer: str, located: Located, depth: int = 0
+) -> dict[str, Any] | None:
+    """`{"allOf": [A, B], ...}` as one schema, when that keeps the meaning exactly: no keyword
+    clashes (equal values, disjoint properties and `required` lists excepted; the node's own
+    annotations win), and nothing whose meaning depends on its siblings is split between
+    branches. A branch that is only a local `$ref` stands for what it points to (pydantic v1's
+    `{"allOf": [{"$ref": ...}], "description": ...}`, an OpenAPI base schema). None when it cannot
+    be merged. Values taken from a branch keep their place."""
+    branches = node.get("allOf")
+    if not isinstance(branches, list) or not all(isinstance(b, dict) for b in branches):
+        return None
+    places = [f"{pointer}/allOf/{i}" for i in range(len(branches))]
+    branches = list(branches)
+    for i, branch in enumerate(branches):  # a bare local $ref: what it points to
+        ref = branch.get("$ref")
+        if isinstance(ref, str) and ref.startswith("#") and not set(branch) - {"$ref"}:
+            target = resolve(located.schema, unquote(ref[1:]), None)
+            if isinstance(target, dict) and not {"$defs", "definitions"} & set(target):
+                branches[i], places[i] = target, located.moved.get(id(target), unquote(ref[1:]))
+    parts = [{k: v for k, v in node.items() if k != "allOf"}, *branches]
+    for dependents, group in _SIBLING_BOUND:
+        holders = [i for i, part in enumerate(parts) if (dependents | group) & set(part)]
+        if len(holders) > 1 and any(dependents & set(parts[i]) for i in holders):
+            return None
+    if any("$id" in branch or "$anchor" in branch for branch in branches):
+        return None  # a branch with its own base: its refs mean something else inside it
+    merged = dict(parts[0])
+    for branch, at in zip(branches, places, strict=True):
+        for key, value in branch.items():
+            place = f"{at}/{key}"
+            if key not in merged:
+                merged[key] = _keep_place(located, key, value, place)
+            elif key in ANNOTATIONS:
+                continue  # annotations do not constrain: the outer one stays
+            elif key == "properties" and isinstance(value, dict):
+                mine = merged[key]
+                if not isinstance(mine, dict) or set(mine) & set(value):
+                    return None
+                merged[key] = {**mine, **_keep_place(located, key, value, place)}
+            elif key == "required" and isinstance(value, list):
+                mine = merged[key]
+                if not isinstance(mine, list):
+                    return None
+                merged[key] = [*mine, *(name for name in value if name not in mine)]
+            elif merged[key] != value:
+                return None
+    if "allOf" in merged:  # a branch's own allOf (through a $ref): merged in turn
+        return merge_all_of(merged, pointer, located, depth + 1) if depth < MAX_MERGE else None
+    return merged
+
+
+def _keep_place(located: Located, keyword: str, value: Any, place: str) -> Any:
+    """Record where the schemas inside a keyword's value came from (they move to another node)."""
+    if keyword in ONE_SCHEMA:
+        located.mark(value, place)
+    elif keyword in SCHEMA_LISTS and isinstance(value, list):
+        for i, child in enumerate(value):
+            located.mark(child, f"{place}/{i}")
+    elif keyword in SCHEMA_MAPS and isinstance(value, dict):
+        for name, child in value.items():
+            located.mark(child, join_pointer(place, name))
+    return value
+
+
+def wrap_ref(node: dict[str, Any]) -> dict[str, Any] | None:
+    """`{"$ref": X, "description": ..., "minLength": 3}` -> `{"description": ..., "minLength": 3,
+    "anyOf": [{"$ref": X}]}`: a one-branch anyOf means the same as the $ref beside its siblings,
+    and providers that allow nothing beside a $ref take it. None when the node has an anyOf."""
+    if not isinstance(node.get("$ref"), str) or "anyOf" in node:
+        return None
+    return {
+        ("anyOf" if k == "$ref" else k): ([{"$ref": v}] if k == "$ref" else v)
+        for k, v in node.items()
+    }
+
+
 META = ("$schema", "$id", "$comment")
 
 
@@ -138,85 +234,3 @@ def apply(
         if name in transforms:
             located = rewrite(located, NODE_TRANSFORMS[name])
     return located
-
-
-def strictify(located: Located) -> tuple[Located, dict[str, list[Any]]]:
-    """Transform `strictify` (openai, openai_responses, anthropic): every object closed, every
-    optional property required and nullable, so the schema is strict-mode valid; the tool goes out
-    with `strict: true`. Returns the map of the properties made nullable ({name: [made nullable,
-    map of its own properties]}): at run time a null there means "absent", so the spec's default
-    applies."""
-    result = located.derive(located.schema)
-
-    def nullable_of(schema: Any) -> Any:
-        if not isinstance(schema, dict):
-            return schema
-        kind = schema.get("type")
-        if isinstance(kind, str) and "$ref" not in schema and "enum" not in schema:
-            return {**schema, "type": [kind, "null"]}
-        if isinstance(kind, list):
-            return schema if "null" in kind else {**schema, "type": [*kind, "null"]}
-        return {"anyOf": [schema, {"type": "null"}]}
-
-    def visit(node: Any, pointer: str) -> tuple[Any, dict[str, list[Any]]]:
-        if isinstance(node, list):
-            pairs = [visit(item, f"{pointer}/{i}") for i, item in enumerate(node)]
-            merged: dict[str, list[Any]] = {}
-            for _, inner in pairs:
-                merged.update(inner)
-            return [item for item, _ in pairs], merged
-        if not isinstance(node, dict):
-            return node, {}
-        pointer = located.moved.get(id(node), pointer)
-        out: dict[str, Any] = {}
-        nulls: dict[str, list[Any]] = {}
-        for key, value in node.items():
-            if key == "properties" and isinstance(value, dict):
-                required = set(node.get("required") or [])
-                props = {}
-                for name, sub in value.items():
-                    child, inner = visit(sub, join_pointer(f"{pointer}/properties", name))
-                    made = name not in required and not _accepts_null(child)
-                    if made:
-                        child = result.mark(
-                            nullable_of(child), join_pointer(f"{pointer}/properties", name)
-                        )
-                    props[name] = child
-                    if made or inner:
-                        nulls[name] = [made, inner]
-                out[key] = props
-            elif key in ("items", "anyOf", "oneOf", "allOf", "$defs", "definitions"):
-                if isinstance(value, dict) and key in ("$defs", "definitions"):
-                    out[key] = {
-                        k: visit(v, join_pointer(f"{pointer}/{key}", k))[0]
-                        for k, v in value.items()
-                    }
-                else:
-                    out[key], inner = visit(value, f"{pointer}/{key}")
-                    for name, (made, sub) in inner.items():
-                        entry = nulls.setdefault(name, [made, {}])
-                        entry[0] = entry[0] or made
-                        entry[1].update(sub)
-            else:
-                out[key] = value
-        if isinstance(out.get("properties"), dict):
-            out["required"] = list(out["properties"])
-            out.setdefault("additionalProperties", False)
-        elif out.get("type") == "object" and "additionalProperties" not in out:
-            out["additionalProperties"] = False
-            out.setdefault("properties", {})
-            out["required"] = []
-        return result.mark(out, pointer), nulls
-
-    schema, nulls = visit(located.schema, "")
-    result.schema = schema
-    return result, nulls
-
-
-def _accepts_null(schema: Any) -> bool:
-    if not isinstance(schema, dict):
-        return False
-    kind = schema.get("type")
-    if kind == "null" or (isinstance(kind, list) and "null" in kind):
-        return True
-    return any(_accepts_null(b) for b in schema.get("anyOf") or [])

@@ -10,6 +10,7 @@ from typing import Any, cast
 import toolnexus_runtime
 from toolnexus_runtime import ToolSpec
 from toolnexus_runtime.core import load_schema
+from toolnexus_runtime.toolsets import provider_tools, restriction
 
 from .handlers import ToolHandlers
 from .models import (
@@ -19,7 +20,9 @@ from .models import (
 
 __all__ = [
     "TOOLS",
+    "TOOLSETS",
     "Toolkit",
+    "allowed_tools",
     "to_anthropic",
     "to_bedrock",
     "to_gemini",
@@ -47,40 +50,67 @@ TOOLS: MappingProxyType[str, ToolSpec] = MappingProxyType(
 )
 """Every tool, by name, in name order."""
 
+TOOLSETS: MappingProxyType[str, tuple[str, ...]] = MappingProxyType({})
+"""Each toolset ([tool.toolnexus-gen.toolsets]): the names of its tools."""
+
 
 def tool_definitions() -> list[dict[str, Any]]:
     """Each tool's name, description and input schema (a fresh copy)."""
     return cast("list[dict[str, Any]]", load_schema(_PACKAGE, "tools"))
 
 
-def to_gemini() -> list[dict[str, Any]]:
-    """The tools as Gemini `tools` (one functionDeclarations wrapper) (a fresh copy)."""
-    return cast("list[dict[str, Any]]", load_schema(_PACKAGE, "gemini"))
+def to_gemini(toolset: str | None = None) -> list[dict[str, Any]]:
+    """The tools as Gemini `tools` (one functionDeclarations wrapper) (a fresh copy); only a toolset's if named."""
+    return cast(
+        "list[dict[str, Any]]",
+        provider_tools(_PACKAGE, "gemini", TOOLSETS, toolset),
+    )
 
 
-def to_openai() -> list[dict[str, Any]]:
-    """The tools as OpenAI Chat Completions `tools` (a fresh copy)."""
-    return cast("list[dict[str, Any]]", load_schema(_PACKAGE, "openai"))
+def to_openai(toolset: str | None = None) -> list[dict[str, Any]]:
+    """The tools as OpenAI Chat Completions `tools` (a fresh copy); only a toolset's if named."""
+    return cast(
+        "list[dict[str, Any]]",
+        provider_tools(_PACKAGE, "openai", TOOLSETS, toolset),
+    )
 
 
-def to_openai_responses() -> list[dict[str, Any]]:
-    """The tools as OpenAI Responses `tools` (a fresh copy)."""
-    return cast("list[dict[str, Any]]", load_schema(_PACKAGE, "openai_responses"))
+def to_openai_responses(toolset: str | None = None) -> list[dict[str, Any]]:
+    """The tools as OpenAI Responses `tools` (a fresh copy); only a toolset's if named."""
+    return cast(
+        "list[dict[str, Any]]",
+        provider_tools(_PACKAGE, "openai_responses", TOOLSETS, toolset),
+    )
 
 
-def to_anthropic() -> list[dict[str, Any]]:
-    """The tools as Anthropic Messages `tools` (a fresh copy)."""
-    return cast("list[dict[str, Any]]", load_schema(_PACKAGE, "anthropic"))
+def to_anthropic(toolset: str | None = None) -> list[dict[str, Any]]:
+    """The tools as Anthropic Messages `tools` (a fresh copy); only a toolset's if named."""
+    return cast(
+        "list[dict[str, Any]]",
+        provider_tools(_PACKAGE, "anthropic", TOOLSETS, toolset),
+    )
 
 
-def to_mcp() -> list[dict[str, Any]]:
-    """The tools as MCP `tools/list` tools (a fresh copy)."""
-    return cast("list[dict[str, Any]]", load_schema(_PACKAGE, "mcp"))
+def to_mcp(toolset: str | None = None) -> list[dict[str, Any]]:
+    """The tools as MCP `tools/list` tools (a fresh copy); only a toolset's if named."""
+    return cast(
+        "list[dict[str, Any]]",
+        provider_tools(_PACKAGE, "mcp", TOOLSETS, toolset),
+    )
 
 
-def to_bedrock() -> dict[str, Any]:
-    """The tools as Bedrock Converse `toolConfig` (a fresh copy)."""
-    return cast("dict[str, Any]", load_schema(_PACKAGE, "bedrock"))
+def to_bedrock(toolset: str | None = None) -> dict[str, Any]:
+    """The tools as Bedrock Converse `toolConfig` (a fresh copy); only a toolset's if named."""
+    return cast(
+        "dict[str, Any]",
+        provider_tools(_PACKAGE, "bedrock", TOOLSETS, toolset),
+    )
+
+
+def allowed_tools(target: str, toolset: str, *, mode: str = "auto") -> dict[str, Any]:
+    """The provider's `tool_choice` (OpenAI) or `toolConfig` (Gemini) restricting a request that
+    sends every tool to one toolset; `mode="required"` makes the model call one of them."""
+    return restriction(_PACKAGE, target, TOOLSETS, toolset, mode)
 
 
 class Toolkit(toolnexus_runtime.Toolkit[ToolHandlers]):
@@ -90,4 +120,5 @@ class Toolkit(toolnexus_runtime.Toolkit[ToolHandlers]):
     """
 
     TOOLS = TOOLS
+    TOOLSETS = TOOLSETS
     SCHEMAS = _PACKAGE

@@ -36,15 +36,16 @@ class Anthropic(Conversation):
             for call, result in zip(calls, results, strict=True)
         ]
 
-    def select(self, schemas: Any, allowed: frozenset[str] | None) -> Any:
-        return [t for t in schemas if allowed is None or t["name"] in allowed]
-
     def request(self) -> dict[str, Any]:
         return {**self.base_request, "messages": self.history, "tools": self.schemas}
 
     def absorb(self, response: Any) -> bool:
+        # Server tool blocks (server_tool_use, web_search_tool_result, tool_search_tool_result)
+        # stay in the history as sent; only tool_use blocks are dispatched.
         blocks = [dump(block) for block in get(response, "content") or ()]
         self.history.append({"role": "assistant", "content": blocks})
+        if get(response, "stop_reason") == "pause_turn":  # a long server tool turn: send again
+            return True
         return any(block.get("type") == "tool_use" for block in blocks)
 
     def calls_of(self, response: Any) -> Any:
@@ -52,4 +53,5 @@ class Anthropic(Conversation):
 
     def append(self, replies: Any) -> None:
         # tool_result blocks come first in the next user message (here: they are all of it).
-        self.history.append({"role": "user", "content": replies})
+        if replies:  # none after a paused turn: the assistant turn is sent back as it is
+            self.history.append({"role": "user", "content": replies})

@@ -7,6 +7,7 @@ from typing import Any
 
 from ..core import RawCall, ToolResult, get
 from ..loops import Conversation
+from ..toolsets import subset
 
 
 def _content(payload: Any) -> Any:
@@ -54,7 +55,8 @@ class Bedrock(Conversation):
         ]
 
     def select(self, schemas: Any, allowed: frozenset[str] | None) -> Any:
-        return [t for t in schemas["tools"] if allowed is None or t["toolSpec"]["name"] in allowed]
+        tools = subset(self.NAME, schemas, allowed)
+        return list(tools["tools"] if isinstance(tools, dict) else tools)
 
     def request(self) -> dict[str, Any]:
         request = dict(self.base_request)

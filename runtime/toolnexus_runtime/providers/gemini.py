@@ -47,12 +47,6 @@ class Gemini(Conversation):
             parts.append({"functionResponse": response})
         return {"role": "user", "parts": parts}
 
-    def select(self, schemas: Any, allowed: frozenset[str] | None) -> Any:
-        declarations = [
-            d for d in schemas[0]["functionDeclarations"] if allowed is None or d["name"] in allowed
-        ]
-        return [{"functionDeclarations": declarations}]
-
     def request(self) -> dict[str, Any]:
         request = dict(self.base_request)
         config = request.get("config")
@@ -65,6 +59,13 @@ class Gemini(Conversation):
         config["tools"] = [*(config.get("tools") or ()), *self.schemas]
         # The loop runs the tools; the SDK must not try to.
         config.setdefault("automatic_function_calling", {"disable": True})
+        if any("functionDeclarations" not in tool for tool in self.schemas):
+            # Built-in tools beside functions: Gemini 3 wants their invocations in the reply
+            # (kept in the history, never dispatched here).
+            tool_config = config.get("tool_config") or {}
+            if hasattr(tool_config, "model_dump"):
+                tool_config = tool_config.model_dump(exclude_none=True)
+            config["tool_config"] = {"include_server_side_tool_invocations": True, **tool_config}
         request["config"] = config
         request["contents"] = self.history
         return request

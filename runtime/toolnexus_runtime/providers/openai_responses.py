@@ -31,13 +31,11 @@ class OpenAIResponses(Conversation):
             for call, result in zip(calls, results, strict=True)
         ]
 
-    def select(self, schemas: Any, allowed: frozenset[str] | None) -> Any:
-        return [t for t in schemas if allowed is None or t["name"] in allowed]
-
     def request(self) -> dict[str, Any]:
         return {**self.base_request, "input": self.history, "tools": self.schemas}
 
     def absorb(self, response: Any) -> bool:
+        # Server-executed items (tool_search_call/_output, web_search_call...) stay as they are.
         items = [dump(item) for item in get(response, "output") or ()]
         self.history.extend(items)
         return any(item.get("type") == "function_call" for item in items)

@@ -1,0 +1,515 @@
+"""The MCP proxy: tools snapshotted from MCP servers (`toolnexus-gen sync`) called on their server.
+
+`Toolkit(handlers, mcp_config="mcp.json")` (a path or the same data as a dict) says how to reach
+each server, in the format clients use (`mcpServers`, also `servers` or `mcp`; `command`/`args`/
+`env`/`cwd` for a local server over stdio, `url`/`headers` for streamable HTTP; `enabled`,
+`timeout`). `${VAR}` and `${VAR:-default}` are expanded from the environment when the Toolkit is
+made, for the servers its tools use; a missing variable is an error naming it, and values are
+never logged nor written anywhere.
+
+A call reaches the server under the tool's original name, with the arguments its typed model
+validated (so the model's mistakes never cost a round trip). Each server has one session per
+event loop, opened on first use (concurrent first calls share it) by a task that owns it, and
+reused; its set-up (start or connect, version negotiation, initialize, every page of tools/list)
+shares the server's timeout, and so does each call. A session found dead is reopened once. The
+result keeps what the server said: `isError` gives an error result with its text,
+`structuredContent` the result's `data` (its text parts the output), text parts the output.
+`Toolkit.aclose()` (or `async with`) closes the sessions. Needs the official MCP SDK:
+`pip install 'toolnexus-runtime[mcp]'`, imported when the first session opens.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import json
+import logging
+import math
+import os
+import re
+import sys
+import threading
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TextIO
+
+from pydantic import BaseModel
+
+from ..core import ToolContext, ToolError, ToolResult
+from . import BoundTool, SourceOptions
+
+if TYPE_CHECKING:
+    from ..core import ToolkitCore, ToolSpec
+
+logger = logging.getLogger("toolnexus_runtime")
+
+SERVER_TABLES = ("mcpServers", "servers", "mcp")
+SERVER_KEYS = frozenset(
+    {"type", "command", "args", "env", "cwd", "url", "headers"}
+    | {"enabled", "disabled", "timeout", "tools", "prefix"}
+)
+DEFAULT_TIMEOUT = 30.0
+MAX_PAGES = 1000
+VARIABLE = re.compile(r"\$\{([^}]*)\}")
+REFERENCE = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)(?::-(.*))?", re.DOTALL)
+MIN_SECRET = 4
+CONNECTION_CLOSED = -32000  # MCP error codes the SDK raises
+REQUEST_TIMEOUT = -32001
+
+
+@dataclass(frozen=True)
+class ServerSettings:
+    """How to reach one server, `${VAR}` expanded."""
+
+    name: str
+    command: tuple[str, ...] = ()
+    env: Mapping[str, str] | None = None
+    cwd: str | None = None
+    url: str | None = None
+    headers: Mapping[str, str] = field(default_factory=dict)
+    enabled: bool = True
+    timeout: float = DEFAULT_TIMEOUT
+    secrets: tuple[str, ...] = ()
+
+    def hide(self, text: str) -> str:
+        for secret in sorted(self.secrets, key=len, reverse=True):
+            text = text.replace(secret, "***")
+        return text
+
+
+# -- configuration ------------------------------------------------------------------------------
+
+
+def read_config(config: str | os.PathLike[str] | Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
+    """(where it came from, the servers by name, as written)."""
+    if isinstance(config, Mapping):
+        where, data, base = "mcp_config", config, Path.cwd()
+    else:
+        path = Path(config)
+        where, base = str(path), path.resolve().parent
+        try:
+            data = json.loads(path.read_text("utf-8-sig"))
+        except OSError as exc:
+            raise ValueError(f"mcp_config: cannot read {path}: {exc.strerror or exc}") from None
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"{path}:{exc.lineno}:{exc.colno}: invalid JSON: {exc.msg}") from None
+    if not isinstance(data, Mapping):
+        raise ValueError(f"{where}: an MCP configuration is an object with mcpServers")
+    table = next((data[key] for key in SERVER_TABLES if key in data), None)
+    if not isinstance(table, Mapping):
+        raise ValueError(f"{where}: no mcpServers object (nor servers, nor mcp)")
+    servers = {}
+    for name, entry in table.items():
+        if not isinstance(entry, Mapping):
+            raise ValueError(f"{where}: server {name!r} must be an object")
+        unknown = [k for k in entry if k not in SERVER_KEYS and not k.startswith("x-")]
+        if unknown:
+            raise ValueError(
+                f"{where}: server {name!r}: unknown key {unknown[0]!r} "
+                f"(known: {', '.join(sorted(SERVER_KEYS))})"
+            )
+        if ("command" in entry) == ("url" in entry):
+            raise ValueError(f"{where}: server {name!r} needs either a command or a url")
+        servers[name] = {**entry, "_base": base}
+    return where, servers
+
+
+def settings_for(where: str, name: str, entry: Mapping[str, Any]) -> ServerSettings:
+    """One server's settings, checked and `${VAR}` expanded (values never in a message). A
+    disabled server needs none of its variables: its tools answer that it is disabled."""
+    if entry.get("enabled", True) is False or entry.get("disabled") is True:
+        return ServerSettings(name=name, enabled=False)
+    secrets: list[str] = []
+
+    def text(value: Any, key: str) -> str:
+        if not isinstance(value, str):
+            raise ValueError(f"{where}: server {name!r}: {key} must be a string, not {value!r}")
+
+        def substitute(match: re.Match[str]) -> str:
+            reference = REFERENCE.fullmatch(match.group(1))
+            if reference is None:
+                raise ValueError(
+                    f"{where}: server {name!r}: {match.group(0)!r} in {key} is not an "
+                    "environment variable reference (use ${NAME} or ${NAME:-default})"
+                )
+            variable, default = reference.groups()
+            found = os.environ.get(variable)
+            if found is None:
+                if default is None:
+                    raise ValueError(
+                        f"{where}: server {name!r}: environment variable {variable} (in {key}) "
+                        "is not set"
+                    )
+                return default
+            if len(found) >= MIN_SECRET:
+                secrets.append(found)
+            return found
+
+        return VARIABLE.sub(substitute, value)
+
+    def strings(value: Any, key: str) -> dict[str, str]:
+        if not isinstance(value, Mapping):
+            raise ValueError(f"{where}: server {name!r}: {key} must be an object of strings")
+        return {k: text(v, key) for k, v in value.items()}
+
+    command = entry.get("command")
+    argv = list(command) if isinstance(command, list) else [] if command is None else [command]
+    argv += entry.get("args", [])
+    argv = [text(part, "command" if i == 0 else "args") for i, part in enumerate(argv)]
+    if command is not None and not argv:
+        raise ValueError(f"{where}: server {name!r}: command is empty")
+    timeout = entry.get("timeout", DEFAULT_TIMEOUT)
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0:
+        raise ValueError(f"{where}: server {name!r}: timeout must be a number of seconds above 0")
+    env = strings(entry["env"], "env") if "env" in entry else None
+    headers = strings(entry.get("headers", {}), "headers")
+    cwd = text(entry["cwd"], "cwd") if "cwd" in entry else None
+    secrets += [v for v in (*headers.values(), *(env or {}).values()) if len(v) >= MIN_SECRET]
+    return ServerSettings(
+        name=name,
+        command=tuple(argv),
+        env=env,
+        cwd=str(entry["_base"] / cwd) if cwd is not None else None,
+        url=text(entry["url"], "url") if "url" in entry else None,
+        headers=headers,
+        timeout=float(timeout),
+        secrets=tuple(dict.fromkeys(secrets)),
+    )
+
+
+# -- arguments and results ------------------------------------------------------------------
+
+
+def _numbers(value: Any) -> Any:
+    """Arguments as JSON numbers the model sent: a `number` property's model field is a float,
+    so 2 became 2.0; JSON means the same by both, and servers are sent 2."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, dict):
+        return {key: _numbers(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_numbers(item) for item in value]
+    return value
+
+
+def _part_text(part: Any) -> str:
+    kind = getattr(part, "type", None)
+    if kind == "text":
+        return str(part.text)
+    if kind == "resource":
+        inner = part.resource
+        text = getattr(inner, "text", None)
+        return str(text) if text is not None else f"[resource {inner.uri}]"
+    if kind == "resource_link":
+        return f"[resource link {part.uri}]"
+    return f"[{kind} {getattr(part, 'mime_type', '')}]".replace(" ]", "]")
+
+
+def to_result(result: Any) -> str | ToolResult:
+    """What a handler would return for a CallToolResult (raises ToolError for isError)."""
+    text = "\n".join(_part_text(part) for part in result.content)
+    if result.is_error:
+        raise ToolError(text or "The tool failed without a message.")
+    data = result.structured_content
+    if data is None:
+        return text
+    return ToolResult(text or json.dumps(data, ensure_ascii=False), False, data)
+
+
+# -- sessions ---------------------------------------------------------------------------------
+
+
+class _Unavailable(Exception):
+    """The session could not be opened (the reason, secrets hidden)."""
+
+
+class _Session:
+    """One open (or opening) session, owned by a task on the loop that opened it."""
+
+    def __init__(self, upstream: _Upstream, loop: asyncio.AbstractEventLoop) -> None:
+        self.upstream = upstream
+        self.loop = loop
+        self.client: Any = None
+        self.error: str | None = None
+        self.ready = asyncio.Event()
+        self.closing = asyncio.Event()
+        self.task = loop.create_task(self._own(), name=f"toolnexus mcp {upstream.settings.name}")
+
+    async def opened(self) -> Any:
+        await self.ready.wait()
+        if self.client is None:
+            raise _Unavailable(self.error or "the session closed")
+        return self.client
+
+    async def _own(self) -> None:
+        import anyio
+        from mcp import Client
+        from mcp.types import Implementation
+
+        from .._version import __version__
+
+        settings = self.upstream.settings
+        refused: list[int] = []
+        try:
+            # One scope for the whole set-up (however many handshakes the version negotiation
+            # tries), then a fresh deadline for each page of tools/list.
+            with anyio.CancelScope(deadline=anyio.current_time() + settings.timeout) as scope:
+                client = Client(
+                    _transport(settings, refused),
+                    cache=None,
+                    client_info=Implementation(name="toolnexus-runtime", version=__version__),
+                )
+                async with client:
+                    # Every page: the client then knows each tool's outputSchema (it would list
+                    # again before the first call of each tool otherwise).
+                    listed: set[str] = set()
+                    cursor = None
+                    for _ in range(MAX_PAGES):
+                        scope.deadline = anyio.current_time() + settings.timeout
+                        page = await client.list_tools(cursor=cursor)
+                        listed.update(tool.name for tool in page.tools)
+                        cursor = page.next_cursor
+                        if cursor is None:
+                            break
+                    scope.deadline = math.inf
+                    self.upstream.check_listing(listed)
+                    self.client = client
+                    self.ready.set()
+                    await self.closing.wait()
+            if scope.cancelled_caught and self.client is None:
+                self.error = f"no answer within {settings.timeout:g} s"
+        except Exception as exc:  # noqa: BLE001 (the reason goes to every waiting call)
+            self.error = settings.hide(_explain(exc, settings, refused))
+        finally:
+            self.client = None
+            self.ready.set()
+
+    async def close(self) -> None:
+        if self.loop.is_closed():
+            return
+        try:
+            running = asyncio.get_running_loop()
+        except RuntimeError:  # pragma: no cover (aclose always runs on a loop)
+            running = None
+        if running is self.loop:
+            self.closing.set()
+            await asyncio.wait({self.task}, timeout=30)
+            return
+        try:  # a session of another loop: ask its loop to close it
+            self.loop.call_soon_threadsafe(self.closing.set)
+        except RuntimeError:  # that loop closed meanwhile
+            pass
+
+
+class _Upstream:
+    """One server: its settings, the tools bound to it, and its sessions (one per loop)."""
+
+    def __init__(self, settings: ServerSettings) -> None:
+        self.settings = settings
+        self.tools: set[str] = set()
+        self._lock = threading.Lock()
+        self._sessions: dict[asyncio.AbstractEventLoop, _Session] = {}
+
+    def check_listing(self, listed: set[str]) -> None:
+        gone = sorted(self.tools - listed)
+        if gone:
+            logger.warning(
+                "MCP server %r does not list %s any more: the snapshot is older than the "
+                "server (run `toolnexus-gen sync --check`)",
+                self.settings.name,
+                ", ".join(map(repr, gone)),
+            )
+
+    def session(self) -> _Session:
+        loop = asyncio.get_running_loop()
+        with self._lock:  # no await in here: concurrent first calls get one session
+            for other in [lp for lp in self._sessions if lp.is_closed()]:
+                del self._sessions[other]  # its loop ended, and the session with it
+            found = self._sessions.get(loop)
+            if found is None or found.task.done():
+                found = self._sessions[loop] = _Session(self, loop)
+            return found
+
+    def forget(self, session: _Session) -> None:
+        with self._lock:
+            if self._sessions.get(session.loop) is session:
+                del self._sessions[session.loop]
+
+    async def call(self, tool: str, arguments: dict[str, Any]) -> Any:
+        settings = self.settings
+        if not settings.enabled:
+            raise ToolError(f"MCP server {settings.name!r} is disabled (enabled: false)")
+        from mcp.shared.exceptions import MCPError
+
+        for attempt in (1, 2):
+            session = self.session()
+            try:
+                client = await session.opened()
+            except _Unavailable as exc:
+                self.forget(session)
+                raise ToolError(f"MCP server {settings.name!r} is unavailable: {exc}") from None
+            try:
+                return await client.call_tool(
+                    tool, arguments, read_timeout_seconds=settings.timeout
+                )
+            except MCPError as exc:
+                if exc.code == REQUEST_TIMEOUT:
+                    raise ToolError(
+                        f"MCP server {settings.name!r} did not answer tool {tool!r} within "
+                        f"{settings.timeout:g} s"
+                    ) from None
+                # the connection is gone, or (streamable HTTP) the server forgot the session
+                dead = exc.code == CONNECTION_CLOSED or "session terminated" in exc.message.lower()
+                if not dead:
+                    raise ToolError(
+                        settings.hide(f"MCP server {settings.name!r}: {exc.message}")
+                    ) from None
+                self.forget(session)
+                await session.close()
+                if attempt == 2:
+                    raise ToolError(
+                        f"MCP server {settings.name!r} closed the connection again after it was "
+                        "reopened"
+                    ) from None
+                logger.warning("MCP server %r closed its session; reopening it once", settings.name)
+            except Exception as exc:  # noqa: BLE001 (said without its secrets, not re-raised)
+                # e.g. structuredContent that breaks the tool's outputSchema, or an HTTP error
+                said = settings.hide(f"{type(exc).__name__}: {exc}")
+                logger.warning("MCP server %r failed tool %r: %s", settings.name, tool, said)
+                raise ToolError(
+                    f"MCP server {settings.name!r} failed tool {tool!r}: {said}"
+                ) from None
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    async def aclose(self) -> None:
+        with self._lock:
+            sessions = list(self._sessions.values())
+            self._sessions.clear()
+        for session in sessions:
+            await session.close()
+
+
+@asynccontextmanager
+async def _transport(settings: ServerSettings, refused: list[int]) -> AsyncIterator[Any]:
+    if settings.url is None:
+        from mcp.client.stdio import StdioServerParameters, stdio_client
+
+        parameters = StdioServerParameters(
+            command=settings.command[0],
+            args=list(settings.command[1:]),
+            env=dict(settings.env) if settings.env is not None else None,
+            cwd=settings.cwd,
+        )
+        async with stdio_client(parameters, errlog=_errlog()) as streams:
+            yield streams
+    else:
+        import httpx2
+        from mcp.client.streamable_http import streamable_http_client
+
+        async def record(response: httpx2.Response) -> None:
+            if response.status_code >= 400:
+                refused.append(response.status_code)
+
+        timeout = httpx2.Timeout(settings.timeout, read=max(settings.timeout, 300.0))
+        async with (
+            httpx2.AsyncClient(
+                headers=dict(settings.headers), timeout=timeout, event_hooks={"response": [record]}
+            ) as http,
+            streamable_http_client(settings.url, http_client=http) as streams,
+        ):
+            yield streams
+
+
+def _errlog() -> TextIO:
+    """Where a local server's stderr goes: this process's stderr, when it is a real file (a
+    notebook's or a test runner's stand-in has no file descriptor to hand a child process)."""
+    for stream in (sys.stderr, sys.__stderr__):
+        try:
+            if stream is not None:
+                stream.fileno()
+                return stream
+        except (AttributeError, OSError, ValueError):
+            continue
+    return open(os.devnull, "w")  # noqa: SIM115 (kept for the life of the session's child)
+
+
+def _leaves(exc: BaseException) -> list[BaseException]:
+    inner = getattr(exc, "exceptions", None)
+    return [leaf for child in inner for leaf in _leaves(child)] if inner else [exc]
+
+
+def _explain(exc: Exception, settings: ServerSettings, refused: list[int]) -> str:
+    if refused:
+        import httpx2
+
+        status = refused[-1]
+        return f"{settings.url} answered HTTP {status} {httpx2.codes.get_reason_phrase(status)}"
+    leaves = _leaves(exc)
+    leaf = next((e for e in leaves if isinstance(e, OSError)), leaves[0])
+    if isinstance(leaf, OSError) and settings.url is None:
+        return f"could not start {settings.command[0]!r}: {leaf.strerror or leaf}"
+    message = getattr(leaf, "message", None) or str(leaf) or type(leaf).__name__
+    if settings.url is not None and (isinstance(leaf, OSError) or "Connect" in type(leaf).__name__):
+        return f"could not connect to {settings.url}: {message}"
+    return str(message)
+
+
+# -- the executor -----------------------------------------------------------------------------
+
+
+class McpExecutor:
+    """Tools bound to MCP servers, for one Toolkit."""
+
+    def __init__(self, options: SourceOptions) -> None:
+        self.config = options.mcp_config
+        self._where = ""
+        self._entries: dict[str, Any] | None = None
+        self._upstreams: dict[str, _Upstream] = {}
+
+    def _upstream(self, server: str, tool: str) -> _Upstream:
+        found = self._upstreams.get(server)
+        if found is not None:
+            return found
+        if self.config is None:
+            raise ValueError(
+                f"tool {tool!r} comes from the MCP server {server!r}: pass "
+                "Toolkit(handlers, mcp_config=...) with the mcp.json that `toolnexus-gen sync` "
+                "read (a path, or the same data as a dict)"
+            )
+        if importlib.util.find_spec("mcp") is None:
+            raise ImportError(
+                "tools from MCP servers need the official MCP SDK: "
+                "pip install 'toolnexus-runtime[mcp]'"
+            )
+        if self._entries is None:
+            self._where, self._entries = read_config(self.config)
+        entry = self._entries.get(server)
+        if entry is None:
+            raise ValueError(
+                f"tool {tool!r} comes from the MCP server {server!r}, which {self._where} does "
+                f"not list (it lists: {', '.join(self._entries) or 'none'})"
+            )
+        found = self._upstreams[server] = _Upstream(settings_for(self._where, server, entry))
+        return found
+
+    def bind(self, spec: ToolSpec) -> BoundTool:
+        assert spec.binding is not None
+        server, tool = spec.binding["mcp"]["server"], spec.binding["mcp"]["tool"]
+        upstream = self._upstream(server, spec.name)
+        upstream.tools.add(tool)
+
+        async def call(args: BaseModel, ctx: ToolContext) -> Any:
+            arguments = args.model_dump(mode="json", by_alias=True, exclude_unset=True)
+            return to_result(await upstream.call(tool, _numbers(arguments)))
+
+        return call
+
+    async def aclose(self) -> None:
+        for upstream in self._upstreams.values():
+            await upstream.aclose()
+
+
+def executor(toolkit: ToolkitCore[Any], options: SourceOptions) -> McpExecutor:
+    return McpExecutor(options)

@@ -1,0 +1,457 @@
+"""MCP servers as a tool source: `toolnexus-gen sync` snapshots each server's tools into the spec
+folder, one spec per tool, and `sync --check` says what changed upstream since.
+
+The official `mcp` SDK client does the talking (stdio and streamable HTTP), imported only here and
+only when a sync runs, so `build` never needs it. Each server's whole set-up (start or connect,
+version negotiation, initialize) shares one timeout, and so does each page of tools/list: a
+server that never answers costs about its timeout, not a multiple of it. A server that fails is
+one located line; the others are listed all the same.
+
+A snapshot is `specs/<server>/<prefix>_<tool>.json`: the tool as the server sent it (title,
+description, inputSchema, outputSchema, annotations, in the server's key order) plus
+`source: {mcp: {server, tool}}`. It is rendered by `json.dumps` alone, so an unchanged server gives
+the same bytes, and only files whose bytes change are written.
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+import time
+from collections.abc import AsyncIterator, Callable, Iterable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+
+from toolnexus_gen import __version__
+from toolnexus_gen.diagnostics import Diagnostic, Severity
+from toolnexus_gen.fs.paths import discover, display_path
+from toolnexus_gen.sources.mcp_config import McpConfig, Server, hide, spec_name
+from toolnexus_gen.spec.pointer import join_pointer
+
+SDK_HINT = (
+    "toolnexus-gen sync talks to MCP servers with the official MCP SDK, which is not installed: "
+    "pip install 'toolnexus-gen[mcp]' (or pip install 'mcp>=2')"
+)
+PARALLEL = 8  # servers listed at once
+MAX_PAGES = 1000  # of tools/list: a server whose cursor never ends is a protocol error
+SNAPSHOT_SUFFIX = ".json"
+
+
+class SdkMissing(Exception):
+    """The `mcp` package is not installed."""
+
+
+class _Failed(Exception):
+    """A server failed: its diagnostic code and a one-line reason."""
+
+    def __init__(self, code: str, reason: str) -> None:
+        super().__init__(reason)
+        self.code = code
+        self.reason = reason
+
+
+@dataclass
+class Listing:
+    """What one server answered: its tools as sent, or why not."""
+
+    server: Server
+    tools: list[dict[str, Any]] | None = None
+    failure: _Failed | None = None
+    seconds: float = 0.0
+
+
+# -- listing: the only part that connects --------------------------------------------------------
+
+
+def list_servers(
+    servers: list[Server], on_listed: Callable[[Listing], None] | None = None
+) -> list[Listing]:
+    """Every page of tools/list of each server, PARALLEL servers at a time."""
+    try:
+        import anyio
+        import mcp  # noqa: F401 (the SDK is needed below; say so now)
+    except ImportError:
+        raise SdkMissing(SDK_HINT) from None
+    found: dict[str, Listing] = {}
+
+    async def one(server: Server, limiter: anyio.CapacityLimiter) -> None:
+        async with limiter:
+            listing = await _listing(server)
+        found[server.name] = listing
+        if on_listed is not None:
+            on_listed(listing)
+
+    async def all_servers() -> None:
+        limiter = anyio.CapacityLimiter(PARALLEL)
+        async with anyio.create_task_group() as group:
+            for server in servers:
+                group.start_soon(one, server, limiter)
+
+    anyio.run(all_servers)
+    return [found[server.name] for server in servers]
+
+
+async def _listing(server: Server) -> Listing:
+    start = time.perf_counter()
+    listing = Listing(server)
+    refused: list[int] = []  # HTTP statuses >= 400 the server answered
+    with tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace") as errlog:
+        try:
+            listing.tools = await _list_tools(server, _transport(server, errlog, refused))
+        except _Failed as failed:
+            listing.failure = _Failed(failed.code, hide(failed.reason, server))
+        except Exception as exc:  # noqa: BLE001 (one line per server, never a traceback)
+            code, reason = _explain(exc, server, refused)
+            errlog.seek(0)
+            said = [line.strip() for line in errlog.read().splitlines() if line.strip()]
+            if said and code == "TN410":
+                reason += f" (its last words on stderr: {said[-1][:200]})"
+            listing.failure = _Failed(code, hide(reason, server))
+    listing.seconds = time.perf_counter() - start
+    return listing
+
+
+async def _list_tools(server: Server, transport: Any) -> list[dict[str, Any]]:
+    import anyio
+    from mcp import Client
+    from mcp.types import Implementation
+
+    garbage: list[Exception] = []
+
+    async def on_message(message: Any) -> None:
+        if isinstance(message, Exception):  # a line that is not JSON-RPC: kept for the reason
+            garbage.append(message)
+        await anyio.lowlevel.checkpoint()
+
+    tools: list[dict[str, Any]] | None = None
+    phase = "connect and initialize"
+    # One scope, its deadline moved for each phase: the set-up (however many handshakes the
+    # version negotiation tries) and then each page of tools/list get `timeout` seconds each.
+    with anyio.CancelScope(deadline=anyio.current_time() + server.timeout) as scope:
+        client = Client(
+            transport,
+            cache=None,
+            message_handler=on_message,
+            client_info=Implementation(name="toolnexus-gen", version=__version__),
+        )
+        async with client:
+            found: list[dict[str, Any]] = []
+            cursor: str | None = None
+            seen: set[str] = set()
+            for page in range(1, MAX_PAGES + 1):
+                phase = f"page {page} of tools/list"
+                scope.deadline = anyio.current_time() + server.timeout
+                result = await client.list_tools(cursor=cursor)
+                found += [
+                    t.model_dump(mode="json", by_alias=True, exclude_unset=True)
+                    for t in result.tools
+                ]
+                cursor = result.next_cursor
+                if cursor is None:
+                    break
+                if cursor in seen:
+                    raise _Failed("TN412", f"tools/list sent cursor {cursor!r} twice")
+                seen.add(cursor)
+            else:
+                raise _Failed("TN412", f"tools/list did not end after {MAX_PAGES} pages")
+            tools = found
+            scope.deadline = anyio.current_time() + server.timeout  # for the goodbye
+    if tools is not None:  # listed; a slow goodbye changes nothing
+        return tools
+    if scope.cancelled_caught:
+        if garbage:
+            raise _Failed("TN412", f"it wrote output that is not MCP on stdout: {garbage[0]}")
+        raise _Failed("TN411", f"no answer within {server.timeout:g} s ({phase})")
+    raise _Failed("TN412", "the connection ended without an answer")
+
+
+@asynccontextmanager
+async def _transport(server: Server, errlog: TextIO, refused: list[int]) -> AsyncIterator[Any]:
+    """The SDK's transport for the server: stdio (its stderr to `errlog`) or streamable HTTP
+    (each HTTP status >= 400 recorded in `refused`, which the SDK's errors leave out)."""
+    if server.local:
+        from mcp.client.stdio import StdioServerParameters, stdio_client
+
+        parameters = StdioServerParameters(
+            command=server.command[0],
+            args=list(server.command[1:]),
+            env=dict(server.env) if server.env is not None else None,
+            cwd=server.cwd,
+        )
+        async with stdio_client(parameters, errlog=errlog) as streams:
+            yield streams
+    else:
+        import httpx2
+        from mcp.client.streamable_http import streamable_http_client
+
+        async def record(response: httpx2.Response) -> None:
+            if response.status_code >= 400:
+                refused.append(response.status_code)
+
+        assert server.url is not None
+        timeout = httpx2.Timeout(server.timeout, read=max(server.timeout, 300.0))
+        async with (
+            httpx2.AsyncClient(
+                headers=dict(server.headers), timeout=timeout, event_hooks={"response": [record]}
+            ) as http,
+            streamable_http_client(server.url, http_client=http) as streams,
+        ):
+            yield streams
+
+
+def _leaves(exc: BaseException) -> list[BaseException]:
+    """The exceptions inside (nested) exception groups, in order."""
+    inner = getattr(exc, "exceptions", None)
+    if not inner:
+        return [exc]
+    return [leaf for child in inner for leaf in _leaves(child)]
+
+
+def _explain(exc: Exception, server: Server, refused: list[int]) -> tuple[str, str]:
+    """(code, one line) for what went wrong with a server."""
+    import httpx2
+    from mcp.shared.exceptions import MCPError
+    from pydantic import ValidationError
+
+    if refused:
+        status = refused[-1]
+        hint = "; check the token in its headers" if status in (401, 403) else ""
+        return (
+            "TN410",
+            f"{server.url} answered HTTP {status} {httpx2.codes.get_reason_phrase(status)}{hint}",
+        )
+    leaves = _leaves(exc)
+    leaf = next((e for e in leaves if isinstance(e, (OSError, MCPError))), leaves[0])
+    if isinstance(leaf, OSError) and server.local:
+        what = leaf.strerror or str(leaf)
+        return "TN410", f"could not start {server.command[0]!r}: {what}"
+    if isinstance(leaf, MCPError):
+        text = leaf.message
+        closed = "closed" in text.lower() or leaf.code == -32000
+        if closed and server.local:
+            return "TN410", f"the server exited or closed stdio before answering ({text})"
+        return ("TN410" if closed else "TN412"), f"{text} (MCP error {leaf.code})"
+    if isinstance(leaf, ValidationError):
+        first = leaf.errors(include_url=False)[0]
+        where = ".".join(str(part) for part in first["loc"])
+        return "TN412", f"an answer that is not valid MCP ({where}: {first['msg']})"
+    name = type(leaf).__name__
+    if "Connect" in name or "Transport" in name or isinstance(leaf, OSError):
+        return "TN410", f"could not connect to {server.url}: {leaf or name}"
+    return "TN412", f"{name}: {leaf}"
+
+
+# -- snapshots --------------------------------------------------------------------------------
+
+
+@dataclass
+class Snapshot:
+    """A server's snapshot: the files it should hold, and those it holds now."""
+
+    server: Server
+    folder: Path
+    files: dict[str, str] = field(default_factory=dict)  # file name -> text
+    tools: dict[str, str] = field(default_factory=dict)  # file name -> the server's tool name
+    existing: dict[str, str] = field(default_factory=dict)  # file name -> text on disk
+
+    @property
+    def added(self) -> list[str]:
+        return sorted(self.files.keys() - self.existing.keys())
+
+    @property
+    def removed(self) -> list[str]:
+        return sorted(self.existing.keys() - self.files.keys())
+
+    @property
+    def changed(self) -> list[str]:
+        common = self.files.keys() & self.existing.keys()
+        return sorted(name for name in common if self.files[name] != self.existing[name])
+
+
+def spec_of(server: Server, tool: dict[str, Any]) -> dict[str, Any]:
+    """The spec of one tool as the server sent it."""
+    name = tool["name"]
+    spec: dict[str, Any] = {"name": spec_name(server, name)}
+    if isinstance(tool.get("title"), str):
+        spec["title"] = tool["title"]
+    description = tool.get("description")
+    if not isinstance(description, str) or not description.strip():
+        titled = tool.get("title") or (tool.get("annotations") or {}).get("title")
+        description = titled if isinstance(titled, str) and titled.strip() else name
+    spec["description"] = description
+    for sent, key in (
+        ("inputSchema", "input_schema"),
+        ("outputSchema", "output_schema"),
+        ("annotations", "annotations"),
+    ):
+        if tool.get(sent) is not None:
+            spec[key] = tool[sent]
+    spec["source"] = {"mcp": {"server": server.name, "tool": name}}
+    return spec
+
+
+def snapshot(
+    config: McpConfig, listing: Listing, specs_dir: Path
+) -> tuple[Snapshot, list[Diagnostic]]:
+    """The files of a listed server's snapshot, beside those it has now; warnings."""
+    server = listing.server
+    snap = Snapshot(
+        server, specs_dir / server.name, existing=owned_files(specs_dir / server.name, server.name)
+    )
+    warnings = []
+    sent = listing.tools or []
+    names = {tool["name"] for tool in sent}
+    for tool in sent:
+        if server.tools is not None and tool["name"] not in server.tools:
+            continue
+        spec = spec_of(server, tool)
+        file = spec["name"] + SNAPSHOT_SUFFIX
+        if file in snap.files:
+            other = snap.tools[file]
+            warnings.append(
+                config.diagnostic(
+                    server,
+                    "TN406",
+                    f"server {server.name!r}: tools {other!r} and {tool['name']!r} both become "
+                    f"spec {spec['name']!r}",
+                )
+            )
+            continue
+        if not isinstance(tool.get("description"), str) or not tool["description"].strip():
+            warnings.append(
+                config.diagnostic(
+                    server,
+                    "TN408",
+                    f"server {server.name!r}: tool {tool['name']!r} has no description; the "
+                    f"snapshot uses {spec['description']!r}",
+                    severity=Severity.WARNING,
+                )
+            )
+        snap.files[file] = json.dumps(spec, indent=2, ensure_ascii=False) + "\n"
+        snap.tools[file] = tool["name"]
+    for wanted in server.tools or ():
+        if wanted not in names:
+            warnings.append(
+                config.diagnostic(
+                    server,
+                    "TN405",
+                    f"server {server.name!r}: the tools allowlist names {wanted!r}, which the "
+                    "server does not list",
+                    "tools",
+                    Severity.WARNING,
+                )
+            )
+    return snap, warnings
+
+
+def owned_files(folder: Path, server: str) -> dict[str, str]:
+    """The snapshot files of `server` in its folder (specs sync wrote: `source.mcp.server` names
+    it); any other spec there is the user's and is left alone."""
+    found: dict[str, str] = {}
+    if not folder.is_dir():
+        return found
+    for path in sorted(folder.glob(f"*{SNAPSHOT_SUFFIX}")):
+        try:
+            text = path.read_text("utf-8")
+            data = json.loads(text)
+        except (OSError, ValueError):
+            continue
+        source = data.get("source") if isinstance(data, dict) else None
+        bound = source.get("mcp") if isinstance(source, dict) else None
+        if isinstance(bound, dict) and bound.get("server") == server:
+            found[path.name] = text
+    return found
+
+
+def collisions(config: McpConfig, snapshots: list[Snapshot], specs_dir: Path) -> list[Diagnostic]:
+    """Spec names two snapshots share, or a snapshot shares with any other spec (hand-written,
+    or another server's snapshot): errors naming both."""
+    problems: list[Diagnostic] = []
+    replaced = {snap.folder / name for snap in snapshots for name in snap.existing}
+    others: dict[str, Path] = {}
+    for path in discover(specs_dir) if specs_dir.is_dir() else []:
+        if path not in replaced:
+            others.setdefault(path.stem.casefold(), path)
+    claimed: dict[str, tuple[Snapshot, str]] = {}
+    for snap in snapshots:
+        for file, tool in sorted(snap.tools.items()):
+            stem = file.removesuffix(SNAPSHOT_SUFFIX)
+            key = stem.casefold()
+            if key in claimed:
+                first, first_tool = claimed[key]
+                problems.append(
+                    config.diagnostic(
+                        snap.server,
+                        "TN406",
+                        f"tool {first_tool!r} of server {first.server.name!r} and tool {tool!r} of "
+                        f"server {snap.server.name!r} both become spec {stem!r}; give one server "
+                        "another prefix",
+                    )
+                )
+                continue
+            claimed[key] = (snap, tool)
+            other = others.get(key)
+            if other is not None:
+                problems.append(
+                    Diagnostic(
+                        display_path(other),
+                        1,
+                        1,
+                        "TN407",
+                        f"this spec is named like tool {tool!r} of MCP server "
+                        f"{snap.server.name!r}, whose snapshot would be "
+                        f"{display_path(snap.folder / file)}; set a prefix for the server in "
+                        f"{config.display} or rename this spec",
+                    )
+                )
+    return problems
+
+
+def changes(old: Any, new: Any, pointer: str = "") -> list[str]:
+    """What differs between two JSON values: `<pointer> added|removed|changed`, in order."""
+    if isinstance(old, dict) and isinstance(new, dict):
+        found = []
+        for key in old:
+            if key not in new:
+                found.append(f"{join_pointer(pointer, key)} removed")
+            else:
+                found += changes(old[key], new[key], join_pointer(pointer, key))
+        found += [f"{join_pointer(pointer, key)} added" for key in new if key not in old]
+        return found
+    if isinstance(old, list) and isinstance(new, list):
+        found = []
+        for i in range(max(len(old), len(new))):
+            if i >= len(new):
+                found.append(f"{join_pointer(pointer, i)} removed")
+            elif i >= len(old):
+                found.append(f"{join_pointer(pointer, i)} added")
+            else:
+                found += changes(old[i], new[i], join_pointer(pointer, i))
+        return found
+    if old == new and type(old) is type(new):
+        return []
+    return [f"{pointer or '/'} changed"]
+
+
+def drift(snap: Snapshot, file: str) -> list[str]:
+    """What changed in one snapshot file, by JSON pointer."""
+    try:
+        old = json.loads(snap.existing[file])
+    except ValueError:
+        return ["/ changed (the file on disk is not JSON)"]
+    found = changes(old, json.loads(snap.files[file]))
+    return found or ["/ rewritten (same content, other formatting)"]
+
+
+def stale_folders(config: McpConfig, specs_dir: Path) -> Iterable[Path]:
+    """Snapshot folders of servers mcp.json no longer lists."""
+    names = {server.name for server in config.servers}
+    if not specs_dir.is_dir():
+        return []
+    return [
+        folder
+        for folder in sorted(specs_dir.iterdir())
+        if folder.is_dir() and folder.name not in names and owned_files(folder, folder.name)
+    ]

@@ -1,0 +1,325 @@
+"""Stage 2a, for a tool that is a REST call: its spec's `http` key checked and made the tool's
+binding (`{"http": {...}}`, run by toolnexus_runtime.executors.http).
+
+Whatever the spec itself shows to be wrong fails here, at its line and column, rather than at
+run time: an unknown method, a URL that is neither absolute http(s) nor relative to a base_url,
+a `{placeholder}` that is not a required string or integer argument, a `query` or `body_arg`
+that names no argument, a literal credential in a header (secrets go in `${VAR}`, read from the
+environment at run time, so they never reach a generated file), a header the HTTP client owns
+(Host, Content-Length, Transfer-Encoding, ...: framing a tool could use to smuggle requests) or
+whose name or text HTTP cannot carry, a body on a GET.
+
+A `${VAR}` may name any variable: the spec is the project's own file (`import openapi` makes the
+names itself, never from the document).
+
+The binding is written normalised: the method in capitals, the body mode explicit, and a
+relative URL together with the base_url it is appended to (the runtime's `base_url=` may
+replace that at run time).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+from urllib.parse import urlsplit
+
+import referencing.exceptions
+
+METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS")
+QUERY_METHODS = ("GET", "HEAD", "DELETE", "OPTIONS")  # arguments go to the query string
+NO_BODY = ("GET", "HEAD")  # a body here is dropped or refused by servers and proxies
+# ${VAR} (the environment, at run time) or {name} (an argument)
+TOKEN = re.compile(r"\$\{([^{}]*)\}|\{([^{}]*)\}")
+ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# header names whose value is a credential: a literal value there is a secret in the spec
+SECRET_HEADER = re.compile(
+    r"(?i)^(authorization|proxy-authorization|cookie)$"
+    r"|api[-_]?key|token|secret|passw|auth|key$|signature|session|credential"
+)
+HEADER_NAME = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")  # RFC 9110 token
+HEADER_TEXT = re.compile(r"[\t\x20-\x7e]*")  # what a header value carries (httpx: ASCII)
+# headers the HTTP client owns: framing, routing, the connection (request smuggling if a tool
+# or its model could set them); Proxy-* belongs to the client's proxy settings
+RESERVED_HEADERS = frozenset(
+    {"host", "content-length", "transfer-encoding", "connection", "te", "upgrade", "expect"}
+    | {"trailer", "keep-alive"}
+)
+
+
+def header_problem(name: str) -> str | None:
+    """Why a tool cannot set the header `name`, or None when it can."""
+    if not HEADER_NAME.fullmatch(name):
+        return "is not a header name (letters, digits and !#$%&'*+-.^_`|~ only)"
+    lower = name.lower()
+    if lower in RESERVED_HEADERS or lower.startswith("proxy-"):
+        return (
+            "is set by the HTTP client itself (framing, routing or the proxy connection); a "
+            "tool that set it could smuggle requests"
+        )
+    return None
+
+
+SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
+
+Add = Callable[[str, str, str], None]  # (code, message, pointer)
+
+
+def placeholders(text: str) -> list[tuple[str, str]]:
+    """("env", VAR) and ("arg", name) for each ${VAR} and {name} in text, in order."""
+    return [
+        ("env", m.group(1)) if m.group(1) is not None else ("arg", m.group(2))
+        for m in TOKEN.finditer(text)
+    ]
+
+
+def http_binding(
+    http: dict[str, Any],
+    input_schema: Any,
+    resolver: Any,
+    base_url: str | None,
+    add: Add,
+) -> dict[str, Any] | None:
+    """The normalised binding of a spec's `http` key, or None after reporting its problems
+    (`resolver`: a referencing resolver for the spec's input schema; `base_url`: the
+    configured one)."""
+    found: list[str] = []
+
+    def problem(code: str, message: str, pointer: str) -> None:
+        found.append(code)
+        add(code, message, pointer)
+
+    arguments = _Arguments(input_schema, resolver)
+    method = str(http.get("method", "GET")).upper()
+    if method not in METHODS:
+        problem(
+            "TN440",
+            f"http.method {http.get('method')!r} is not an HTTP method this runtime sends "
+            f"(use one of {', '.join(METHODS)})",
+            "/http/method",
+        )
+    body = http.get("body", "none" if method in QUERY_METHODS else "json")
+    if method in NO_BODY and body != "none":
+        problem(
+            "TN440",
+            f"a {method} request has no body: its arguments go to the query string "
+            "(remove body, or use POST)",
+            "/http/body",
+        )
+    url = http["url"]
+    own_base = http.get("base_url")
+    if own_base is not None and not _absolute_base(own_base):
+        problem(
+            "TN441",
+            f"http.base_url {own_base!r} must be an absolute http(s) URL without placeholders, "
+            "query or fragment",
+            "/http/base_url",
+        )
+    chosen_base = own_base if own_base is not None else base_url
+    _check_url(url, chosen_base, problem)
+    used: dict[str, str] = {}  # argument -> where it goes
+    for kind, name in placeholders(url):
+        if kind == "arg":
+            arguments.check_placeholder(name, "/http/url", problem, required=True)
+            used[name] = "the URL"
+    headers = http.get("headers", {})
+    for header, value in headers.items():
+        pointer = f"/http/headers/{_escape(header)}"
+        why = header_problem(header)
+        if why is not None:
+            problem("TN444", f"header {header!r} {why}", pointer)
+            continue
+        literal = TOKEN.sub("", value)
+        if not HEADER_TEXT.fullmatch(literal):
+            bad = next(c for c in literal if not HEADER_TEXT.fullmatch(c))
+            problem(
+                "TN444",
+                f"header {header!r}: its text holds {bad!r}, which a header cannot carry "
+                "(printable ASCII only)",
+                pointer,
+            )
+        tokens = placeholders(value)
+        for kind, name in tokens:
+            if kind == "env" and not ENV_NAME.fullmatch(name):
+                problem(
+                    "TN441",
+                    f"header {header!r}: ${{{name}}} is not an environment variable name "
+                    "(letters, digits and _, not starting with a digit)",
+                    pointer,
+                )
+            elif kind == "arg":
+                arguments.check_placeholder(name, pointer, problem, required=False)
+                used.setdefault(name, f"header {header!r}")
+        if not tokens and SECRET_HEADER.search(header):
+            problem(
+                "TN443",
+                f"header {header!r} holds a literal value: a credential in a spec ends up in the "
+                f"generated package; write it as ${{VAR}} (read from the environment at run "
+                "time), e.g. 'Bearer ${API_TOKEN}'",
+                pointer,
+            )
+    query = http.get("query", [])
+    for index, name in enumerate(query):
+        arguments.check_named(name, f"/http/query/{index}", "query", problem)
+        if name in used:
+            problem(
+                "TN442",
+                f"query lists {name!r}, which {used[name]} already uses",
+                f"/http/query/{index}",
+            )
+    body_arg = http.get("body_arg")
+    if body_arg is not None:
+        arguments.check_named(body_arg, "/http/body_arg", "body_arg", problem)
+        if body == "none":
+            problem("TN442", "body_arg needs a body: set body to json or form", "/http/body_arg")
+        elif body_arg in used or body_arg in query:
+            where = used.get(body_arg, "query")
+            problem("TN442", f"body_arg {body_arg!r} is already used by {where}", "/http/body_arg")
+    if found:
+        return None
+    binding: dict[str, Any] = {"method": method, "url": url}
+    if not SCHEME.match(url):
+        binding["base_url"] = chosen_base
+    for key in ("headers", "query"):
+        if http.get(key):
+            binding[key] = http[key]
+    binding["body"] = body
+    for key in ("body_arg", "timeout", "result"):
+        if key in http:
+            binding[key] = http[key]
+    return binding
+
+
+def _check_url(url: str, base_url: str | None, problem: Add) -> None:
+    if "${" in url:
+        problem(
+            "TN441",
+            "${VAR} is not read in a URL: a URL is logged by HTTP clients and proxies; send "
+            "credentials in a header ('headers: {Authorization: Bearer ${TOKEN}}')",
+            "/http/url",
+        )
+        return
+    if "#" in url:
+        problem("TN441", f"http.url {url!r} has a fragment, which is never sent", "/http/url")
+        return
+    if SCHEME.match(url):
+        scheme, _, rest = url.partition(":")
+        authority = rest[2:].split("/", 1)[0].split("?", 1)[0] if rest.startswith("//") else ""
+        if scheme.lower() not in ("http", "https") or not authority:
+            problem(
+                "TN441", f"http.url {url!r} must be an absolute http(s) URL or a path", "/http/url"
+            )
+        elif "{" in authority or "{" in scheme:
+            problem(
+                "TN441",
+                f"http.url {url!r}: placeholders may fill the path and query, never the host "
+                "(an argument must not choose where a request goes)",
+                "/http/url",
+            )
+        return
+    if base_url is None:
+        problem(
+            "TN441",
+            f"http.url {url!r} is relative, and there is no base_url to append it to: set "
+            'base_url = "https://..." under [tool.toolnexus-gen] in pyproject.toml (or '
+            "http.base_url in this spec), or write an absolute URL",
+            "/http/url",
+        )
+
+
+def _absolute_base(text: str) -> bool:
+    parts = urlsplit(text)
+    return (
+        parts.scheme in ("http", "https")
+        and bool(parts.netloc)
+        and not parts.query
+        and not parts.fragment
+        and "{" not in text
+    )
+
+
+def _escape(token: str) -> str:
+    return token.replace("~", "~0").replace("/", "~1")
+
+
+class _Arguments:
+    """The input schema's top-level properties, for the placeholder checks ($refs followed)."""
+
+    def __init__(self, schema: Any, resolver: Any) -> None:
+        self.resolver = resolver
+        root = self._resolve(schema) if isinstance(schema, dict) else {}
+        self.properties: dict[str, Any] = (
+            root.get("properties", {}) if isinstance(root.get("properties"), dict) else {}
+        )
+        required = root.get("required", [])
+        self.required = set(required) if isinstance(required, list) else set()
+
+    def _resolve(self, node: Any) -> Any:
+        """The node, or what its $ref points to (a root or property that is only a $ref)."""
+        for _ in range(8):  # a chain of refs; a loop gives up (TN120 names real problems)
+            if not (isinstance(node, dict) and isinstance(node.get("$ref"), str)):
+                return node
+            if "type" in node or "properties" in node:
+                return node
+            try:
+                resolved = self.resolver.lookup(node["$ref"])
+            except referencing.exceptions.Unresolvable:
+                return {}
+            node, self.resolver = resolved.contents, resolved.resolver
+        return {}
+
+    def check_named(self, name: str, pointer: str, what: str, problem: Add) -> None:
+        if name not in self.properties:
+            problem(
+                "TN442", f"{what} names {name!r}, which is not an argument{self._known()}", pointer
+            )
+
+    def check_placeholder(self, name: str, pointer: str, problem: Add, *, required: bool) -> None:
+        if name not in self.properties:
+            problem(
+                "TN442",
+                f"placeholder {{{name}}} names no argument{self._known()}: add {name!r} to "
+                "input_schema.properties",
+                pointer,
+            )
+            return
+        kinds = _scalar_kinds(self._resolve(self.properties[name]))
+        allowed = {"string", "integer"} if required else {"string", "integer", "number", "boolean"}
+        if not kinds or not kinds <= allowed:
+            what = ", ".join(sorted(kinds)) if kinds else "no single type"
+            wanted = "a string or an integer" if required else "a string, number or boolean"
+            problem(
+                "TN442",
+                f"placeholder {{{name}}}: argument {name!r} must be {wanted} (it is {what})",
+                pointer,
+            )
+        elif required and name not in self.required:
+            problem(
+                "TN442",
+                f"placeholder {{{name}}} in the URL: argument {name!r} must be required (add it "
+                "to input_schema.required); a URL cannot leave it out",
+                pointer,
+            )
+
+    def _known(self) -> str:
+        return (
+            f" (arguments: {', '.join(self.properties)})"
+            if self.properties
+            else " (the tool takes none)"
+        )
+
+
+def _scalar_kinds(schema: Any) -> set[str]:
+    """The JSON types a property's values can have, when its schema says so plainly."""
+    if not isinstance(schema, dict):
+        return set()
+    kind = schema.get("type")
+    if isinstance(kind, str):
+        return {kind}
+    if isinstance(kind, list) and all(isinstance(k, str) for k in kind):
+        return set(kind)
+    values = schema.get("enum", [schema["const"]] if "const" in schema else None)
+    if isinstance(values, list) and values:
+        names = {bool: "boolean", int: "integer", float: "number", str: "string"}
+        return {names.get(type(v), "other") for v in values}
+    return set()
