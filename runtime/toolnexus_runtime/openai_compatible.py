@@ -110,6 +110,21 @@ class Client:
         self, body: bytes, headers: dict[str, str], timeout: float
     ) -> tuple[int, str | None, bytes]:
         connection = self._take()
+        if connection is not None:
+            try:
+                return self._exchange(connection, body, headers, timeout)
+            except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError):
+                pass  # an idle connection the server closed as we reused it: once, on a new one
+            connection = None
+        return self._exchange(connection, body, headers, timeout)
+
+    def _exchange(
+        self,
+        connection: http.client.HTTPConnection | None,
+        body: bytes,
+        headers: dict[str, str],
+        timeout: float,
+    ) -> tuple[int, str | None, bytes]:
         if connection is None:
             kind = http.client.HTTPSConnection if self._https else http.client.HTTPConnection
             connection = kind(self._host, self._port, timeout=timeout)
