@@ -7,12 +7,13 @@
 #   make test   - the same set-up, then the whole test suite (under 5 minutes)
 #   make test-all - make test plus the long soak tests (200 SIGKILLs)
 #   make bench  - the benchmarks (bench/run.py; see README, Performance)
+#   make bench-loop - only the seed project's tool-loop benchmark (bench/seed_loop.py)
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 GEN := $(VENV)/bin/toolnexus-gen
 
-.PHONY: demo test test-all bench check-examples clean
+.PHONY: demo test test-all bench bench-loop check-examples clean
 
 # The generator and the runtime library its generated packages import (runtime/, its own
 # distribution toolnexus-runtime), both editable.
@@ -59,5 +60,9 @@ bench: $(VENV)/.installed
 	$(PY) -m pip install --quiet -e '.[test,bench]'
 	$(PY) bench/run.py
 
+# The seed's Python port goes in its own venv (bench/.venv-seed), never in ours.
+bench-loop: $(VENV)/.installed
+	$(PY) bench/seed_loop.py
+
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis dist build
+	rm -rf $(VENV) bench/.venv-seed .pytest_cache .mypy_cache .ruff_cache .hypothesis dist build

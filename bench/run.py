@@ -6,6 +6,8 @@ shared and noisy:
   schemas with the options toolnexus-gen uses (warm, in one process), and against the start-up
   of `python -c "import click"`;
 - execute() against a direct call of the model and the handler, and against two peers;
+- a whole tool loop (the seed project's benchmark, bench/seed_loop.py) against the seed
+  project's own Python port, toolnexus 0.21, in its own venv.
 - the seed's headline loop with its tools on an MCP stdio server, against the seed project's own
   Python port (toolnexus 0.21, in a separate venv; bench/seed_loop_mcp.py).
 
@@ -512,6 +514,10 @@ def main() -> None:
     from mcp_http import bench_http
 
     bench_http(record)
+    print("== the seed project's benchmark: one question through a tool loop", flush=True)
+    from seed_loop import bench_seed_loop
+
+    bench_seed_loop(record)
     print(
         "== the seed's headline loop, MCP configuration (toolnexus 0.21 side by side)", flush=True
     )

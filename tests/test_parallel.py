@@ -1,5 +1,7 @@
 """Work spread over worker processes comes back complete and in order, and a worker that dies
-(killed, or failing at start-up) never hangs the build: the work is then done in-process.
+(killed, or failing at start-up) never hangs the build: the work is then done in-process. Both
+ways of handing work out: all at once (parallel_map) and item by item as a build finds it
+(Stream).
 
 Each case runs in a fresh interpreter: the pool only forks from a single-threaded process, and
 the test runner's process may have threads by then.
@@ -32,14 +34,21 @@ def die_in_a_worker(n):
 def broken_start():
     raise ImportError("datamodel-code-generator is broken")  # a worker's start-up failing
 
-fn, items, start = {fn}, {items}, {start}
+def streamed(fn, items):
+    stream = parallel.Stream(fn)
+    for item in items:
+        stream.add(item)
+    return stream.results()
+
+fn, items, start, how = {fn}, {items}, {start}, {how}
 with parallel.pool_for(items, start):
     assert parallel._pool is not None, "the case must run on real workers"
-    assert parallel.parallel_map(fn, list(range(items))) == [n * n for n in range(items)]
+    assert how(fn, list(range(items))) == [n * n for n in range(items)]
 print("ok")
 """
 
 
+@pytest.mark.parametrize("how", ["parallel.parallel_map", "streamed"])
 @pytest.mark.parametrize(
     ("fn", "items", "start"),
     [
@@ -50,9 +59,9 @@ print("ok")
     ],
 )
 def test_the_work_completes_whatever_happens_to_the_workers(
-    fn: str, items: int, start: str
+    fn: str, items: int, start: str, how: str
 ) -> None:
-    code = textwrap.dedent(SCENARIO).format(fn=fn, items=items, start=start)
+    code = textwrap.dedent(SCENARIO).format(fn=fn, items=items, start=start, how=how)
     done = subprocess.run(
         [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60
     )

@@ -155,6 +155,28 @@ def test_hung_sync_handlers_never_starve_a_fast_one(tk: Toolkit[Handlers]) -> No
         tk.handlers.release.set()
 
 
+def test_worker_threads_outlive_each_asyncio_run() -> None:
+    # Each question in its own asyncio.run (or run_until_complete): the sync handlers of a
+    # parallel turn reuse the same worker threads instead of starting new ones every time.
+    seen: list[int] = []
+
+    class Threads:
+        def fast(self, args: Empty, ctx: ToolContext) -> str:
+            seen.append(threading.get_ident())
+            return "fast"
+
+    tk = Toolkit(Threads(), tools={"fast": ToolSpec("fast", Empty, "fast")})
+
+    async def turn() -> list[ToolResult]:
+        return list(await asyncio.gather(*(tk.execute("fast", {}, offload=True) for _ in range(2))))
+
+    before = threading.active_count()
+    for _ in range(10):
+        assert asyncio.run(turn()) == [ToolResult("fast")] * 2
+    assert threading.get_ident() not in seen  # never on the event loop's thread
+    assert len(set(seen)) <= 2 and threading.active_count() <= before + 2
+
+
 def test_tool_error_sends_exactly_its_text_and_logs_nothing(
     tk: Toolkit[Handlers], caplog: pytest.LogCaptureFixture
 ) -> None:

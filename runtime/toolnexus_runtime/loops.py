@@ -25,6 +25,7 @@ Any other keyword argument goes to the SDK call unchanged.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Awaitable, Callable, Collection, Sequence
 from dataclasses import dataclass, field, replace
 from inspect import isawaitable
@@ -120,6 +121,11 @@ class Conversation:
         max_turns = options.max_turns
         if isinstance(max_turns, bool) or not isinstance(max_turns, int) or max_turns < 1:
             raise ValueError(f"max_turns must be a positive integer, not {max_turns!r}")
+        if request.get("stream"):
+            raise ValueError(
+                "a tool loop reads each model turn whole: stream=True is not supported here "
+                "(stream the final answer yourself from run.messages, or drop stream=True)"
+            )
         allowed = toolkit._tool_subset(options.tools, options.toolset)
         self.toolkit = toolkit
         self.history = history
@@ -153,6 +159,7 @@ class Conversation:
             self.records,
         )
         self.base_request = request
+        self.raw = False  # whether the client answers raw (set by run/arun, see sender())
 
     def select(self, schemas: Any, allowed: frozenset[str] | None) -> Any:
         """The tools this loop sends, from the provider's file (allowed: names as it spells
@@ -202,26 +209,45 @@ class Conversation:
         )
         self.append(replies)
 
+    def sender(self, create: Callable[..., Any]) -> tuple[Callable[..., Any], bool]:
+        """What the loop calls for a model turn given the SDK's method, and whether that answers
+        raw: with an object whose `.content` is the JSON body and whose `.parse()` builds the
+        SDK's own response object (openai's `with_raw_response`)."""
+        return create, False
+
+    def read(self, response: Any) -> Any:
+        """The turn as absorb() and answer() take it."""
+        return json.loads(response.content) if self.raw else response
+
+    def final(self, response: Any) -> Any:
+        """The response object a RunResult holds (the SDK's own, also when read raw)."""
+        return response.parse() if self.raw else response
+
     # The loop itself, sync and async.
-    def run(self, send: Callable[..., Any]) -> RunResult:
+    def run(self, create: Callable[..., Any]) -> RunResult:
+        send, self.raw = self.sender(create)
         # On the shared event loop, sync handlers must not block it: they go to worker threads.
         policy = replace(self.policy, offload=True)
         response = None
         for turn in range(1, self.max_turns + 1):
             response = send(**self.request())
-            if not self.absorb(response):
-                return RunResult(response, self.history, turn, self.records)
-            run_sync(self.answer(response, policy))
-        raise self.exhausted(response)
+            data = self.read(response)
+            if not self.absorb(data):
+                return RunResult(self.final(response), self.history, turn, self.records)
+            run_sync(self.answer(data, policy))
+        raise self.exhausted(self.final(response))
 
-    async def arun(self, send: Callable[..., Awaitable[Any]]) -> RunResult:
+    async def arun(self, create: Callable[..., Awaitable[Any]]) -> RunResult:
+        send, self.raw = self.sender(create)
         response = None
         for turn in range(1, self.max_turns + 1):
             response = await send(**self.request())
-            if not self.absorb(response):
-                return RunResult(response, self.history, turn, self.records)
-            await self.answer(response, self.policy)
-        raise self.exhausted(response)
+            data = self.read(response)
+            if not self.absorb(data):
+                final = await _maybe(self.final(response))  # openai's parse() may become async
+                return RunResult(final, self.history, turn, self.records)
+            await self.answer(data, self.policy)
+        raise self.exhausted(await _maybe(self.final(response)))
 
     def exhausted(self, response: Any) -> MaxTurnsExceeded:
         run = RunResult(response, self.history, self.max_turns, self.records)
@@ -230,6 +256,22 @@ class Conversation:
 
 async def _maybe(value: Any) -> Any:
     return await value if isawaitable(value) else value
+
+
+def plain(value: Any) -> Any:
+    """Request data as JSON values, as the SDK would send it: pydantic models anywhere inside are
+    dumped the way its parameter transform dumps them; data holding none is returned as is."""
+    if isinstance(value, dict):
+        items = {key: plain(item) for key, item in value.items()}
+        return value if all(items[key] is item for key, item in value.items()) else items
+    if isinstance(value, (list, tuple)):
+        elements = [plain(item) for item in value]
+        same = all(a is b for a, b in zip(elements, value, strict=True))
+        return value if same and isinstance(value, list) else elements
+    if hasattr(value, "model_dump"):
+        exclude = getattr(value, "__api_exclude__", None)
+        return value.model_dump(mode="json", exclude_unset=True, exclude=exclude)
+    return value
 
 
 def _all_but(target: str, tools: Any, hidden: Sequence[str]) -> frozenset[str]:

@@ -7,10 +7,14 @@
   Called from a portal's own thread (a handler on that loop calling a sync entry point, which
   blocks the loop until it returns) it uses the loop one depth further down, long-lived too, so
   nested sync calls complete at any depth and each depth keeps its loop.
-- `in_thread(fn, ...)` runs a sync handler in a worker thread (anyio's `to_thread.run_sync`)
-  under a capacity limiter: at most that many run at once; the others wait for a slot. A call
-  given up at its deadline frees its slot at once, while its thread runs on until the handler
-  returns (Python cannot stop a thread).
+- `in_thread(fn, ...)` runs a sync handler in a worker thread under a capacity limiter: at most
+  that many run at once; the others wait for a slot. A call given up at its deadline frees its
+  slot at once, while its thread runs on until the handler returns (Python cannot stop a
+  thread). On asyncio the threads are this module's (`_Workers`: an idle one is reused, else one
+  is started, and one idle for 10 s exits); anyio's `to_thread.run_sync` ties its threads to the
+  root task, so code that runs each request in its own `asyncio.run` or `run_until_complete`
+  started two threads per parallel turn (most of a short tool loop's time). Other event loops
+  (trio) use anyio's.
 
 anyio is imported on first use, so importing the runtime stays light.
 """
@@ -19,7 +23,9 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import contextvars
 import os
+import queue
 import threading
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -149,13 +155,101 @@ async def in_thread(
     """`fn(*args)` in a worker thread, at most `limiter`'s tokens at once; the caller's context
     variables (a tracing span) go with it. Cancelled, the call returns at once and the thread
     runs on."""
-    from anyio import to_thread
 
     def call() -> T:
         started.started = True
         return fn(*args)
 
-    return await to_thread.run_sync(call, abandon_on_cancel=True, limiter=limiter)
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:  # not asyncio (trio): anyio's threads
+        loop = None
+    if loop is None:
+        from anyio import to_thread
+
+        return await to_thread.run_sync(call, abandon_on_cancel=True, limiter=limiter)
+    async with limiter:
+        future: asyncio.Future[T] = loop.create_future()
+        WORKERS.submit(loop, future, contextvars.copy_context().run, call)
+        return await future
+
+
+class _Worker(threading.Thread):
+    def __init__(self, pool: _Workers) -> None:
+        super().__init__(name="toolnexus worker", daemon=True)  # an abandoned call never
+        self.pool = pool  # holds up the interpreter's exit
+        self.jobs: queue.SimpleQueue[Any] = queue.SimpleQueue()
+
+    def run(self) -> None:
+        while True:
+            try:
+                loop, future, fn, args = self.jobs.get(timeout=_Workers.IDLE)
+            except queue.Empty:
+                if self.pool.retire(self):
+                    return
+                continue  # taken meanwhile: its job is on the way
+            try:
+                ok, value = True, fn(*args)
+            except BaseException as exc:  # noqa: BLE001 (handed to the awaiting task)
+                ok, value = False, exc
+            self.pool.rest(self)  # idle before the caller hears back: its next call reuses us
+            try:
+                loop.call_soon_threadsafe(_settle, future, ok, value)
+            except RuntimeError:  # the loop is closed: nobody waits for this any more
+                pass
+            del loop, future, fn, args, value
+
+
+class _Workers:
+    """Worker threads for sync calls from asyncio loops, shared by every loop: a call takes an
+    idle thread or starts one (never a queue: the callers' limiters bound them)."""
+
+    IDLE = 10.0  # seconds a thread waits for work before it exits (as anyio's)
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._idle: list[_Worker] = []
+
+    def submit(
+        self, loop: asyncio.AbstractEventLoop, future: asyncio.Future[Any], fn: Any, *args: Any
+    ) -> None:
+        with self._lock:
+            worker = self._idle.pop() if self._idle else None
+        if worker is None:
+            worker = _Worker(self)
+            worker.start()
+        worker.jobs.put((loop, future, fn, args))
+
+    def rest(self, worker: _Worker) -> None:
+        with self._lock:
+            self._idle.append(worker)
+
+    def retire(self, worker: _Worker) -> bool:
+        """Whether an idle worker may exit (false: a call took it meanwhile)."""
+        with self._lock:
+            if worker in self._idle:
+                self._idle.remove(worker)
+                return True
+            return False
+
+    def forget(self) -> None:
+        """In a forked child: the threads did not survive."""
+        self._lock = threading.Lock()
+        self._idle = []
+
+
+def _settle(future: asyncio.Future[Any], ok: bool, value: Any) -> None:
+    if future.done():  # cancelled: the call was given up, its thread ran on
+        return
+    if ok:
+        future.set_result(value)
+    else:
+        future.set_exception(value)
+
+
+WORKERS = _Workers()
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=WORKERS.forget)
 
 
 async def within(timeout: float, awaitable: Awaitable[T]) -> tuple[bool, T | None]:

@@ -17,7 +17,7 @@ from typing import Any
 from toolnexus_gen.config.options import Header
 from toolnexus_gen.diagnostics import Diagnostic, DiagnosticsError
 from toolnexus_gen.incremental.cache import Memo
-from toolnexus_gen.incremental.parallel import parallel_map
+from toolnexus_gen.incremental.parallel import Stream
 from toolnexus_gen.ir import ModelJob, Tool
 
 LINE_LENGTH = 100
@@ -68,36 +68,46 @@ def model_key(memo: Memo, job: ModelJob, header: Header) -> str:
     return memo.key("model", job.schema, job.class_name, header.specs_rel, header.command)
 
 
-def model_sources(
-    keys: Sequence[str],
-    jobs: Sequence[ModelJob | None],
-    header: Callable[[], str],
-    memo: Memo,
-) -> list[str]:
-    """Each model module's source, from the memo or from datamodel-code-generator (run on
-    every core when many are missing), with `header()` on top. A job is needed for each key the
-    memo does not hold. A schema the generator cannot handle is a located error
-    (DiagnosticsError), never a traceback."""
-    missing: list[tuple[str, ModelJob]] = []
-    for key, job in zip(keys, jobs, strict=True):
-        if memo.model(key) is None:
+class Models:
+    """The build's argument models, by memo key: from the memo, or made by
+    datamodel-code-generator on the workers, each started as soon as its unit is made (`start`),
+    so they are made while this process checks and encodes the other specs."""
+
+    def __init__(self, memo: Memo, header: Callable[[], str]) -> None:
+        self.memo = memo
+        self.header = header  # the text on top of every model module
+        self._text: str | None = None
+        self.started: dict[str, ModelJob] = {}
+        self.stream: Stream[tuple[dict[str, Any], str, str], tuple[bool, str]] = Stream(_generate)
+
+    def start(self, key: str, job: ModelJob) -> None:
+        if key in self.memo.models or key in self.started:
+            return
+        if self._text is None:
+            self._text = self.header()
+        self.started[key] = job
+        self.stream.add((job.schema, job.class_name, self._text))
+
+    def sources(self, keys: Sequence[str], jobs: Sequence[ModelJob | None]) -> list[str]:
+        """Each model module's source. A job is needed for each key the memo does not hold. A
+        schema the generator cannot handle is a located error (DiagnosticsError), never a
+        traceback."""
+        for key, job in zip(keys, jobs, strict=True):
+            if self.memo.model(key) is not None:
+                continue
             if job is None:  # the build cache reuses a unit only while the memo holds its model
                 raise AssertionError(f"model {key} is neither in the memo nor to be made")
-            missing.append((key, job))
-    if not missing:
-        return [memo.models[key] for key in keys]
-    text = header()
-    results = parallel_map(_generate, [(job.schema, job.class_name, text) for _, job in missing])
-    failed = [
-        _failure(job, why) for (_, job), (ok, why) in zip(missing, results, strict=True) if not ok
-    ]
-    if failed:
-        raise DiagnosticsError(failed)
-    for (key, job), (_ok, source) in zip(missing, results, strict=True):
-        source = source.rstrip("\n") + "\n"
-        compile(source, f"models/{job.module}.py", "exec")  # never store a bad one
-        memo.store_model(key, source)
-    return [memo.models[key] for key in keys]
+            self.start(key, job)
+        results = self.stream.results() if self.started else []
+        made = list(zip(self.started.items(), results, strict=True))
+        failed = [_failure(job, why) for (_, job), (ok, why) in made if not ok]
+        if failed:
+            raise DiagnosticsError(failed)
+        for (key, job), (_ok, source) in made:
+            source = source.rstrip("\n") + "\n"
+            compile(source, f"models/{job.module}.py", "exec")  # never store a bad one
+            self.memo.store_model(key, source)
+        return [self.memo.models[key] for key in keys]
 
 
 def warm_up() -> None:

@@ -2,8 +2,9 @@
 
 A build opens the worker pool at its start, while the process is still small, so forked workers
 do not each carry a copy of every parsed spec (`pool_for`); work is then handed out with
-`parallel_map`. On one core, or where fork is unavailable, the work runs in-process. Results
-come back in input order, so output never depends on scheduling.
+`parallel_map`, or item by item as this process finds it (`Stream`: the workers start on it
+while this process goes on with other work). On one core, or where fork is unavailable, the work
+runs in-process. Results come back in input order, so output never depends on scheduling.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import os
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 if TYPE_CHECKING:
     import multiprocessing.pool
@@ -87,13 +88,55 @@ def parallel_map(fn: Callable[[T], R], items: Sequence[T]) -> list[R]:
         return [fn(item) for item in items]
     chunk = max(1, -(-len(items) // (workers() * 4)))
     pending = _pool.map_async(fn, items, chunksize=chunk)
-    while not pending.ready():
-        pending.wait(0.05)
-        # A worker never exits while work is pending: one that is gone (or replaced by a new
-        # one) died, because its start-up failed or it was killed, and multiprocessing would
-        # wait for its tasks forever. Stop the pool and do the work here instead, where any
-        # error surfaces as usual.
-        if not pending.ready() and _children() - _others != _workers:
-            _stop()
-            return [fn(item) for item in items]
+    if not _wait([pending]):
+        return [fn(item) for item in items]
     return pending.get()
+
+
+class Stream(Generic[T, R]):
+    """`fn` over items handed in one by one: on the workers, in small batches as they come (so
+    they work while this process goes on), or, without workers, in `results()`."""
+
+    BATCH = 8  # a few models' worth: the workers start early, and end together
+
+    def __init__(self, fn: Callable[[T], R]) -> None:
+        self.fn = fn
+        self.items: list[T] = []
+        self.sent: list[multiprocessing.pool.MapResult[R]] = []
+        self.unsent = 0  # items[unsent:] are not handed out yet
+
+    def add(self, item: T) -> None:
+        self.items.append(item)
+        if _pool is not None and len(self.items) - self.unsent >= self.BATCH:
+            self._send()
+
+    def _send(self) -> None:
+        assert _pool is not None
+        batch = self.items[self.unsent :]
+        self.sent.append(_pool.map_async(self.fn, batch, chunksize=len(batch)))
+        self.unsent = len(self.items)
+
+    def results(self) -> list[R]:
+        """Every item's result, in the order added."""
+        if _pool is not None and self.unsent < len(self.items):
+            self._send()
+        done = [r for pending in self.sent for r in pending.get()] if _wait(self.sent) else []
+        return done + [self.fn(item) for item in self.items[len(done) :]]
+
+
+def _wait(pending: Sequence[multiprocessing.pool.ApplyResult[Any]]) -> bool:
+    """Wait for work handed to the pool; False when a worker died meanwhile (the pool is then
+    stopped, and the work is to be done in this process)."""
+    for result in pending:
+        while not result.ready():
+            if _pool is None:  # stopped meanwhile: this work will not come back
+                return False
+            result.wait(0.05)
+            # A worker never exits while work is pending: one that is gone (or replaced by a new
+            # one) died, because its start-up failed or it was killed, and multiprocessing would
+            # wait for its tasks forever. Stop the pool, so the caller does the work here, where
+            # any error surfaces as usual.
+            if not result.ready() and _children() - _others != _workers:
+                _stop()
+                return False
+    return True

@@ -36,6 +36,7 @@ from toolnexus_gen.incremental.parallel import pool_for
 from toolnexus_gen.ir import Contribution, ToolInfo, ToolSet, Unit
 
 if TYPE_CHECKING:
+    from toolnexus_gen.codegen.models import Models
     from toolnexus_gen.fs.output import Report
     from toolnexus_gen.pipeline.render import FileMap
 
@@ -86,9 +87,11 @@ def analyse(
     paths: Sequence[Path] | None = None,
     reused: Sequence[Unit] = (),
     contribution: Contribution = NOTHING,
+    models: Models | None = None,
 ) -> Analysis:
-    """Every spec's unit (the reused ones given, the others made now), the specs the sources
-    contributed among them, and the whole set's diagnostics; nothing is rendered."""
+    """Every spec's unit (the reused ones given, the others made now, their models started on
+    `models`), the specs the sources contributed among them, and the whole set's diagnostics;
+    nothing is rendered."""
     paths = discover(options.specs) if paths is None else paths
     from toolnexus_gen.pipeline.strictness import relax
     from toolnexus_gen.pipeline.toolsets import check as check_set
@@ -110,7 +113,7 @@ def analyse(
     ):  # every spec reused (list after a build): the per-spec stage is never imported
         from toolnexus_gen.pipeline.units import make_units
 
-        units += make_units(fresh, options, header_for(options), memo or Memo(None), made)
+        units += make_units(fresh, options, header_for(options), memo or Memo(None), made, models)
     diagnostics = [d for unit in units for d in unit.diagnostics]
     diagnostics += contribution.diagnostics
     for link in links:
@@ -265,19 +268,20 @@ def generate(
         kept = load_reuse(options, state) if state and use_cache else {}  # while workers start
         from toolnexus_gen.codegen.package import HANDLERS_HEAD, package_keys, update_handlers
         from toolnexus_gen.incremental.reuse import Previous, records
-        from toolnexus_gen.pipeline.render import render, render_models
+        from toolnexus_gen.pipeline.render import model_maker, render, render_models
 
         inputs = snapshot_inputs(options.specs, state if use_cache else None)  # before reading
         inputs.sources = sources
         memo = Memo(options.out if use_cache else None)
+        header = header_for(options)
+        models = model_maker(header, memo)  # the workers make each model as its unit is made
         paths = _spec_paths(options.specs, inputs)  # the snapshot's walk, not another one
         previous = Previous(options, inputs, state, memo, kept) if use_cache else None
         reused = previous.units(paths, contribution.specs) if previous else []
-        analysis = analyse(options, memo, paths, reused, contribution)
+        analysis = analyse(options, memo, paths, reused, contribution, models)
         toolset, diagnostics = analysis.toolset, analysis.diagnostics
         if has_errors(diagnostics):
             return Generated(None, toolset, diagnostics)
-        header = header_for(options)
         keys = package_keys(toolset, header)
         package = previous.package(keys) if previous else {}
         if (
@@ -295,7 +299,7 @@ def generate(
         rendered.files.update(contribution.files)
         reuse = records(analysis.units, rendered.layout, keys)  # while the workers warm up
         try:
-            rendered.files.update(render_models(toolset, analysis.units, header, memo))
+            rendered.files.update(render_models(toolset, analysis.units, models))
         except DiagnosticsError as exc:
             return Generated(None, toolset, sorted(diagnostics + exc.diagnostics))
     files = dict(sorted(rendered.files.items()))

@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from toolnexus_gen.codegen.models import model_sources
+from toolnexus_gen.codegen.models import Models
 from toolnexus_gen.codegen.package import PACKAGE_FILES, model_header, render_package
 from toolnexus_gen.config.many import Many
 from toolnexus_gen.config.options import Header
@@ -183,11 +183,16 @@ def alias_file(toolset: ToolSet) -> str | None:
     return json.dumps(body, indent=2, ensure_ascii=False) + "\n"
 
 
-def render_models(toolset: ToolSet, units: Sequence[Unit], header: Header, memo: Memo) -> FileMap:
+def model_maker(header: Header, memo: Memo) -> Models:
+    """The build's models, from the memo or made on the workers as units ask for them."""
+    return Models(memo, lambda: model_header(header))
+
+
+def render_models(toolset: ToolSet, units: Sequence[Unit], models: Models) -> FileMap:
     """Each tool's model module (the slow part: datamodel-code-generator, on the workers)."""
     keys = [unit.model_key or "" for unit in units]
     jobs = [unit.model_job for unit in units]
-    sources = model_sources(keys, jobs, lambda: model_header(header), memo)
+    sources = models.sources(keys, jobs)
     return {  # each compiled when generated
         f"models/{tool.python.module}.py": source
         for tool, source in zip(toolset.tools, sources, strict=True)

@@ -16,7 +16,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from toolnexus_gen.codegen.models import model_job, model_key
+from toolnexus_gen.codegen.models import Models, model_job, model_key
 from toolnexus_gen.config.options import BuildOptions, Header
 from toolnexus_gen.diagnostics import has_errors
 from toolnexus_gen.incremental.cache import Memo, canonical, sha, unit_key
@@ -29,7 +29,7 @@ from toolnexus_gen.spec.load import Loader, LoadError, load_document
 from toolnexus_gen.spec.refs import ref_closure
 from toolnexus_gen.spec.validate import Validator
 from toolnexus_gen.targets import TARGETS
-from toolnexus_gen.targets.base import encode_entry, entry_depth
+from toolnexus_gen.targets.base import encode_entries, entry_depth
 
 TOOLS_FILE = "schemas/tools.json"  # the neutral form behind tool_definitions()
 
@@ -64,8 +64,10 @@ def make_units(
     header: Header,
     memo: Memo,
     contributed: Sequence[Contributed] = (),
+    models: Models | None = None,
 ) -> list[Unit]:
-    """The units of these spec files, and of these specs the sources made, made afresh."""
+    """The units of these spec files, and of these specs the sources made, made afresh; each
+    unit's model is started on `models` as soon as the unit is made."""
     load = Loader()  # shared files are read once, however many specs reach them
     validator = Validator(
         options.specs,
@@ -86,7 +88,10 @@ def make_units(
     validator.prevalidate([document for document, _ in documents])
     depths = {file: entry_depth(document) for file, document in files_of(options.targets).items()}
     for document, spec in documents:
-        units.append(_unit(document, validator, options, header, memo, load, depths, spec))
+        unit = _unit(document, validator, options, header, memo, load, depths, spec)
+        if models is not None and unit.model_job is not None and unit.model_key is not None:
+            models.start(unit.model_key, unit.model_job)
+        units.append(unit)
     return units
 
 
@@ -129,6 +134,7 @@ def _unit(
     tokens: list[tuple[str, int]] = []
     strict_costs: list[tuple[str, int, int]] = []
     namespace = None
+    file_depths = dict(depths)
     for name in options.targets:
         if not tool.for_target(name):
             continue
@@ -150,12 +156,12 @@ def _unit(
         if made.strict_cost is not None:
             strict_costs.append((name, *made.strict_cost))
         if made.entry is not None:
-            depth = depths[target.file]
             if target.namespace is not None and (namespace := target.namespace(tool)):
-                depth += 2  # in its namespace's `tools` list (render.py)
-            entries[target.file] = encode_entry(made.entry, depth)
+                # in its namespace's `tools` list (render.py)
+                file_depths[target.file] = depths[target.file] + 2
+            entries[target.file] = made.entry
             tokens.append((name, estimate(made.entry)))
-    entries[TOOLS_FILE] = encode_entry(_definition(tool), depths[TOOLS_FILE])
+    entries[TOOLS_FILE] = _definition(tool)
     job = model_job(tool)
     info = replace(
         info_of(tool),
@@ -172,7 +178,7 @@ def _unit(
         files,
         tuple(diagnostics),
         info,
-        dict(sorted(entries.items())),
+        dict(sorted(encode_entries(entries, file_depths).items())),
         model_key(memo, job, header),
         job,
         model_input(document.data),

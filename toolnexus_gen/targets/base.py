@@ -58,8 +58,91 @@ def entry_depth(document: Callable[[list[Any]], Any]) -> int:
 
 def encode_entry(entry: Any, depth: int) -> str:
     """One entry as dump_json writes it inside the file (JSON strings never hold a newline)."""
+    return _padded(json.dumps(entry, indent=2, ensure_ascii=False), depth)
+
+
+def _padded(text: str, depth: int) -> str:
     pad = "  " * depth
-    return pad + json.dumps(entry, indent=2, ensure_ascii=False).replace("\n", "\n" + pad)
+    return pad + text.replace("\n", "\n" + pad)
+
+
+def encode_entries(entries: dict[str, Any], depths: dict[str, int]) -> dict[str, str]:
+    """`{file: encode_entry(entry, depths[file])}`, byte for byte (tested), with each object or
+    list that several entries hold (one tool's schema, in most of its targets' files) encoded
+    once: indented JSON is encoded in Python, not C, and was most of what a spec costs."""
+    shared = _shared_nodes(list(entries.values()))
+    if not shared:
+        return {file: encode_entry(entry, depths[file]) for file, entry in entries.items()}
+    texts: dict[int, str] = {}
+    encoded = {}
+    for file, entry in entries.items():
+        encoded[file] = _padded(_encode_sharing(entry, shared, texts), depths[file])
+    return encoded
+
+
+# A schema sits at most this deep in an entry (bedrock: toolSpec.inputSchema.json).
+_SHARED_DEPTH = 3
+
+
+def _shared_nodes(entries: list[Any]) -> set[int]:
+    """The ids of the objects and lists more than one entry holds (or one holds twice), looked
+    for in each entry's first levels only (deeper, the walk would cost what it saves)."""
+    seen: set[int] = set()
+    shared: set[int] = set()
+
+    def walk(node: Any, depth: int) -> None:
+        if not isinstance(node, (dict, list)):
+            return
+        if id(node) in seen:
+            shared.add(id(node))
+            return  # whatever it holds is shared with it
+        seen.add(id(node))
+        if depth < _SHARED_DEPTH:
+            for child in node.values() if isinstance(node, dict) else node:
+                walk(child, depth + 1)
+
+    for entry in entries:
+        walk(entry, 0)
+    return shared
+
+
+def _encode_sharing(entry: Any, shared: set[int], texts: dict[int, str]) -> str:
+    """json.dumps(entry, indent=2), with the shared nodes' text encoded once (in `texts`): the
+    entry is encoded with a unique marker string in place of each, then each marker is replaced
+    by that text indented as its line. Any doubt (a marker's text found twice) falls back to
+    encoding it whole."""
+    found: dict[str, Any] = {}
+
+    def swap(node: Any, depth: int) -> Any:
+        if not isinstance(node, (dict, list)) or depth > _SHARED_DEPTH:
+            return node
+        if id(node) in shared and node:
+            marker = f"\x00toolnexus-shared-{len(found)}\x00"
+            found[marker] = node
+            return marker
+        if isinstance(node, dict):
+            return {key: swap(value, depth + 1) for key, value in node.items()}
+        return [swap(value, depth + 1) for value in node]
+
+    outline = json.dumps(swap(entry, 0), indent=2, ensure_ascii=False)
+    places = []
+    for marker, node in found.items():
+        quoted = json.dumps(marker)
+        at = outline.find(quoted)
+        if at < 0 or outline.find(quoted, at + 1) >= 0:
+            return json.dumps(entry, indent=2, ensure_ascii=False)
+        places.append((at, len(quoted), node))
+    parts, last = [], 0
+    for at, length, node in sorted(places, key=lambda place: place[0]):
+        text = texts.get(id(node))
+        if text is None:
+            text = texts[id(node)] = json.dumps(node, indent=2, ensure_ascii=False)
+        line = outline[outline.rfind("\n", 0, at) + 1 : at]
+        indent = line[: len(line) - len(line.lstrip(" "))]
+        parts += [outline[last:at], text.replace("\n", "\n" + indent)]
+        last = at + length
+    parts.append(outline[last:])
+    return "".join(parts)
 
 
 def with_strict(encoded: str, depth: int, strict: bool) -> str:

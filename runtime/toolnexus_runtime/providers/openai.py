@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..core import RawCall, ToolResult, get
-from ..loops import Conversation, dump, tools_key
+from ..loops import Conversation, dump, plain, tools_key
 
 
 class OpenAIChat(Conversation):
@@ -40,7 +40,30 @@ class OpenAIChat(Conversation):
         return [t for t in schemas if allowed is None or t["function"]["name"] in allowed]
 
     def request(self) -> dict[str, Any]:
-        return {**self.base_request, "messages": self.history, **tools_key(self.schemas)}
+        if not self.raw:  # not the official SDK: the arguments as documented
+            return {**self.base_request, "messages": self.history, **tools_key(self.schemas)}
+        # The official SDK walks `messages` and `tools` through its typed-parameter transform on
+        # every call (each message against every message type: most of a turn's cost, growing
+        # with the history), which changes nothing in JSON values. So they go in extra_body,
+        # which it sends as given and which takes precedence over the named parameters (the
+        # caller's own extra_body keys still win). The body is the same (tested).
+        body = {"messages": self.history, **tools_key(self.schemas)}
+        extra = self.base_request.get("extra_body")
+        if extra:
+            body.update(extra)
+        return {**self.base_request, "messages": [], "extra_body": body}
+
+    def sender(self, create: Callable[..., Any]) -> tuple[Callable[..., Any], bool]:
+        # The official SDK's `completions.create`: the same request through `with_raw_response`,
+        # so a turn that calls tools is read from its JSON, and the SDK builds its
+        # ChatCompletion for the final turn only.
+        raw = getattr(getattr(create, "__self__", None), "with_raw_response", None)
+        if raw is None or getattr(create, "__name__", None) != "create":
+            return create, False
+        # JSON values from here on (a message object the caller passed is dumped once, as the
+        # SDK would dump it), so the history can go in extra_body (see request()).
+        self.history = plain(self.history)
+        return raw.create, True
 
     def absorb(self, response: Any) -> bool:
         message = get(get(response, "choices")[0], "message")

@@ -1,0 +1,195 @@
+"""A thin Chat Completions client on the standard library, for `run_openai`/`arun_openai`.
+
+An option, not the default: the loops take the official `openai` client, with everything it
+brings (typed responses, its errors, proxies, Azure and custom auth). Where the per-request cost
+of that client matters more (a local OpenAI-compatible server a few milliseconds away, many
+short tool loops), hand the loop one of these instead:
+
+    from toolnexus_runtime.openai_compatible import Client, AsyncClient
+    run = tk.run_openai(Client(base_url="http://127.0.0.1:8000/v1"), model=..., messages=...)
+    run.response  # the final response's JSON, a dict
+
+It speaks one endpoint, `POST {base_url}/chat/completions`, over HTTP/1.1 keep-alive (idle
+connections reused; `http.client`, TLS for https), sends the keyword arguments as the JSON
+body (`extra_body`, `extra_headers` and `timeout` as the official client takes them), and
+returns the JSON answer as a dict. It retries as the official client does by default: twice,
+on a lost connection, 408, 409, 429 and 5xx, waiting `Retry-After` or an exponential backoff.
+Any other error status raises `APIError` with the status and the server's message. No proxies,
+no streaming. `AsyncClient` runs the same requests in a worker thread (`asyncio.to_thread`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import http.client
+import json
+import os
+import random
+import select
+import threading
+import time
+from types import SimpleNamespace
+from typing import Any
+from urllib.parse import urlsplit
+
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+RETRY_STATUSES = frozenset({408, 409, 429, 500, 502, 503, 504})
+
+
+class APIError(Exception):
+    """The server answered with an error status (after any retries)."""
+
+    def __init__(self, status: int, body: str) -> None:
+        try:
+            message = json.loads(body)["error"]["message"]
+        except (ValueError, KeyError, TypeError):
+            message = body[:500]
+        super().__init__(f"{status}: {message}")
+        self.status = status
+        self.body = body
+
+
+class Client:
+    """`Client(base_url=None, api_key=None, *, headers=None, timeout=600.0, max_retries=2)`:
+    base_url and api_key default to OPENAI_BASE_URL and OPENAI_API_KEY, as the official client's
+    do. `client.chat.completions.create(**params)` returns the response's JSON."""
+
+    def __init__(
+        self,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        *,
+        headers: dict[str, str] | None = None,
+        timeout: float = 600.0,
+        max_retries: int = 2,
+    ) -> None:
+        url = urlsplit(base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL)
+        if url.scheme not in ("http", "https") or not url.hostname:
+            raise ValueError(f"base_url must be an http(s) URL, not {base_url!r}")
+        self._https = url.scheme == "https"
+        self._host, self._port = url.hostname, url.port
+        self._path = url.path.rstrip("/") + "/chat/completions"
+        api_key = api_key if api_key is not None else os.environ.get("OPENAI_API_KEY")
+        self._headers = {"Content-Type": "application/json", "Accept": "application/json"}
+        if api_key:
+            self._headers["Authorization"] = f"Bearer {api_key}"
+        self._headers.update(headers or {})
+        self.timeout = timeout
+        self.max_retries = max_retries
+        # Idle keep-alive connections: a request takes one (or opens one) and puts it back, so
+        # sequential requests share one connection whichever thread makes them.
+        self._idle: list[http.client.HTTPConnection] = []
+        self._lock = threading.Lock()
+        self.chat = SimpleNamespace(completions=SimpleNamespace(create=self._create))
+
+    def _create(self, **params: Any) -> Any:
+        return self._post(params)
+
+    def _post(self, params: dict[str, Any]) -> Any:
+        extra_body = params.pop("extra_body", None) or {}
+        headers = {**self._headers, **(params.pop("extra_headers", None) or {})}
+        timeout = params.pop("timeout", None) or self.timeout
+        body = json.dumps({**params, **extra_body}).encode()
+        for attempt in range(self.max_retries + 1):
+            last = attempt == self.max_retries
+            try:
+                status, retry_after, payload = self._send(body, headers, timeout)
+            except (ConnectionError, http.client.HTTPException, TimeoutError):
+                if last:
+                    raise
+                time.sleep(_backoff(attempt, None))
+                continue
+            if status < 300:
+                return json.loads(payload)
+            if last or status not in RETRY_STATUSES:
+                raise APIError(status, payload.decode("utf-8", "replace"))
+            time.sleep(_backoff(attempt, retry_after))
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _send(
+        self, body: bytes, headers: dict[str, str], timeout: float
+    ) -> tuple[int, str | None, bytes]:
+        connection = self._take()
+        if connection is not None:
+            try:
+                return self._exchange(connection, body, headers, timeout)
+            except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError):
+                pass  # an idle connection the server closed as we reused it: once, on a new one
+            connection = None
+        return self._exchange(connection, body, headers, timeout)
+
+    def _exchange(
+        self,
+        connection: http.client.HTTPConnection | None,
+        body: bytes,
+        headers: dict[str, str],
+        timeout: float,
+    ) -> tuple[int, str | None, bytes]:
+        if connection is None:
+            kind = http.client.HTTPSConnection if self._https else http.client.HTTPConnection
+            connection = kind(self._host, self._port, timeout=timeout)
+        elif connection.sock is not None:
+            connection.sock.settimeout(timeout)
+        try:
+            connection.request("POST", self._path, body, headers)
+            response = connection.getresponse()
+            payload = response.read()
+        except BaseException:
+            connection.close()
+            raise
+        if response.will_close:
+            connection.close()
+        else:
+            with self._lock:
+                self._idle.append(connection)
+        return response.status, response.getheader("retry-after"), payload
+
+    def close(self) -> None:
+        """Close the idle connections (a later request opens a new one)."""
+        with self._lock:
+            idle, self._idle = self._idle, []
+        for connection in idle:
+            connection.close()
+
+    def _take(self) -> http.client.HTTPConnection | None:
+        """An idle connection the server has not closed meanwhile, if any."""
+        while True:
+            with self._lock:
+                if not self._idle:
+                    return None
+                connection = self._idle.pop()
+            if not _closed_by_server(connection):
+                return connection
+            connection.close()
+
+
+class AsyncClient(Client):
+    """The same client for `arun_openai`: `await client.chat.completions.create(**params)`
+    runs the request in a worker thread."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.chat = SimpleNamespace(completions=SimpleNamespace(create=self._acreate))
+
+    async def _acreate(self, **params: Any) -> Any:
+        return await asyncio.to_thread(self._post, params)
+
+
+def _closed_by_server(connection: http.client.HTTPConnection) -> bool:
+    sock = connection.sock
+    if sock is None:
+        return False
+    readable, _, _ = select.select([sock], [], [], 0)
+    return bool(readable)  # nothing is due on an idle connection: readable means closed
+
+
+def _backoff(attempt: int, retry_after: str | None) -> float:
+    """Seconds to wait before retry `attempt + 1`: the server's Retry-After (in seconds, at
+    most a minute), or 0.5 s doubling per attempt (at most 8 s) with some jitter."""
+    try:
+        if retry_after is not None:
+            return min(float(retry_after), 60.0)
+    except ValueError:
+        pass
+    jitter: float = 0.75 + random.random() / 4
+    return min(0.5 * 2.0**attempt, 8.0) * jitter

@@ -1,0 +1,194 @@
+"""The thin Chat Completions client (toolnexus_runtime.openai_compatible), an option beside the
+official SDK, against a real HTTP/1.1 server on 127.0.0.1 with keep-alive: whole tool loops,
+retries, error statuses, and a keep-alive connection the server closed while idle."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+import sys
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import pytest
+from conftest import ROOT, WEATHER, build_in
+from toolnexus_runtime.openai_compatible import APIError, AsyncClient, Client
+
+sys.path.insert(0, str(ROOT / "examples"))
+import scripted  # noqa: E402
+
+FINAL = "It is 21C and clear in Chennai."
+SCRIPT: list[scripted.Turn] = [[("c1", "get_weather", {"city": "Chennai"})], FINAL]
+
+
+class Server(ThreadingHTTPServer):
+    """Answers each POST with the next (status, headers, body) and records what it was sent."""
+
+    daemon_threads = True
+
+    def __init__(self) -> None:
+        super().__init__(("127.0.0.1", 0), Handler)
+        self.answers: list[tuple[int, dict[str, str], Any]] = []
+        self.requests: list[tuple[str, dict[str, str], Any]] = []
+        self.connections = 0
+        self.close_after_answer = False
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.server_address[1]}/v1"
+
+    def script(self, turns: list[scripted.Turn]) -> None:
+        self.answers += [(200, {}, scripted.openai_chat(turn)) for turn in turns]
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"  # keep-alive
+    server: Server
+
+    def setup(self) -> None:
+        super().setup()
+        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self.server.connections += 1
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+    def do_POST(self) -> None:
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        self.server.requests.append((self.path, dict(self.headers), body))
+        status, headers, answer = self.server.answers.pop(0)
+        data = json.dumps(answer).encode()
+        self.send_response(status)
+        for key, value in {"Content-Type": "application/json", **headers}.items():
+            self.send_header(key, value)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+        if self.server.close_after_answer:  # as a server whose keep-alive timeout ran out
+            self.close_connection = True
+
+
+@pytest.fixture
+def server() -> Iterator[Server]:
+    srv = Server()
+    thread = threading.Thread(target=srv.serve_forever, daemon=True)
+    thread.start()
+    yield srv
+    srv.shutdown()
+    srv.server_close()
+
+
+@pytest.fixture(scope="module")
+def tk(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    pkg = build_in(tmp_path_factory.mktemp("thin"), WEATHER)
+
+    class Handlers(pkg.ToolHandlers):  # type: ignore[name-defined,misc]
+        def get_weather(self, args: Any, ctx: Any) -> str:
+            return f"{args.city}: 21C, clear"
+
+        def now(self, args: Any, ctx: Any) -> str:
+            return "12:00"
+
+    return pkg.Toolkit(Handlers())
+
+
+@pytest.mark.parametrize("asynchronous", [False, True])
+def test_a_whole_loop_on_one_keep_alive_connection(
+    server: Server, tk: Any, asynchronous: bool
+) -> None:
+    server.script(SCRIPT)
+    if asynchronous:
+        client: Any = AsyncClient(base_url=server.base_url, api_key="sk-test")
+        run = asyncio.run(
+            tk.arun_openai(client, model="m", messages="Weather in Chennai?", temperature=0.2)
+        )
+    else:
+        client = Client(base_url=server.base_url, api_key="sk-test")
+        run = tk.run_openai(client, model="m", messages="Weather in Chennai?", temperature=0.2)
+    assert run.response["choices"][0]["message"]["content"] == FINAL
+    assert [(c.name, r.output) for c, r in run.tool_calls] == [
+        ("get_weather", "Chennai: 21C, clear")
+    ]
+    assert server.connections == 1
+    paths = {path for path, _, _ in server.requests}
+    assert paths == {"/v1/chat/completions"}
+    _, headers, last = server.requests[-1]
+    assert headers["Authorization"] == "Bearer sk-test"
+    assert last["temperature"] == 0.2 and last["model"] == "m"
+    assert [t["function"]["name"] for t in last["tools"]] == ["get_weather", "now"]
+    assert [m["role"] for m in last["messages"]] == ["user", "assistant", "tool"]
+    assert last["messages"][2] == {
+        "role": "tool",
+        "tool_call_id": "c1",
+        "content": "Chennai: 21C, clear",
+    }
+
+
+def test_extra_body_and_headers_go_as_the_official_client_sends_them(server: Server) -> None:
+    server.script(["ok"])
+    client = Client(base_url=server.base_url, api_key="k", headers={"OpenAI-Project": "p1"})
+    client.chat.completions.create(
+        model="m",
+        messages=[],
+        extra_body={"messages": [{"role": "user", "content": "hi"}], "seed": 3},
+        extra_headers={"X-Trace": "t1"},
+    )
+    _, headers, body = server.requests[0]
+    assert body == {"model": "m", "messages": [{"role": "user", "content": "hi"}], "seed": 3}
+    assert headers["OpenAI-Project"] == "p1" and headers["X-Trace"] == "t1"
+
+
+def test_retries_then_error_statuses(server: Server) -> None:
+    client = Client(base_url=server.base_url, api_key="k")
+    server.answers += [(429, {"Retry-After": "0"}, {"error": {"message": "slow down"}})]
+    server.script(["ok"])
+    assert client.chat.completions.create(model="m", messages=[])["choices"]
+    assert len(server.requests) == 2  # the 429 was retried
+
+    server.answers += [(400, {}, {"error": {"message": "messages: required"}})]
+    with pytest.raises(APIError, match="400: messages: required") as caught:
+        client.chat.completions.create(model="m", messages=[])
+    assert caught.value.status == 400  # not retried
+    assert len(server.requests) == 3
+
+    once = Client(base_url=server.base_url, api_key="k", max_retries=0)
+    server.answers += [(503, {}, {"error": {"message": "overloaded"}})]
+    with pytest.raises(APIError, match="503: overloaded"):
+        once.chat.completions.create(model="m", messages=[])
+
+
+def test_a_connection_the_server_closed_is_opened_again(server: Server) -> None:
+    client = Client(base_url=server.base_url, api_key="k", max_retries=0)
+    server.close_after_answer = True
+    server.script(["one", "two"])
+    first = client.chat.completions.create(model="m", messages=[])
+    second = client.chat.completions.create(model="m", messages=[])
+    assert [r["choices"][0]["message"]["content"] for r in (first, second)] == ["one", "two"]
+    assert server.connections == 2
+
+
+def test_base_url_and_key_default_to_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
+    monkeypatch.setenv("OPENAI_API_KEY", "from-env")
+    client = Client()
+    assert client._path == "/v1/chat/completions"
+    assert client._headers["Authorization"] == "Bearer from-env"
+    with pytest.raises(ValueError, match="http"):
+        Client(base_url="ftp://example.invalid")
+
+
+def test_requests_from_several_threads_share_the_idle_connection(server: Server) -> None:
+    # asyncio.to_thread may run each request on another worker thread: still one connection.
+    client = Client(base_url=server.base_url, api_key="k", max_retries=0)
+    server.script(["one", "two", "three"])
+    for _ in range(2):
+        thread = threading.Thread(target=client.chat.completions.create, kwargs={"model": "m"})
+        thread.start()
+        thread.join()
+    assert server.connections == 1
+    client.close()  # the idle connection is closed: the next request opens another
+    client.chat.completions.create(model="m", messages=[])
+    assert server.connections == 2
