@@ -16,7 +16,9 @@ from typing import Any
 import pytest
 from conftest import cli, generated, write_specs
 
-KILLS = int(os.environ.get("TNX_KILLS", "20"))  # make test-all also runs the 200-kill soak
+KILLS = int(os.environ.get("TNX_KILLS", "10"))
+ROUNDS = int(os.environ.get("TNX_ROUNDS", "6"))  # pairs of racing builds
+# make test-all also runs the 200-kill soak
 
 
 def specs(version: str, count: int = 24) -> dict[str, Any]:
@@ -177,7 +179,7 @@ def test_concurrent_builds_of_one_folder_never_interleave(
     out = tmp_path / "out"
     refs = references(out, versions)
     (folder_a, a, _), (folder_b, b, _) = refs["A"], refs["B"]
-    for _ in range(12):
+    for _ in range(ROUNDS):
         first, second = start_build(folder_a, out), start_build(folder_b, out)
         assert first.wait() == 0 and second.wait() == 0
         assert assert_every_file_complete(out, a, b) in ("A", "B"), "builds interleaved"
