@@ -238,3 +238,28 @@ def test_a_connection_on_a_descriptor_past_1024_is_reused(server: Server) -> Non
             os.close(fd)
     assert second["choices"][0]["message"]["content"] == "two"
     assert server.connections == 1
+
+
+def test_a_key_with_a_line_break_is_refused_without_showing_it(server: Server) -> None:
+    # http.client would refuse the header at request time with the whole value (the key) in
+    # its message, which ends up in logs.
+    with pytest.raises(ValueError, match="api_key") as caught:
+        Client(base_url=server.base_url, api_key="sk-secret\r\nX-Evil: 1")
+    assert "sk-secret" not in str(caught.value)
+    assert not server.requests
+
+
+def test_an_ipv6_host_without_a_port_keeps_its_address(monkeypatch: pytest.MonkeyPatch) -> None:
+    import http.client
+
+    reached: list[tuple[str, int]] = []
+
+    def connect(self: http.client.HTTPConnection) -> None:
+        reached.append((self.host, self.port))
+        raise ConnectionRefusedError
+
+    monkeypatch.setattr(http.client.HTTPConnection, "connect", connect)
+    client = Client(base_url="http://[::1]/v1", api_key="k", max_retries=0)
+    with pytest.raises(ConnectionRefusedError):
+        client.chat.completions.create(model="m", messages=[])
+    assert reached == [("::1", 80)]  # not host "::", port 1

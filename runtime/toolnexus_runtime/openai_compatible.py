@@ -67,9 +67,12 @@ class Client:
         if url.scheme not in ("http", "https") or not url.hostname:
             raise ValueError(f"base_url must be an http(s) URL, not {base_url!r}")
         self._https = url.scheme == "https"
-        self._host, self._port = url.hostname, url.port
+        # The port always given: http.client would read "::1" (an IPv6 host) as "::" port 1.
+        self._host, self._port = url.hostname, url.port or (443 if self._https else 80)
         self._path = url.path.rstrip("/") + "/chat/completions"
         api_key = api_key if api_key is not None else os.environ.get("OPENAI_API_KEY")
+        if api_key and any(c in api_key for c in "\r\n\0"):  # refused here, not at request
+            raise ValueError("api_key holds a line break or NUL")  # time with the key shown
         self._headers = {"Content-Type": "application/json", "Accept": "application/json"}
         if api_key:
             self._headers["Authorization"] = f"Bearer {api_key}"
