@@ -35,6 +35,7 @@ class Server(ThreadingHTTPServer):
         self.requests: list[tuple[str, dict[str, str], Any]] = []
         self.connections = 0
         self.close_after_answer = False
+        self.drop_after_reading = False
 
     @property
     def base_url(self) -> str:
@@ -59,6 +60,9 @@ class Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         self.server.requests.append((self.path, dict(self.headers), body))
+        if self.server.drop_after_reading:  # handled it, then went away without an answer
+            self.close_connection = True
+            return
         status, headers, answer = self.server.answers.pop(0)
         data = json.dumps(answer).encode()
         self.send_response(status)
@@ -192,3 +196,70 @@ def test_requests_from_several_threads_share_the_idle_connection(server: Server)
     client.close()  # the idle connection is closed: the next request opens another
     client.chat.completions.create(model="m", messages=[])
     assert server.connections == 2
+
+
+def test_a_request_the_server_may_have_handled_is_not_sent_again_beyond_max_retries(
+    server: Server,
+) -> None:
+    # The server read the request on a reused connection, then closed it without an answer:
+    # it may have acted on it, so with max_retries=0 it is not sent a second time.
+    client = Client(base_url=server.base_url, api_key="k", max_retries=0)
+    server.script(["one"])
+    client.chat.completions.create(model="m", messages=[])
+    server.drop_after_reading = True
+    with pytest.raises(ConnectionError):
+        client.chat.completions.create(model="m", messages=[])
+    assert len(server.requests) == 2
+
+
+def test_a_hostile_retry_after_falls_back_to_the_backoff(server: Server) -> None:
+    client = Client(base_url=server.base_url, api_key="k")
+    for value in ("-5", "nan"):  # time.sleep refuses both
+        server.answers += [(429, {"Retry-After": value}, {"error": {"message": "slow"}})]
+    server.script(["ok"])
+    assert client.chat.completions.create(model="m", messages=[])["choices"]
+    assert len(server.requests) == 3
+
+
+def test_a_connection_on_a_descriptor_past_1024_is_reused(server: Server) -> None:
+    # A busy process (a server with many sockets) has descriptors past select()'s FD_SETSIZE.
+    import os
+
+    client = Client(base_url=server.base_url, api_key="k", max_retries=0)
+    server.script(["one", "two"])
+    spare = [os.open(os.devnull, os.O_RDONLY) for _ in range(1100)]
+    try:
+        client.chat.completions.create(model="m", messages=[])
+        assert client._idle[0].sock.fileno() > 1024
+        second = client.chat.completions.create(model="m", messages=[])
+    finally:
+        client.close()
+        for fd in spare:
+            os.close(fd)
+    assert second["choices"][0]["message"]["content"] == "two"
+    assert server.connections == 1
+
+
+def test_a_key_with_a_line_break_is_refused_without_showing_it(server: Server) -> None:
+    # http.client would refuse the header at request time with the whole value (the key) in
+    # its message, which ends up in logs.
+    with pytest.raises(ValueError, match="api_key") as caught:
+        Client(base_url=server.base_url, api_key="sk-secret\r\nX-Evil: 1")
+    assert "sk-secret" not in str(caught.value)
+    assert not server.requests
+
+
+def test_an_ipv6_host_without_a_port_keeps_its_address(monkeypatch: pytest.MonkeyPatch) -> None:
+    import http.client
+
+    reached: list[tuple[str, int]] = []
+
+    def connect(self: http.client.HTTPConnection) -> None:
+        reached.append((self.host, self.port))
+        raise ConnectionRefusedError
+
+    monkeypatch.setattr(http.client.HTTPConnection, "connect", connect)
+    client = Client(base_url="http://[::1]/v1", api_key="k", max_retries=0)
+    with pytest.raises(ConnectionRefusedError):
+        client.chat.completions.create(model="m", messages=[])
+    assert reached == [("::1", 80)]  # not host "::", port 1

@@ -67,9 +67,12 @@ class Client:
         if url.scheme not in ("http", "https") or not url.hostname:
             raise ValueError(f"base_url must be an http(s) URL, not {base_url!r}")
         self._https = url.scheme == "https"
-        self._host, self._port = url.hostname, url.port
+        # The port always given: http.client would read "::1" (an IPv6 host) as "::" port 1.
+        self._host, self._port = url.hostname, url.port or (443 if self._https else 80)
         self._path = url.path.rstrip("/") + "/chat/completions"
         api_key = api_key if api_key is not None else os.environ.get("OPENAI_API_KEY")
+        if api_key and any(c in api_key for c in "\r\n\0"):  # refused here, not at request
+            raise ValueError("api_key holds a line break or NUL")  # time with the key shown
         self._headers = {"Content-Type": "application/json", "Accept": "application/json"}
         if api_key:
             self._headers["Authorization"] = f"Bearer {api_key}"
@@ -112,8 +115,8 @@ class Client:
         connection = self._take()
         if connection is not None:
             try:
-                return self._exchange(connection, body, headers, timeout)
-            except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError):
+                return self._exchange(connection, body, headers, timeout, reused=True)
+            except _Unsent:
                 pass  # an idle connection the server closed as we reused it: once, on a new one
             connection = None
         return self._exchange(connection, body, headers, timeout)
@@ -124,6 +127,7 @@ class Client:
         body: bytes,
         headers: dict[str, str],
         timeout: float,
+        reused: bool = False,
     ) -> tuple[int, str | None, bytes]:
         if connection is None:
             kind = http.client.HTTPSConnection if self._https else http.client.HTTPConnection
@@ -131,7 +135,15 @@ class Client:
         elif connection.sock is not None:
             connection.sock.settimeout(timeout)
         try:
-            connection.request("POST", self._path, body, headers)
+            try:
+                connection.request("POST", self._path, body, headers)
+            except (ConnectionResetError, BrokenPipeError) as exc:
+                # Refused while sending: the server cannot have read the whole request. Once
+                # it is sent, a lost answer proves nothing (the server may have acted on it),
+                # so it is retried only as `max_retries` allows, as the official client does.
+                if reused:
+                    raise _Unsent from exc
+                raise
             response = connection.getresponse()
             payload = response.read()
         except BaseException:
@@ -163,6 +175,10 @@ class Client:
             connection.close()
 
 
+class _Unsent(Exception):
+    """A reused connection failed before the request went out whole."""
+
+
 class AsyncClient(Client):
     """The same client for `arun_openai`: `await client.chat.completions.create(**params)`
     runs the request in a worker thread."""
@@ -179,17 +195,25 @@ def _closed_by_server(connection: http.client.HTTPConnection) -> bool:
     sock = connection.sock
     if sock is None:
         return False
-    readable, _, _ = select.select([sock], [], [], 0)
-    return bool(readable)  # nothing is due on an idle connection: readable means closed
+    # Nothing is due on an idle connection: readable means closed. poll, not select: select
+    # refuses descriptors past FD_SETSIZE (1024), common in a busy server process.
+    if hasattr(select, "poll"):
+        poller = select.poll()
+        poller.register(sock, select.POLLIN)
+        return bool(poller.poll(0))
+    readable, _, _ = select.select([sock], [], [], 0)  # Windows: no such limit there
+    return bool(readable)
 
 
 def _backoff(attempt: int, retry_after: str | None) -> float:
     """Seconds to wait before retry `attempt + 1`: the server's Retry-After (in seconds, at
-    most a minute), or 0.5 s doubling per attempt (at most 8 s) with some jitter."""
+    most a minute; anything else, as negative or nan, is ignored), or 0.5 s doubling per
+    attempt (at most 8 s) with some jitter."""
     try:
-        if retry_after is not None:
-            return min(float(retry_after), 60.0)
+        seconds = float(retry_after) if retry_after is not None else -1.0
     except ValueError:
-        pass
+        seconds = -1.0
+    if 0.0 <= seconds <= 60.0:
+        return seconds
     jitter: float = 0.75 + random.random() / 4
     return min(0.5 * 2.0**attempt, 8.0) * jitter

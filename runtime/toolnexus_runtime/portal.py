@@ -244,6 +244,10 @@ def _settle(future: asyncio.Future[Any], ok: bool, value: Any) -> None:
     if ok:
         future.set_result(value)
     else:
+        if isinstance(value, StopIteration):  # a Future refuses it (asyncio's TypeError, and
+            error = RuntimeError("the call raised StopIteration")  # the call never settled)
+            error.__cause__ = value
+            value = error
         future.set_exception(value)
 
 
