@@ -64,7 +64,7 @@ class Handler(BaseHTTPRequestHandler):
             self.close_connection = True
             return
         status, headers, answer = self.server.answers.pop(0)
-        data = json.dumps(answer).encode()
+        data = answer if isinstance(answer, bytes) else json.dumps(answer).encode()
         self.send_response(status)
         for key, value in {"Content-Type": "application/json", **headers}.items():
             self.send_header(key, value)
@@ -162,6 +162,14 @@ def test_retries_then_error_statuses(server: Server) -> None:
     server.answers += [(503, {}, {"error": {"message": "overloaded"}})]
     with pytest.raises(APIError, match="503: overloaded"):
         once.chat.completions.create(model="m", messages=[])
+
+
+def test_a_success_status_without_json_is_an_api_error(server: Server) -> None:
+    client = Client(base_url=server.base_url, api_key="k", max_retries=0)
+    server.answers += [(200, {}, b"<html>captive portal</html>")]
+    with pytest.raises(APIError, match="200: .*not JSON.*captive portal") as caught:
+        client.chat.completions.create(model="m", messages=[])
+    assert caught.value.status == 200
 
 
 def test_a_connection_the_server_closed_is_opened_again(server: Server) -> None:

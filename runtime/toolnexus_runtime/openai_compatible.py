@@ -103,7 +103,11 @@ class Client:
                 time.sleep(_backoff(attempt, None))
                 continue
             if status < 300:
-                return json.loads(payload)
+                try:
+                    return json.loads(payload)
+                except ValueError:  # a proxy's or captive portal's page: an answer, not JSON
+                    text = payload.decode("utf-8", "replace")
+                    raise APIError(status, f"the answer is not JSON: {text[:200]}") from None
             if last or status not in RETRY_STATUSES:
                 raise APIError(status, payload.decode("utf-8", "replace"))
             time.sleep(_backoff(attempt, retry_after))
