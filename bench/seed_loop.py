@@ -56,14 +56,20 @@ MODEL = "mock-model"
 # -- the scripted server --------------------------------------------------------------------------
 
 
+def _named(tools: list[Any], suffix: str) -> str:
+    """The one offered tool named `suffix` or `<prefix>_suffix` (the MCP configuration's tools
+    carry their server's prefix)."""
+    names = [t.get("function", {}).get("name", "") for t in tools if isinstance(t, dict)]
+    found = [n for n in names if n == suffix or n.endswith("_" + suffix)]
+    if len(found) != 1:
+        raise ValueError(f"tool {suffix!r} not offered once (offered: {names})")
+    return found[0]
+
+
 def _turn_one(tools: list[Any]) -> dict[str, Any]:
-    names = {t.get("function", {}).get("name") for t in tools if isinstance(t, dict)}
-    missing = {"get_weather", "add"} - names
-    if missing:
-        raise ValueError(f"tools not offered: {sorted(missing)}")
     calls = [
-        ("call_weather_1", "get_weather", {"city": "Paris"}),
-        ("call_add_1", "add", {"a": 2, "b": 2}),
+        ("call_weather_1", _named(tools, "get_weather"), {"city": "Paris"}),
+        ("call_add_1", _named(tools, "add"), {"a": 2, "b": 2}),
     ]
     return {
         "role": "assistant",

@@ -27,8 +27,8 @@ shared machine; the figure is the median over rounds. The scripted server checks
 fails instead of looking fast. (The same method as bench/seed_loop.py's native configuration.)
 
 Usage: python bench/seed_loop_mcp.py [--rounds N] [--runs 30] [--warmup 5]
-Only the standard library is imported at the top: the same file runs as the seed's worker inside
-its own venv.
+Only the standard library (and seed_loop.py, which imports no more) is imported at the top: the
+same file runs as the seed's worker inside its own venv.
 """
 
 from __future__ import annotations
@@ -37,7 +37,6 @@ import argparse
 import asyncio
 import json
 import os
-import socket
 import statistics
 import subprocess
 import sys
@@ -47,12 +46,17 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
-SEED_VENV = Path(os.environ.get("TOOLNEXUS_SEED_VENV", ROOT / "bench" / ".venv-seed"))
-SEED_REQUIREMENT = "toolnexus==0.21.*"
-QUESTION = "What's the weather in Paris and what is 2+2?"
-FINAL_TEXT = "The weather in Paris is Sunny, 22C. And 2 + 2 = 4."
-MODEL = "mock-model"
+# The scripted model server, the seed's venv and the constants are seed_loop.py's (the native
+# configuration of the same benchmark); its server takes the tools' prefixed names too.
+from seed_loop import (  # this folder is on sys.path (the script's own)
+    FINAL_TEXT,
+    MODEL,
+    QUESTION,
+    seed_python,
+    serve,
+    start_server,
+)
+
 SERVER_NAME = "bench"  # both sides name its tools bench_get_weather, bench_add
 MCP_SERVER = """
 import anyio
@@ -91,125 +95,6 @@ async def main():
 
 anyio.run(main)
 """
-
-
-# -- the scripted model server --------------------------------------------------------------------
-
-
-def _named(tools: list[Any], suffix: str) -> str:
-    names = [t.get("function", {}).get("name", "") for t in tools if isinstance(t, dict)]
-    found = [n for n in names if n == suffix or n.endswith("_" + suffix)]
-    if len(found) != 1:
-        raise ValueError(f"tool {suffix!r} not offered once (offered: {names})")
-    return found[0]
-
-
-def _turn_one(tools: list[Any]) -> dict[str, Any]:
-    calls = [
-        ("call_weather_1", _named(tools, "get_weather"), {"city": "Paris"}),
-        ("call_add_1", _named(tools, "add"), {"a": 2, "b": 2}),
-    ]
-    return {
-        "role": "assistant",
-        "content": None,
-        "tool_calls": [
-            {"id": i, "type": "function", "function": {"name": n, "arguments": json.dumps(a)}}
-            for i, n, a in calls
-        ],
-    }
-
-
-def _check_replies(messages: list[Any]) -> None:
-    replies = {m.get("tool_call_id"): m.get("content") for m in messages if m.get("role") == "tool"}
-    if replies.keys() != {"call_weather_1", "call_add_1"}:
-        raise ValueError(f"tool replies for {sorted(map(str, replies))}")
-    if "Paris" not in str(replies["call_weather_1"]) or "4" not in str(replies["call_add_1"]):
-        raise ValueError(f"unexpected tool outputs: {replies}")
-
-
-def scripted_reply(body: bytes) -> tuple[int, bytes]:
-    """The scripted model: tool calls while the history has no tool reply, then the answer."""
-    try:
-        request = json.loads(body)
-        messages = request["messages"]
-        if any(m.get("role") == "tool" for m in messages):
-            _check_replies(messages)
-            message: dict[str, Any] = {"role": "assistant", "content": FINAL_TEXT}
-            finish = "stop"
-        else:
-            message = _turn_one(request.get("tools") or [])
-            finish = "tool_calls"
-    except (ValueError, KeyError, TypeError, AttributeError) as exc:
-        error = {"error": {"message": f"scripted server: {exc}", "type": "invalid_request_error"}}
-        return 400, json.dumps(error).encode()
-    response = {
-        "id": "chatcmpl-mock-0001",
-        "object": "chat.completion",
-        "created": 0,
-        "model": request.get("model") or MODEL,
-        "choices": [{"index": 0, "message": message, "finish_reason": finish}],
-        "usage": {"prompt_tokens": 20, "completion_tokens": 8, "total_tokens": 28},
-    }
-    return 200, json.dumps(response).encode()
-
-
-class _ScriptedHTTP(asyncio.Protocol):
-    """HTTP/1.1 with keep-alive (Connection: close and HTTP/1.0 honoured), one write per reply."""
-
-    def connection_made(self, transport: Any) -> None:
-        self.transport = transport
-        self.buffer = b""
-        sock = transport.get_extra_info("socket")
-        if sock is not None:
-            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-
-    def data_received(self, data: bytes) -> None:
-        self.buffer += data
-        while True:
-            end = self.buffer.find(b"\r\n\r\n")
-            if end < 0:
-                return
-            lines = self.buffer[:end].decode("latin-1").split("\r\n")
-            method, _path, version = lines[0].split(" ", 2)
-            headers = {}
-            for line in lines[1:]:
-                key, _, value = line.partition(":")
-                headers[key.strip().lower()] = value.strip()
-            length = int(headers.get("content-length", "0"))
-            if len(self.buffer) < end + 4 + length:
-                return
-            body = self.buffer[end + 4 : end + 4 + length]
-            self.buffer = self.buffer[end + 4 + length :]
-            if method == "POST":
-                status, payload = scripted_reply(body)
-            else:
-                status, payload = 404, b'{"error": {"message": "not found"}}'
-            keep = version == "HTTP/1.1" and headers.get("connection", "").lower() != "close"
-            head = (
-                f"HTTP/1.1 {status} {'OK' if status == 200 else 'Error'}\r\n"
-                "Content-Type: application/json\r\n"
-                f"Content-Length: {len(payload)}\r\n"
-                f"Connection: {'keep-alive' if keep else 'close'}\r\n\r\n"
-            )
-            self.transport.write(head.encode() + payload)
-            if not keep:
-                self.transport.close()
-                return
-
-
-def serve(port_file: str) -> None:
-    """The server process: listens on an ephemeral port, writes it to `port_file`, serves."""
-
-    async def main() -> None:
-        server = await asyncio.get_running_loop().create_server(
-            _ScriptedHTTP, "127.0.0.1", 0, backlog=128
-        )
-        port = server.sockets[0].getsockname()[1]
-        Path(port_file + ".tmp").write_text(str(port))
-        os.replace(port_file + ".tmp", port_file)
-        await server.serve_forever()
-
-    asyncio.run(main())
 
 
 # -- the contenders (each a worker process that times questions on command) -----------------------
@@ -305,20 +190,6 @@ KINDS = ("seed", "arun_openai", "run_openai", "seed_calls", "calls")
 BASELINE = {"arun_openai": "seed", "run_openai": "seed", "calls": "seed_calls"}
 
 
-def seed_python() -> Path:
-    """The seed's venv (made once; `TOOLNEXUS_SEED_VENV` puts it elsewhere)."""
-    python = SEED_VENV / "bin" / "python"
-    marker = SEED_VENV / ".installed"
-    if not marker.exists() or marker.read_text() != SEED_REQUIREMENT:
-        print(f"  installing {SEED_REQUIREMENT} in {SEED_VENV} (first run only)", flush=True)
-        subprocess.run([sys.executable, "-m", "venv", "--clear", str(SEED_VENV)], check=True)
-        subprocess.run(
-            [str(python), "-m", "pip", "install", "--quiet", SEED_REQUIREMENT], check=True
-        )
-        marker.write_text(SEED_REQUIREMENT)
-    return python
-
-
 def make_project(folder: Path) -> Path:
     """The MCP server, an mcp.json both sides read, and our package: synced, then built."""
     (folder / "server.py").write_text(MCP_SERVER)
@@ -361,17 +232,6 @@ class Worker:
         if self.process.stdin is not None:
             self.process.stdin.close()
         self.process.wait(timeout=30)
-
-
-def start_server(folder: Path) -> tuple[subprocess.Popen[bytes], str]:
-    port_file = folder / "port"
-    process = subprocess.Popen([sys.executable, __file__, "--serve", str(port_file)])
-    deadline = time.monotonic() + 20
-    while not port_file.exists():
-        if time.monotonic() > deadline or process.poll() is not None:
-            raise SystemExit("the scripted server did not start")
-        time.sleep(0.02)
-    return process, f"http://127.0.0.1:{port_file.read_text()}/v1"
 
 
 def bench_seed_loop_mcp(
