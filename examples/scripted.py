@@ -93,6 +93,11 @@ def openai_responses(turn: Turn) -> dict[str, Any]:
                 for i, n, a in turn
             ),
         ]
+    return responses_envelope(output)
+
+
+def responses_envelope(output: list[dict[str, Any]]) -> dict[str, Any]:
+    """A completed Responses API response holding these output items."""
     return {
         "id": "resp_scripted",
         "object": "response",

@@ -547,19 +547,7 @@ def test_a_responses_conversation_through_the_tool_search(deferred_tk: Any) -> N
     from openai.types.responses import ResponseInputParam
     from pydantic import TypeAdapter
 
-    def response(output: list[dict[str, Any]]) -> dict[str, Any]:
-        return {
-            "id": "resp_1",
-            "object": "response",
-            "created_at": 0,
-            "model": "m",
-            "status": "completed",
-            "output": output,
-            "parallel_tool_calls": True,
-            "tool_choice": "auto",
-            "tools": [],
-        }
-
+    response = scripted.responses_envelope
     searched = response(
         [
             {

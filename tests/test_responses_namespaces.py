@@ -163,19 +163,7 @@ def test_a_call_from_a_namespace_runs_its_tool(pkg: Any) -> None:
     wiki = {"mcpServers": {"wiki": {"command": sys.executable}}}  # never started here
     tk = pkg.Toolkit(Handlers(), mcp_config=wiki)
 
-    def response(output: list[dict[str, Any]]) -> dict[str, Any]:
-        return {
-            "id": "resp_1",
-            "object": "response",
-            "created_at": 0,
-            "model": "m",
-            "status": "completed",
-            "output": output,
-            "parallel_tool_calls": True,
-            "tool_choice": "auto",
-            "tools": [],
-        }
-
+    response = scripted.responses_envelope
     searched = response(
         [
             {
