@@ -14,10 +14,13 @@ line in `KINDS`. Modules are imported only when a table uses their kind.
 from __future__ import annotations
 
 import importlib
+import json
+import re
 from collections.abc import Awaitable, Callable, Collection, Mapping
 from dataclasses import dataclass
 from os import PathLike
 from typing import TYPE_CHECKING, Any, Protocol
+from urllib.parse import quote, quote_plus
 
 from pydantic import BaseModel
 
@@ -82,3 +85,25 @@ def make_executor(kind: str, toolkit: ToolkitCore[Any], options: SourceOptions) 
         module
     ).executor
     return factory(toolkit, options)
+
+
+def secret_forms(secret: str, minimum: int) -> list[str]:
+    """A secret as it is and as a message may quote it, each form of `minimum` characters or
+    more: JSON-escaped (also with `\\/`, as PHP writes it), escaped as in a str's or a bytes'
+    repr (an HTTP library's error shows `b'Bearer sk-...\\n'`), percent-encoded (either case of
+    hex). Every source hides all of them from what it reports."""
+    escaped = json.dumps(secret, ensure_ascii=False)[1:-1]
+    encoded = quote(secret, safe="")
+    forms = [
+        secret,
+        escaped,
+        escaped.replace("/", "\\/"),
+        json.dumps(secret)[1:-1],
+        repr(secret)[1:-1],
+        repr(secret.encode("utf-8", "surrogateescape"))[2:-1],
+        encoded,
+        re.sub(r"%[0-9A-F]{2}", lambda m: m.group(0).lower(), encoded),
+        quote_plus(secret),
+        quote(secret),
+    ]
+    return [form for form in dict.fromkeys(forms) if len(form) >= minimum]

@@ -51,14 +51,14 @@ import math
 import os
 import re
 import zlib
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from http.cookiejar import CookieJar, DefaultCookiePolicy
 from typing import TYPE_CHECKING, Any
-from urllib.parse import quote, quote_plus, unquote, urlencode, urlsplit
+from urllib.parse import quote, unquote, urlencode, urlsplit
 
 from ..core import SourceError, ToolError, ToolResult, _invalid_text
-from . import BoundTool, SourceOptions
+from . import BoundTool, SourceOptions, secret_forms
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -662,31 +662,11 @@ class _Secrets:
         if not self._values:
             return value
         if self._pattern is None:
-            forms = {form for secret in self._values for form in _forms(secret)}
+            forms = {form for secret in self._values for form in secret_forms(secret, MIN_SECRET)}
             self._pattern = re.compile(
                 "|".join(re.escape(f) for f in sorted(forms, key=len, reverse=True))
             )
         return _redact(value, self._pattern)
-
-
-def _forms(secret: str) -> Iterable[str]:
-    """A secret as it is, and as a server may echo it: JSON-escaped (also with `\\/`, as PHP
-    writes it), Python-escaped, percent-encoded (either case of hex)."""
-    escaped = json.dumps(secret, ensure_ascii=False)[1:-1]
-    encoded = quote(secret, safe="")
-    lower = re.sub(r"%[0-9A-F]{2}", lambda m: m.group(0).lower(), encoded)
-    forms = {
-        secret,
-        escaped,
-        escaped.replace("/", "\\/"),
-        json.dumps(secret)[1:-1],
-        repr(secret)[1:-1],
-        encoded,
-        lower,
-        quote_plus(secret),
-        quote(secret),
-    }
-    return (form for form in forms if len(form) >= MIN_SECRET)
 
 
 def _redact(value: Any, pattern: re.Pattern[str]) -> Any:

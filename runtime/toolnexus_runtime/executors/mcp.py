@@ -51,7 +51,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 from pydantic import BaseModel
 
 from ..core import SourceError, ToolContext, ToolError, ToolResult
-from . import BoundTool, SourceOptions
+from . import BoundTool, SourceOptions, secret_forms
 
 if TYPE_CHECKING:
     from ..core import ToolkitCore, ToolSpec
@@ -160,7 +160,7 @@ def settings_for(where: str, name: str, entry: Mapping[str, Any]) -> ServerSetti
                     )
                 found = default
             else:
-                secrets.extend(_secret_forms(found))
+                secrets.extend(secret_forms(found, MIN_SECRET))
             if key in NO_CONTROL and _has_control(found):
                 raise ValueError(
                     f"{where}: server {name!r}: environment variable {variable} (in {key}) holds "
@@ -191,7 +191,9 @@ def settings_for(where: str, name: str, entry: Mapping[str, Any]) -> ServerSetti
     headers = strings(entry.get("headers", {}), "headers")
     cwd = text(entry["cwd"], "cwd") if "cwd" in entry else None
     secrets += [
-        form for v in (*headers.values(), *(env or {}).values()) for form in _secret_forms(v)
+        form
+        for v in (*headers.values(), *(env or {}).values())
+        for form in secret_forms(v, MIN_SECRET)
     ]
     return ServerSettings(
         name=name,
@@ -203,19 +205,6 @@ def settings_for(where: str, name: str, entry: Mapping[str, Any]) -> ServerSetti
         timeout=float(timeout),
         secrets=tuple(dict.fromkeys(secrets)),
     )
-
-
-def _secret_forms(value: str) -> list[str]:
-    """A secret as messages may quote it: as is, escaped as in a str's or a bytes' repr, and as
-    in JSON (an HTTP library's error shows `b'Bearer sk-...\\n'`, not the value itself)."""
-    forms = [
-        value,
-        repr(value)[1:-1],
-        repr(value.encode("utf-8", "surrogateescape"))[2:-1],
-        json.dumps(value)[1:-1],
-        json.dumps(value, ensure_ascii=False)[1:-1],
-    ]
-    return [form for form in dict.fromkeys(forms) if len(form) >= MIN_SECRET]
 
 
 def _has_control(value: str) -> bool:
