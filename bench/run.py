@@ -13,6 +13,7 @@ shared and noisy:
 
 Usage: python bench/run.py [--quick] [--runs N] [SIZES...]     (default sizes: 100 1000 10000)
        python bench/run.py --execute      (only the run-time figures: execute and MCP over HTTP)
+       python bench/run.py --builds 1000  (only the build figures, here at 1,000 tools)
        python bench/mcp_http.py           (only MCP over HTTP against FastMCP)
 Builds run the real command line in a fresh process, as a pre-commit hook would.
 """
@@ -178,7 +179,10 @@ def bench_size(count: int, runs: int, startup: float) -> dict[str, float]:
     project = Path(tempfile.mkdtemp(prefix=f"tnx-bench-{count}-"))
     try:
         specs = write_specs(project / "specs", count)
-        baseline = dmcg_baseline(specs)
+        # The baseline is measured in every round, just before that round's cold build, and the
+        # ratio is the median of the rounds' ratios: a shared host's speed drifts by more than
+        # the margin the target leaves.
+        baselines: list[float] = []
 
         # Rounds of cold build, edit one spec, add one spec, so that each rebuild is compared
         # with cold builds made minutes, not a quarter of an hour, apart: the machine's speed
@@ -186,6 +190,7 @@ def bench_size(count: int, runs: int, startup: float) -> dict[str, float]:
         added: list[Path] = []
 
         def cold() -> tuple[float, int]:
+            baselines.append(dmcg_baseline(specs))
             shutil.rmtree(project / "out", ignore_errors=True)
             return run_cli(project)
 
@@ -214,6 +219,8 @@ def bench_size(count: int, runs: int, startup: float) -> dict[str, float]:
 
         rounds = [(cold(), edit(), add(), model_floor(), describe()) for _ in range(runs)]
         cold_time = statistics.median(r[0][0] for r in rounds)
+        baseline = statistics.median(baselines)
+        cold_ratio = statistics.median(r[0][0] / b for r, b in zip(rounds, baselines, strict=True))
         cold_rss = max(r[0][1] for r in rounds)
         edit_time = statistics.median(r[1][0] for r in rounds)
         add_time = statistics.median(r[2][0] for r in rounds)
@@ -232,6 +239,7 @@ def bench_size(count: int, runs: int, startup: float) -> dict[str, float]:
             "count": count,
             "baseline": baseline,
             "cold": cold_time,
+            "cold_ratio": cold_ratio,
             "cold_rss_mb": cold_rss / 1024,
             "noop": noop_time,
             "check": check_time,
@@ -281,12 +289,12 @@ def bench_builds(sizes: list[int], runs: int) -> None:
         by_size[count] = bench_size(count, runs if count <= 1000 else 1, startup)
     for count, f in by_size.items():
         tag = f"[{count} tools]"
-        ratio = f["cold"] / f["baseline"]
+        ratio = f["cold_ratio"]  # the median of the rounds' ratios
         record(
             f"{tag} cold build vs dmcg-per-tool baseline",
-            f"{f['cold']:.2f} s / {f['baseline']:.2f} s = {ratio:.2f}x",
-            "<= 1.0x" if count == 1000 else "",
-            ratio <= 1.0 if count == 1000 else None,
+            f"{f['cold']:.2f} s / {f['baseline']:.2f} s = {ratio:.2f}x (median of rounds)",
+            "<= 0.8x" if count == 1000 else "",
+            ratio <= 0.8 if count == 1000 else None,
         )
         for key, label in (("noop", "no-op build"), ("check", "no-op --check")):
             share = f[key] / f["cold"]
@@ -508,27 +516,32 @@ def main() -> None:
         f"python {sys.version.split()[0]} on {sys.platform}, {cpus} cores; sizes {sizes}, {runs} runs",
         flush=True,
     )
-    print("== execute() against a direct call and two peers", flush=True)
-    bench_execute()
-    print("== MCP over streamable HTTP against FastMCP (real uvicorn, official client)", flush=True)
-    from mcp_http import bench_http
+    if "--builds" not in args:  # --builds: only the build figures
+        print("== execute() against a direct call and two peers", flush=True)
+        bench_execute()
+        print(
+            "== MCP over streamable HTTP against FastMCP (real uvicorn, official client)",
+            flush=True,
+        )
+        from mcp_http import bench_http
 
-    bench_http(record)
-    print("== the seed project's benchmark: one question through a tool loop", flush=True)
-    from seed_loop import bench_seed_loop
+        bench_http(record)
+        print("== the seed project's benchmark: one question through a tool loop", flush=True)
+        from seed_loop import bench_seed_loop
 
-    bench_seed_loop(record)
-    print(
-        "== the seed's headline loop, MCP configuration (toolnexus 0.21 side by side)", flush=True
-    )
-    from seed_loop_mcp import bench_seed_loop_mcp
+        bench_seed_loop(record)
+        print(
+            "== the seed's headline loop, MCP configuration (toolnexus 0.21 side by side)",
+            flush=True,
+        )
+        from seed_loop_mcp import bench_seed_loop_mcp
 
-    bench_seed_loop_mcp(record)
+        bench_seed_loop_mcp(record)
 
-    print("== many tools: toolsets in a build, list --budget", flush=True)
-    from many import bench_many
+        print("== many tools: toolsets in a build, list --budget", flush=True)
+        from many import bench_many
 
-    bench_many(record, runs)
+        bench_many(record, runs)
     if "--execute" in args:  # only the run-time figures
         sizes = []
     if sizes:

@@ -252,12 +252,12 @@ def ours_worker(url: str, config: str, package_dir: str, kind: str) -> Callable[
     if kind in ("run_openai", "client_sync"):
         sync_client = openai.OpenAI(base_url=url, api_key="sk-mock")
         if kind == "client_sync":
-            return _client_alone(sync_client.chat.completions.with_raw_response.create, None)
+            return _client_alone(sync_client, None)
         return lambda: check(toolkit.run_openai(sync_client, model=MODEL, messages=QUESTION))
     async_client = openai.AsyncOpenAI(base_url=url, api_key="sk-mock")
     loop = asyncio.new_event_loop()
     if kind == "client_async":
-        return _client_alone(async_client.chat.completions.with_raw_response.create, loop)
+        return _client_alone(async_client, loop)
 
     async def question() -> None:
         check(await toolkit.arun_openai(async_client, model=MODEL, messages=QUESTION))
@@ -265,10 +265,13 @@ def ours_worker(url: str, config: str, package_dir: str, kind: str) -> Callable[
     return lambda: loop.run_until_complete(question())
 
 
-def _client_alone(create: Callable[..., Any], loop: Any) -> Callable[[], Any]:
+def _client_alone(client: Any, loop: Any) -> Callable[[], Any]:
     """The official client alone: the two requests a loop sends for one question, sent the way
-    arun_openai/run_openai send them, with nothing else (no tools run, no history kept)."""
+    arun_openai/run_openai send them (the client's `post` with the body `create` would send,
+    answering the SDK's APIResponse), with nothing else (no tools run, no history kept)."""
+    import openai
     from benchtools import to_openai  # type: ignore[import-not-found]
+    from openai.types.chat import ChatCompletion
 
     tools = to_openai()
     first = [{"role": "user", "content": QUESTION}]
@@ -278,20 +281,30 @@ def _client_alone(create: Callable[..., Any], loop: Any) -> Callable[[], Any]:
         {"role": "tool", "tool_call_id": "call_weather_1", "content": _get_weather("Paris")},
         {"role": "tool", "tool_call_id": "call_add_1", "content": _add(2, 2)},
     ]
+    options = {"security": {"bearer_auth": True}}
 
     if loop is None:
+        cast_to = openai.APIResponse[ChatCompletion]
 
         def both() -> None:
             for messages in (first, second):
-                body = {"messages": messages, "tools": tools}
-                json.loads(create(model=MODEL, messages=[], extra_body=body).content)
+                body = {"model": MODEL, "messages": messages, "tools": tools}
+                answer = client.post(
+                    "/chat/completions", body=body, cast_to=cast_to, options=options
+                )
+                json.loads(answer.http_response.content)
 
         return both
 
+    async_cast_to = openai.AsyncAPIResponse[ChatCompletion]
+
     async def both_async() -> None:
         for messages in (first, second):
-            body = {"messages": messages, "tools": tools}
-            json.loads((await create(model=MODEL, messages=[], extra_body=body)).content)
+            body = {"model": MODEL, "messages": messages, "tools": tools}
+            answer = await client.post(
+                "/chat/completions", body=body, cast_to=async_cast_to, options=options
+            )
+            json.loads(answer.http_response.content)
 
     return lambda: loop.run_until_complete(both_async())
 

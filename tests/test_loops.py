@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import sys
+import threading
 import typing
 from typing import Any
 
@@ -307,6 +308,31 @@ def test_hooks_approve_deny_and_log(tk: Any, pkg: Any) -> None:
     assert seen.index(("call", "now")) < seen.index(("result", "now:True"))
     denied = requests[-1]["messages"][2]["content"][1]
     assert denied["is_error"] is True and denied["content"] == "Not allowed: ask the user first."
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_a_sync_loop_runs_its_hooks_in_the_calling_thread_in_call_order(
+    tk: Any, provider: str
+) -> None:
+    # No hop to an event loop for sync hooks: each call's on_tool_call in call order, then
+    # each call's on_tool_result in call order, all in the thread that runs the loop.
+    seen: list[tuple[str, str, int]] = []
+
+    def before(call: Any) -> None:
+        seen.append(("call", call.name, threading.get_ident()))
+
+    def after(call: Any, result: Any) -> None:
+        seen.append(("result", f"{call.name}:{result.is_error}", threading.get_ident()))
+
+    result, _ = run(tk, provider, SCRIPT[:1] + ["done"], on_tool_call=before, on_tool_result=after)
+    here = threading.get_ident()
+    assert seen == [
+        ("call", "get_weather", here),
+        ("call", "now", here),
+        ("result", "get_weather:False", here),
+        ("result", "now:False", here),
+    ]
+    assert [call.name for call, _ in result.tool_calls] == ["get_weather", "now"]
 
 
 def test_tool_timeout_and_sdk_kwargs_pass_through(tk: Any) -> None:

@@ -36,6 +36,11 @@ class Server(ThreadingHTTPServer):
         self.connections = 0
         self.close_after_answer = False
         self.drop_after_reading = False
+        self.closed = threading.Event()  # set each time the server closes a connection
+
+    def shutdown_request(self, request: Any) -> None:
+        super().shutdown_request(request)
+        self.closed.set()
 
     @property
     def base_url(self) -> str:
@@ -177,6 +182,8 @@ def test_a_connection_the_server_closed_is_opened_again(server: Server) -> None:
     server.close_after_answer = True
     server.script(["one", "two"])
     first = client.chat.completions.create(model="m", messages=[])
+    # as a keep-alive timeout would: the server has closed the connection before the next request
+    assert server.closed.wait(10)
     second = client.chat.completions.create(model="m", messages=[])
     assert [r["choices"][0]["message"]["content"] for r in (first, second)] == ["one", "two"]
     assert server.connections == 2

@@ -1,10 +1,11 @@
 """The OpenAI Chat loop's requests: what it sends through the official client is what the
-client's own `create(messages=..., tools=...)` sends for the same history, while the loop skips
-the SDK's per-call walk of the history (it sends history and tools in extra_body) and reads tool
-turns from the raw JSON (the SDK's ChatCompletion is built for the final turn only).
+client's own `create(messages=..., tools=...)` sends for the same history (body, URL, query and
+headers), while the loop skips the SDK's per-call walk of its arguments (it sends the same body
+through the client's own `post`) and reads tool turns from the raw JSON (the SDK's
+ChatCompletion is built for the final turn only, the same object `parse()` gives).
 
-Every request goes through the official `openai` client on an httpx2.MockTransport; each body
-is compared with the body the same client sends when `create()` is called by hand.
+Every request goes through the official `openai` client on an httpx2.MockTransport; each one
+is compared with what the same client sends when `create()` is called by hand.
 """
 
 from __future__ import annotations
@@ -168,3 +169,134 @@ def test_streaming_is_refused_before_any_request(tk: Any) -> None:
     with pytest.raises(ValueError, match="stream=True is not supported"):
         tk.run_openai(client, model="m", messages="hi", stream=True)
     assert script.requests == []
+
+
+# -- the whole request, and the keyword arguments create takes -----------------------------------
+
+VOLATILE = {"x-stainless-retry-count", "x-stainless-read-timeout", "content-length"}
+
+
+class Recorder:
+    """A transport that answers scripted turns and keeps each whole request."""
+
+    def __init__(self, turns: list[scripted.Turn], answer: Any = None) -> None:
+        self.script = scripted.Script([scripted.openai_chat(t) for t in turns])
+        self.seen: list[Any] = []
+        self.answer = answer
+
+    def __call__(self, request: Any) -> Any:
+        import httpx2
+
+        headers = {k: v for k, v in request.headers.items() if k.lower() not in VOLATILE}
+        self.seen.append((request.method, str(request.url), headers))
+        if self.answer is not None:
+            return httpx2.Response(200, json=self.answer, headers={"x-request-id": "req_42"})
+        response = self.script(request)
+        response.headers["x-request-id"] = "req_42"
+        return response
+
+    def client(self, cls: Any = None, **kw: Any) -> Any:
+        import httpx2
+        import openai
+
+        if cls is None:
+            cls = openai.OpenAI
+            kw.setdefault("base_url", f"{scripted.BASE}/v1")
+        http = httpx2.Client(transport=httpx2.MockTransport(self))
+        return cls(api_key="sk-test", http_client=http, **kw)
+
+
+OPTIONS = {
+    "temperature": 0.25,
+    "extra_headers": {"X-Trace": "t-1"},
+    "extra_query": {"api-version": "7"},
+    "timeout": 12.5,
+}
+
+
+def test_url_query_and_headers_are_what_create_sends(tk: Any, pkg: Any) -> None:
+    loop_side = Recorder(["done"])
+    run = tk.run_openai(loop_side.client(), model="gpt-test", messages="hi", **OPTIONS)
+    by_hand = Recorder(["done"])
+    by_hand.client().chat.completions.create(
+        model="gpt-test", messages=run.messages[:1], tools=pkg.to_openai(), **OPTIONS
+    )
+    assert loop_side.seen == by_hand.seen
+    method, url, headers = loop_side.seen[0]
+    assert (method, url) == ("POST", f"{scripted.BASE}/v1/chat/completions?api-version=7")
+    assert headers["authorization"] == "Bearer sk-test" and headers["x-trace"] == "t-1"
+    assert loop_side.script.requests == by_hand.script.requests
+
+
+def test_an_azure_client_gets_its_deployment_url_as_create_does(tk: Any, pkg: Any) -> None:
+    import openai
+
+    azure = {"azure_endpoint": "https://example.openai.azure.com", "api_version": "2024-10-21"}
+    loop_side, by_hand = Recorder(["done"]), Recorder(["done"])
+    run = tk.run_openai(loop_side.client(openai.AzureOpenAI, **azure), model="dep", messages="hi")
+    by_hand.client(openai.AzureOpenAI, **azure).chat.completions.create(
+        model="dep", messages=run.messages[:1], tools=pkg.to_openai()
+    )
+    assert loop_side.seen == by_hand.seen
+    assert "/openai/deployments/dep/chat/completions" in loop_side.seen[0][1]
+
+
+def test_an_unknown_keyword_is_refused_as_create_refuses_it(tk: Any) -> None:
+    recorder = Recorder(["done"])
+    with pytest.raises(TypeError, match="temprature"):
+        tk.run_openai(recorder.client(), model="m", messages="hi", temprature=0.5)
+    assert recorder.seen == []  # before any request
+
+
+def test_omitted_values_are_left_out_and_a_class_is_refused(tk: Any) -> None:
+    import openai
+    from pydantic import BaseModel
+
+    recorder = Recorder(["done"])
+    tk.run_openai(recorder.client(), model="m", messages="hi", temperature=openai.omit, seed=None)
+    assert "temperature" not in recorder.script.requests[0]
+    assert recorder.script.requests[0]["seed"] is None  # None is a value: sent, as create does
+
+    class Answer(BaseModel):
+        text: str
+
+    with pytest.raises(TypeError, match="parse"):
+        tk.run_openai(recorder.client(), model="m", messages="hi", response_format=Answer)
+    assert len(recorder.seen) == 1
+
+
+@pytest.mark.parametrize("asynchronous", [False, True])
+def test_the_final_response_is_the_object_parse_builds(tk: Any, asynchronous: bool) -> None:
+    import httpx2
+    import openai
+
+    recorder = Recorder(SCRIPT)
+    if asynchronous:
+        http = httpx2.AsyncClient(transport=httpx2.MockTransport(recorder))
+        client = openai.AsyncOpenAI(api_key="k", base_url=f"{scripted.BASE}/v1", http_client=http)
+        run = asyncio.run(tk.arun_openai(client, model="m", messages="hi"))
+    else:
+        run = tk.run_openai(recorder.client(), model="m", messages="hi")
+    parsed = (
+        Recorder(SCRIPT[-1:])
+        .client()
+        .chat.completions.with_raw_response.create(model="m", messages=[])
+        .parse()
+    )
+    assert run.response == parsed and run.response.model_dump() == parsed.model_dump()
+    assert run.response._request_id == parsed._request_id == "req_42"
+
+
+def test_an_answer_outside_the_types_is_built_leniently_or_refused_as_the_sdk_does(
+    tk: Any,
+) -> None:
+    import openai
+
+    odd = scripted.openai_chat("fine")
+    odd["created"] = "yesterday"  # not an int: validation fails, parse() builds it anyway
+    run = tk.run_openai(Recorder([], answer=odd).client(), model="m", messages="hi")
+    assert run.response.created == "yesterday"
+    assert run.response.choices[0].message.content == "fine"
+    strict = Recorder([], answer=odd).client(_strict_response_validation=True)
+    with pytest.raises(openai.APIResponseValidationError):
+        tk.run_openai(strict, model="m", messages="hi")

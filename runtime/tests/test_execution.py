@@ -326,3 +326,123 @@ def test_at_the_limit_a_call_is_busy_after_its_timeout_and_hung_handlers_give_up
 def test_max_threads_must_be_a_positive_integer() -> None:
     with pytest.raises(ValueError, match="max_threads"):
         Toolkit(Blocking(), tools=tools("hang", "fast"), max_threads=0)
+
+
+# -- where the calls of one response run --------------------------------------------------------
+
+
+class Meeting:
+    """Handlers that each wait for all the others: they return only if every call of the
+    response runs at the same time. Each records its thread, and a context variable's value."""
+
+    def __init__(self, parties: int) -> None:
+        self.barrier = threading.Barrier(parties, timeout=10)
+        self.threads: dict[str, int] = {}
+        self.values: dict[str, str] = {}
+
+    def _meet(self, ctx: ToolContext) -> str:
+        self.threads[str(ctx.call_id)] = threading.get_ident()
+        self.values[str(ctx.call_id)] = REQUEST.get()
+        self.barrier.wait()
+        return "met"
+
+    def a(self, args: Empty, ctx: ToolContext) -> str:
+        return self._meet(ctx)
+
+    def b(self, args: Empty, ctx: ToolContext) -> str:
+        return self._meet(ctx)
+
+    def c(self, args: Empty, ctx: ToolContext) -> str:
+        return self._meet(ctx)
+
+
+REQUEST: Any = __import__("contextvars").ContextVar("request", default="none")
+THREE_CALLS = {
+    "role": "assistant",
+    "tool_calls": [
+        {"id": name, "type": "function", "function": {"name": name, "arguments": "{}"}}
+        for name in ("a", "b", "c")
+    ],
+}
+
+
+def test_a_sync_round_trip_runs_its_first_call_here_and_the_others_alongside_in_threads() -> None:
+    meeting = Meeting(3)
+    tk = Toolkit(meeting, tools=tools("a", "b", "c"))
+    token = REQUEST.set("req-7")
+    try:
+        replies = tk.openai_tool_messages(THREE_CALLS)
+    finally:
+        REQUEST.reset(token)
+    assert [r["content"] for r in replies] == ["met"] * 3  # all three at once, or none returns
+    here = threading.get_ident()
+    assert meeting.threads["a"] == here  # no hop to an event loop for a sync handler
+    assert meeting.threads["b"] != here and meeting.threads["c"] not in (here, meeting.threads["b"])
+    assert meeting.values == {"a": "req-7", "b": "req-7", "c": "req-7"}  # the caller's context
+
+
+def test_an_async_round_trip_runs_its_first_call_on_the_loop_and_starts_the_others_first() -> None:
+    # The first call blocks the loop (a sync handler inline, as a lone call runs) until the
+    # others meet it: they can only if their threads were started before it ran.
+    meeting = Meeting(3)
+    tk = Toolkit(meeting, tools=tools("a", "b", "c"))
+
+    async def main() -> tuple[int, Any]:
+        return threading.get_ident(), await tk.aopenai_tool_messages(THREE_CALLS)
+
+    loop_thread, replies = asyncio.run(main())
+    assert [r["content"] for r in replies] == ["met"] * 3
+    assert meeting.threads["a"] == loop_thread
+    assert loop_thread not in (meeting.threads["b"], meeting.threads["c"])
+
+
+def test_a_sync_round_trip_still_runs_async_handlers_and_timeouts_on_the_runtimes_loop() -> None:
+    class Mixed:
+        async def a(self, args: Empty, ctx: ToolContext) -> str:
+            await asyncio.sleep(0)
+            return "async"
+
+        def b(self, args: Empty, ctx: ToolContext) -> str:
+            time.sleep(5)
+            return "late"
+
+        def c(self, args: Empty, ctx: ToolContext) -> str:
+            return "sync"
+
+    tk = Toolkit(Mixed(), tools=tools("a", "b", "c"))
+    started = time.monotonic()
+    replies = tk.openai_tool_messages(THREE_CALLS, timeout=0.2)
+    assert time.monotonic() - started < 3
+    assert replies[0]["content"] == "async" and replies[2]["content"] == "sync"
+    assert "did not finish within 0.2 seconds" in replies[1]["content"]
+
+
+def test_a_sync_round_trip_with_many_calls_keeps_to_max_threads_worker_threads() -> None:
+    class Counting:
+        def __init__(self) -> None:
+            self.lock = threading.Lock()
+            self.running: set[int] = set()
+            self.most = 0
+
+        def a(self, args: Empty, ctx: ToolContext) -> str:
+            with self.lock:
+                self.running.add(threading.get_ident())
+                self.most = max(self.most, len(self.running - {here}))
+            time.sleep(0.05)
+            with self.lock:
+                self.running.discard(threading.get_ident())
+            return "done"
+
+    here = threading.get_ident()
+    handlers = Counting()
+    tk = Toolkit(handlers, tools=tools("a"), max_threads=2)
+    many = {
+        "role": "assistant",
+        "tool_calls": [
+            {"id": f"c{i}", "type": "function", "function": {"name": "a", "arguments": "{}"}}
+            for i in range(12)
+        ],
+    }
+    replies = tk.openai_tool_messages(many)
+    assert [r["content"] for r in replies] == ["done"] * 12
+    assert handlers.most == 2  # worker threads at once: the limit, reached, never passed

@@ -34,7 +34,7 @@ from pydantic import BaseModel, ValidationError
 from pydantic_core import to_jsonable_python
 
 from .executors import Executor, SourceOptions, binding_kind, make_executor
-from .portal import Started, capacity_limiter, in_thread, on_portal, run_sync, within
+from .portal import Started, capacity_limiter, in_thread, on_portal, run_sync, spawn, within
 
 if TYPE_CHECKING:
     from anyio import CapacityLimiter
@@ -126,15 +126,13 @@ ErrorMessage = Callable[[str, Exception], str]
 
 @dataclass(frozen=True, slots=True)
 class Policy:
-    """How a batch of calls runs: timeout, allowed tools, hooks, where to record results, and
-    whether sync handlers leave the event loop (always, on the shared portal loop)."""
+    """How a batch of calls runs: timeout, allowed tools, hooks, where to record results."""
 
     timeout: float | None = None
     tools: frozenset[str] | None = None
     on_tool_call: OnToolCall | None = None
     on_tool_result: OnToolResult | None = None
     records: list[tuple[ToolCall, ToolResult]] | None = None
-    offload: bool = False
 
     @property
     def plain(self) -> bool:
@@ -728,22 +726,26 @@ class ToolkitCore(Generic[H]):
     async def _execute_all(
         self, calls: Sequence[tuple[str, Any, ToolContext]], policy: Policy
     ) -> list[ToolResult]:
-        offload = policy.offload or len(calls) > 1
+        """Every call at once: the first on this loop (a sync handler inline, as a lone call
+        runs), each other one alongside it (a sync handler in a worker thread). The others'
+        tasks start first, so their threads run while the first call does."""
+        first, others = (calls[0], calls[1:]) if calls else (None, ())
         if policy.plain:
-            return list(
-                await asyncio.gather(
-                    *(
-                        self.execute(name, args, ctx, timeout=policy.timeout, offload=offload)
-                        for name, args, ctx in calls
-                    )
-                )
-            )
+            timeout = policy.timeout
+            pending = [
+                self.execute(name, args, ctx, timeout=timeout, offload=True)
+                for name, args, ctx in others
+            ]
+            if first is not None:
+                pending.append(self.execute(*first, timeout=timeout))
+            results = list(await asyncio.gather(*pending))
+            return results[-1:] + results[:-1]
         tool_calls = [ToolCall(name, args, ctx) for name, args, ctx in calls]
-        results = list(
-            await asyncio.gather(
-                *(self._execute_with_policy(call, policy, offload) for call in tool_calls)
-            )
-        )
+        pending = [self._execute_with_policy(call, policy, True) for call in tool_calls[1:]]
+        if tool_calls:
+            pending.append(self._execute_with_policy(tool_calls[0], policy, False))
+        results = list(await asyncio.gather(*pending))
+        results = results[-1:] + results[:-1]
         if policy.records is not None:  # in call order, whatever order they finished in
             policy.records.extend(zip(tool_calls, results, strict=True))
         return results
@@ -771,10 +773,70 @@ class ToolkitCore(Generic[H]):
 
     # -- provider round trips ----------------------------------------------------------------
 
-    async def _round_trip(
-        self, provider: Provider, payload: Any, ctx: ToolContext | None, policy: Policy
-    ) -> Any:
-        """Execute every call of one provider response; the provider's reply to send back."""
+    def _execute_all_sync(
+        self, calls: Sequence[tuple[str, Any, ToolContext]], policy: Policy
+    ) -> list[ToolResult]:
+        """`_execute_all` for a caller that is not on an event loop (the sync round trips and
+        loops): no hop to the runtime's loop and back for what runs without one. Hooks run in
+        this thread in call order (on_tool_call for every call, then on_tool_result for every
+        call); sync handlers run here, the first call in this thread and each other one at the
+        same time in a worker thread (at most `max_threads` of them at once); what needs an
+        event loop (an async handler or hook, a timeout) goes to the runtime's loop, as
+        `execute_sync` sends it."""
+        tool_calls = [ToolCall(name, args, ctx) for name, args, ctx in calls]
+        results: list[ToolResult | None] = [None] * len(calls)
+        if policy.on_tool_call is not None:
+            for i, call in enumerate(tool_calls):
+                result = _sync_value(policy.on_tool_call(call))
+                if result is not None and not isinstance(result, ToolResult):
+                    raise TypeError(
+                        "on_tool_call must return None (run the tool) or a ToolResult "
+                        f"(answer instead of running it), not {type(result).__name__}"
+                    )
+                results[i] = result
+        if policy.tools is not None:
+            for i, call in enumerate(tool_calls):
+                if results[i] is None and call.name not in policy.tools:
+                    available = ", ".join(sorted(policy.tools)) or "(none)"
+                    results[i] = unknown_tool(call.name, available)
+        waiting = [i for i, result in enumerate(results) if result is None]
+        if waiting:
+            execute, timeout = self.execute_sync, policy.timeout
+            # at most max_threads of them in worker threads at once (a response with thousands
+            # of calls does not start thousands of threads); the next starts as one finishes
+            slots = threading.BoundedSemaphore(self.max_threads)
+
+            def in_a_thread(i: int) -> ToolResult:
+                try:
+                    return execute(calls[i][0], calls[i][1], calls[i][2], timeout=timeout)
+                finally:
+                    slots.release()
+
+            others = []
+            for i in waiting[1:]:
+                slots.acquire()
+                others.append((i, spawn(in_a_thread, i)))
+            first = waiting[0]
+            results[first] = execute(
+                calls[first][0], calls[first][1], calls[first][2], timeout=timeout
+            )
+            for i, future in others:
+                results[i] = future.result()
+        done = cast("list[ToolResult]", results)
+        if policy.on_tool_result is not None:
+            for call, result in zip(tool_calls, done, strict=True):
+                _sync_value(policy.on_tool_result(call, result))
+        if policy.records is not None:
+            policy.records.extend(zip(tool_calls, done, strict=True))
+        return done
+
+    # -- provider round trips ----------------------------------------------------------------
+
+    def _calls(
+        self, provider: Provider, payload: Any, ctx: ToolContext | None
+    ) -> tuple[list[RawCall], list[tuple[str, Any, ToolContext]]]:
+        """A provider response's calls as sent, and as the toolkit runs them (spec names and
+        arguments, each with its context)."""
         raw = provider.calls(payload)
         base = ctx or EMPTY_CONTEXT
         calls = []
@@ -787,7 +849,15 @@ class ToolkitCore(Generic[H]):
                 call_id=None if call.call_id is None else str(call.call_id),
             )
             calls.append((name, arguments, context))
-        results = await self._execute_all(calls, policy)
+        return raw, calls
+
+    def _replies(
+        self,
+        provider: Provider,
+        raw: Sequence[RawCall],
+        calls: Sequence[tuple[str, Any, ToolContext]],
+        results: list[ToolResult],
+    ) -> Any:
         for i, (call, result) in enumerate(zip(raw, results, strict=True)):
             name = calls[i][0]
             if result.problems and (
@@ -801,6 +871,30 @@ class ToolkitCore(Generic[H]):
                 )
                 results[i] = replace(result, output=_invalid_text(call.name, places))
         return provider.replies(raw, results)
+
+    async def _round_trip(
+        self, provider: Provider, payload: Any, ctx: ToolContext | None, policy: Policy
+    ) -> Any:
+        """Execute every call of one provider response; the provider's reply to send back."""
+        raw, calls = self._calls(provider, payload, ctx)
+        results = await self._execute_all(calls, policy)
+        return self._replies(provider, raw, calls, results)
+
+    def _round_trip_sync(
+        self, provider: Provider, payload: Any, ctx: ToolContext | None, policy: Policy
+    ) -> Any:
+        """`_round_trip` from a thread that is not on an event loop (see _execute_all_sync)."""
+        raw, calls = self._calls(provider, payload, ctx)
+        results = self._execute_all_sync(calls, policy)
+        return self._replies(provider, raw, calls, results)
+
+
+def _sync_value(value: T | Awaitable[T]) -> T:
+    """A hook's value, from a thread that is not on an event loop (an async hook's coroutine
+    runs on the runtime's loop)."""
+    if isawaitable(value):
+        return run_sync(_maybe_await(value))
+    return value
 
 
 @types.coroutine

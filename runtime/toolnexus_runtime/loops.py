@@ -25,9 +25,8 @@ Any other keyword argument goes to the SDK call unchanged.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Awaitable, Callable, Collection, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from inspect import isawaitable
 from typing import Any, ClassVar
 
@@ -42,7 +41,6 @@ from .core import (
     ToolkitCore,
     ToolResult,
 )
-from .portal import run_sync
 from .toolsets import function_name, subset
 
 DEFAULT_MAX_TURNS = 10
@@ -160,6 +158,7 @@ class Conversation:
         )
         self.base_request = request
         self.raw = False  # whether the client answers raw (set by run/arun, see sender())
+        self.client: Any = None  # the SDK client `create` belongs to, when the loop has it
 
     def select(self, schemas: Any, allowed: frozenset[str] | None) -> Any:
         """The tools this loop sends, from the provider's file (allowed: names as it spells
@@ -210,34 +209,41 @@ class Conversation:
         self.append(replies)
 
     def sender(self, create: Callable[..., Any]) -> tuple[Callable[..., Any], bool]:
-        """What the loop calls for a model turn given the SDK's method, and whether that answers
-        raw: with an object whose `.content` is the JSON body and whose `.parse()` builds the
-        SDK's own response object (openai's `with_raw_response`)."""
+        """What the loop calls for a model turn given the SDK's method (and `self.client`, the
+        client it belongs to), and whether that answers raw: with an object the provider's
+        read() takes the JSON from and whose `.parse()` builds the SDK's own response object
+        (openai's APIResponse)."""
         return create, False
 
     def read(self, response: Any) -> Any:
-        """The turn as absorb() and answer() take it."""
-        return json.loads(response.content) if self.raw else response
+        """The turn as absorb() and answer() take it (a raw response is read by the provider
+        that asked for it)."""
+        return response
 
     def final(self, response: Any) -> Any:
         """The response object a RunResult holds (the SDK's own, also when read raw)."""
         return response.parse() if self.raw else response
 
     # The loop itself, sync and async.
-    def run(self, create: Callable[..., Any]) -> RunResult:
+    def run(self, create: Callable[..., Any], client: Any = None) -> RunResult:
+        self.client = client
         send, self.raw = self.sender(create)
-        # On the shared event loop, sync handlers must not block it: they go to worker threads.
-        policy = replace(self.policy, offload=True)
         response = None
         for turn in range(1, self.max_turns + 1):
             response = send(**self.request())
             data = self.read(response)
             if not self.absorb(data):
                 return RunResult(self.final(response), self.history, turn, self.records)
-            run_sync(self.answer(data, policy))
+            # From this thread: sync handlers run here and in worker threads, what needs an
+            # event loop on the runtime's (see ToolkitCore._execute_all_sync).
+            toolkit = self.toolkit
+            self.append(
+                toolkit._round_trip_sync(self, self.calls_of(data), self.context, self.policy)
+            )
         raise self.exhausted(self.final(response))
 
-    async def arun(self, create: Callable[..., Awaitable[Any]]) -> RunResult:
+    async def arun(self, create: Callable[..., Awaitable[Any]], client: Any = None) -> RunResult:
+        self.client = client
         send, self.raw = self.sender(create)
         response = None
         for turn in range(1, self.max_turns + 1):

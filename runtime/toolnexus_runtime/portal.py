@@ -23,11 +23,13 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import concurrent.futures
 import contextvars
 import os
 import queue
 import threading
 from collections.abc import Awaitable, Callable, Coroutine
+from functools import partial
 from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
@@ -168,10 +170,18 @@ async def in_thread(
         from anyio import to_thread
 
         return await to_thread.run_sync(call, abandon_on_cancel=True, limiter=limiter)
-    async with limiter:
+    from anyio import WouldBlock
+
+    try:  # a free slot is taken at once: the thread starts in the caller's own step (a batch
+        limiter.acquire_nowait()  # starts its other calls' threads before running one inline)
+    except WouldBlock:
+        await limiter.acquire()
+    try:
         future: asyncio.Future[T] = loop.create_future()
         WORKERS.submit(loop, future, contextvars.copy_context().run, call)
         return await future
+    finally:
+        limiter.release()
 
 
 class _Worker(threading.Thread):
@@ -254,6 +264,24 @@ def _settle(future: asyncio.Future[Any], ok: bool, value: Any) -> None:
 WORKERS = _Workers()
 if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=WORKERS.forget)
+
+
+class _Direct:
+    """In place of a loop for a worker that settles a concurrent Future: at once, in its own
+    thread (no event loop involved)."""
+
+    @staticmethod
+    def call_soon_threadsafe(callback: Callable[..., Any], *args: Any) -> None:
+        callback(*args)
+
+
+def spawn(fn: Callable[..., T], *args: Any, **kwargs: Any) -> concurrent.futures.Future[T]:
+    """`fn(*args, **kwargs)` in one of the worker threads, from a thread with no event loop;
+    the caller's context variables go with it."""
+    future: concurrent.futures.Future[T] = concurrent.futures.Future()
+    call = partial(fn, *args, **kwargs)
+    WORKERS.submit(_Direct, future, contextvars.copy_context().run, call)  # type: ignore[arg-type]
+    return future
 
 
 async def within(timeout: float, awaitable: Awaitable[T]) -> tuple[bool, T | None]:

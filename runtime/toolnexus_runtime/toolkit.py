@@ -1,8 +1,10 @@
 """`Toolkit`: the execution core plus, for each provider, its schemas, round trip and tool loop.
 
 A generated package subclasses it, bound to its dispatch table (`TOOLS`) and its provider schema
-files (`SCHEMAS`). Every sync method here runs its async twin on the runtime's long-lived event
-loop (`portal.run_sync`), with sync handlers in worker threads so none blocks that loop.
+files (`SCHEMAS`). Every sync method here runs the calls from the calling thread: sync handlers
+in it (the first call of a response) and in worker threads (the others, at the same time), and
+what needs an event loop (async handlers and hooks, timeouts) on the runtime's long-lived one
+(`portal.run_sync`).
 """
 
 from __future__ import annotations
@@ -24,7 +26,6 @@ from .core import (
 from .executors import SourceOptions
 from .loops import DEFAULT_MAX_TURNS, Conversation, LoopOptions, RunResult
 from .loops import messages as _messages
-from .portal import run_sync
 from .providers import bedrock, gemini
 from .providers.anthropic import Anthropic
 from .providers.bedrock import Bedrock
@@ -143,8 +144,8 @@ class Toolkit(ToolkitCore[H]):
         tools = [] if target in NO_RESTRICTION else self._provider_schema(target)
         return allowed_tools(target, tools, names, mode)
 
-    def _policy(self, timeout: float | None, toolset: str | None, offload: bool = False) -> Policy:
-        return Policy(timeout, self._tool_subset(None, toolset), offload=offload)
+    def _policy(self, timeout: float | None, toolset: str | None) -> Policy:
+        return Policy(timeout, self._tool_subset(None, toolset))
 
     # -- round trips: execute every call of one response, return what to send back -----------
     # `toolset=`: a call to a tool outside it is answered with an unknown-tool error result.
@@ -171,7 +172,7 @@ class Toolkit(ToolkitCore[H]):
         toolset: str | None = None,
     ) -> dict[str, Any]:
         """Sync twin of `agemini_reply`."""
-        return run_sync(self._round_trip(Gemini, parts, ctx, self._policy(timeout, toolset, True)))
+        return self._round_trip_sync(Gemini, parts, ctx, self._policy(timeout, toolset))  # type: ignore[no-any-return]
 
     async def aopenai_tool_messages(
         self,
@@ -193,9 +194,7 @@ class Toolkit(ToolkitCore[H]):
         toolset: str | None = None,
     ) -> list[dict[str, Any]]:
         """Sync twin of `aopenai_tool_messages`."""
-        return run_sync(
-            self._round_trip(OpenAIChat, message, ctx, self._policy(timeout, toolset, True))
-        )
+        return self._round_trip_sync(OpenAIChat, message, ctx, self._policy(timeout, toolset))  # type: ignore[no-any-return]
 
     async def aopenai_responses_outputs(
         self,
@@ -218,10 +217,8 @@ class Toolkit(ToolkitCore[H]):
         toolset: str | None = None,
     ) -> list[dict[str, Any]]:
         """Sync twin of `aopenai_responses_outputs`."""
-        return run_sync(
-            self._round_trip(
-                OpenAIResponses, output_items, ctx, self._policy(timeout, toolset, True)
-            )
+        return self._round_trip_sync(  # type: ignore[no-any-return]
+            OpenAIResponses, output_items, ctx, self._policy(timeout, toolset)
         )
 
     async def aanthropic_tool_results(
@@ -244,9 +241,7 @@ class Toolkit(ToolkitCore[H]):
         toolset: str | None = None,
     ) -> list[dict[str, Any]]:
         """Sync twin of `aanthropic_tool_results`."""
-        return run_sync(
-            self._round_trip(Anthropic, content, ctx, self._policy(timeout, toolset, True))
-        )
+        return self._round_trip_sync(Anthropic, content, ctx, self._policy(timeout, toolset))  # type: ignore[no-any-return]
 
     async def abedrock_tool_results(
         self,
@@ -268,9 +263,7 @@ class Toolkit(ToolkitCore[H]):
         toolset: str | None = None,
     ) -> list[dict[str, Any]]:
         """Sync twin of `abedrock_tool_results`."""
-        return run_sync(
-            self._round_trip(Bedrock, content, ctx, self._policy(timeout, toolset, True))
-        )
+        return self._round_trip_sync(Bedrock, content, ctx, self._policy(timeout, toolset))  # type: ignore[no-any-return]
 
     # -- tool loops (see toolnexus_runtime.loops for the keyword arguments) -------------------
 
@@ -313,7 +306,7 @@ class Toolkit(ToolkitCore[H]):
         return self._conversation(
             OpenAIChat, _messages(messages), {"model": model, **kwargs}, max_turns, tools,
             toolset, tool_timeout, on_tool_call, on_tool_result, context,
-        ).run(client.chat.completions.create)  # fmt: skip
+        ).run(client.chat.completions.create, client)  # fmt: skip
 
     async def arun_openai(
         self,
@@ -334,7 +327,7 @@ class Toolkit(ToolkitCore[H]):
         return await self._conversation(
             OpenAIChat, _messages(messages), {"model": model, **kwargs}, max_turns, tools,
             toolset, tool_timeout, on_tool_call, on_tool_result, context,
-        ).arun(client.chat.completions.create)  # fmt: skip
+        ).arun(client.chat.completions.create, client)  # fmt: skip
 
     def run_openai_responses(
         self,

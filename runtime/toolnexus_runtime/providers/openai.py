@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import inspect
+import json
+import sys
 from collections.abc import Callable, Sequence
+from functools import partial
 from typing import Any
 
 from ..core import RawCall, ToolResult, get
@@ -11,6 +15,7 @@ from ..loops import Conversation, dump, plain, tools_key
 
 class OpenAIChat(Conversation):
     NAME = "openai"
+    official: _Official | None = None
 
     @staticmethod
     def calls(payload: Any) -> list[RawCall]:
@@ -40,30 +45,34 @@ class OpenAIChat(Conversation):
         return [t for t in schemas if allowed is None or t["function"]["name"] in allowed]
 
     def request(self) -> dict[str, Any]:
-        if not self.raw:  # not the official SDK: the arguments as documented
+        if self.official is None:  # not the official SDK: the arguments as documented
             return {**self.base_request, "messages": self.history, **tools_key(self.schemas)}
-        # The official SDK walks `messages` and `tools` through its typed-parameter transform on
-        # every call (each message against every message type: most of a turn's cost, growing
-        # with the history), which changes nothing in JSON values. So they go in extra_body,
-        # which it sends as given and which takes precedence over the named parameters (the
-        # caller's own extra_body keys still win). The body is the same (tested).
-        body = {"messages": self.history, **tools_key(self.schemas)}
-        extra = self.base_request.get("extra_body")
-        if extra:
-            body.update(extra)
-        return {**self.base_request, "messages": [], "extra_body": body}
+        body = {**self.official.body, "messages": self.history, **tools_key(self.schemas)}
+        return {"body": body, "options": self.official.options}
 
     def sender(self, create: Callable[..., Any]) -> tuple[Callable[..., Any], bool]:
-        # The official SDK's `completions.create`: the same request through `with_raw_response`,
-        # so a turn that calls tools is read from its JSON, and the SDK builds its
-        # ChatCompletion for the final turn only.
-        raw = getattr(getattr(create, "__self__", None), "with_raw_response", None)
-        if raw is None or getattr(create, "__name__", None) != "create":
+        # The official SDK: `create` builds the same request, but walks every argument through
+        # its typed-parameter transform (each message against every message type) and wraps
+        # the call in layers that change nothing in JSON values; together about a sixth of a
+        # turn's cost. So the loop sends the body `create` would send through the client's own
+        # `post` (its auth, headers, retries, timeouts, errors, transport), reads tool turns
+        # from the raw JSON, and has the SDK build its ChatCompletion for the final turn only.
+        # The request is the same (tested against create's).
+        self.official = _Official.of(create, self.client, self.base_request)
+        if self.official is None:
             return create, False
         # JSON values from here on (a message object the caller passed is dumped once, as the
-        # SDK would dump it), so the history can go in extra_body (see request()).
+        # SDK would dump it).
         self.history = plain(self.history)
-        return raw.create, True
+        return self.official.send, True
+
+    def read(self, response: Any) -> Any:
+        return json.loads(response.http_response.content) if self.raw else response
+
+    def final(self, response: Any) -> Any:
+        if self.official is None:
+            return response
+        return self.official.completion(response)
 
     def absorb(self, response: Any) -> bool:
         message = get(get(response, "choices")[0], "message")
@@ -89,3 +98,92 @@ def assistant_message(message: Any) -> dict[str, Any]:
     if data.get("tool_calls"):
         kept["tool_calls"] = data["tool_calls"]
     return kept
+
+
+# Keyword arguments of `create` that are request options, not body fields (as the SDK's own
+# make_request_options maps them).
+_OPTIONS = {"extra_headers": "headers", "extra_query": "params", "extra_body": "extra_json"}
+_SIGNATURES: dict[type, frozenset[str]] = {}
+
+
+class _Official:
+    """The official `openai` client's `chat.completions.create`, sent as `create` sends it
+    through the client's public `post` (the SDK's APIResponse: raw JSON, and `parse()` for the
+    SDK's own ChatCompletion)."""
+
+    def __init__(
+        self, send: Callable[..., Any], body: dict[str, Any], options: Any, model: Any
+    ) -> None:
+        self.send = send
+        self.body = body
+        self.options = options
+        self.model = model  # the SDK's ChatCompletion
+
+    def completion(self, response: Any) -> Any:
+        """The SDK's ChatCompletion for a response, as its `parse()` builds it: validated from
+        the JSON in one step when it is valid (what parse() gives for valid data, at a tenth of
+        its cost); otherwise parse() itself (lenient, or the SDK's validation error when the
+        client validates strictly)."""
+        try:
+            completion = self.model.model_validate_json(response.http_response.content)
+        except ValueError:  # pydantic's ValidationError included
+            return response.parse()
+        completion._request_id = response.request_id
+        return completion
+
+    @classmethod
+    def of(
+        cls, create: Callable[..., Any], client: Any, request: dict[str, Any]
+    ) -> _Official | None:
+        resource = getattr(create, "__self__", None)
+        openai = sys.modules.get("openai")
+        post = getattr(client, "post", None)
+        if (
+            openai is None
+            or post is None
+            or getattr(create, "__name__", None) != "create"
+            or not type(resource).__module__.startswith("openai.resources.chat")
+            or not type(client).__module__.startswith("openai")
+        ):
+            return None
+        try:
+            from openai.types.chat import ChatCompletion
+
+            response_type = (
+                openai.AsyncAPIResponse if inspect.iscoroutinefunction(post) else openai.APIResponse
+            )
+        except (ImportError, AttributeError):  # an SDK without them: create as documented
+            return None
+        accepted = _SIGNATURES.get(type(resource))
+        if accepted is None:
+            accepted = frozenset(inspect.signature(create).parameters)
+            _SIGNATURES[type(resource)] = accepted
+        body: dict[str, Any] = {}
+        options: dict[str, Any] = {"security": {"bearer_auth": True}}
+        for key, value in request.items():
+            if key not in accepted:  # what create itself raises
+                raise TypeError(f"create() got an unexpected keyword argument {key!r}")
+            if _omitted(value):
+                continue
+            if key in _OPTIONS:
+                if value is not None:
+                    options[_OPTIONS[key]] = value
+            elif key == "timeout":
+                options["timeout"] = value
+            else:
+                if isinstance(value, type):  # a response_format class: parse() takes those
+                    raise TypeError(
+                        f"{key}={value.__name__} is a class: the tool loop sends "
+                        "chat.completions.create() arguments, which take its JSON schema "
+                        "(chat.completions.parse() is what takes a pydantic class)"
+                    )
+                body[key] = plain(value)
+        send = partial(post, "/chat/completions", cast_to=response_type[ChatCompletion])
+        return cls(send, body, options, ChatCompletion)
+
+
+def _omitted(value: Any) -> bool:
+    """The SDK's "not given" markers (`omit`, `NOT_GIVEN`): left out, as create leaves them."""
+    return type(value).__name__ in ("Omit", "NotGiven") and type(value).__module__.startswith(
+        "openai"
+    )
