@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import socket
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -37,6 +39,7 @@ class Server(ThreadingHTTPServer):
         self.close_after_answer = False
         self.drop_after_reading = False
         self.closed = threading.Event()  # set each time the server closes a connection
+        self.drip: float | None = None  # seconds between the body's bytes (a slow-drip server)
 
     def shutdown_request(self, request: Any) -> None:
         super().shutdown_request(request)
@@ -75,7 +78,16 @@ class Handler(BaseHTTPRequestHandler):
             self.send_header(key, value)
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
-        self.wfile.write(data)
+        if self.server.drip is None:
+            self.wfile.write(data)
+        else:
+            try:
+                for i in range(len(data)):
+                    self.wfile.write(data[i : i + 1])
+                    self.wfile.flush()
+                    time.sleep(self.server.drip)
+            except OSError:  # the client gave up on it
+                self.close_connection = True
         if self.server.close_after_answer:  # as a server whose keep-alive timeout ran out
             self.close_connection = True
 
@@ -278,3 +290,39 @@ def test_an_ipv6_host_without_a_port_keeps_its_address(monkeypatch: pytest.Monke
     with pytest.raises(ConnectionRefusedError):
         client.chat.completions.create(model="m", messages=[])
     assert reached == [("::1", 80)]  # not host "::", port 1
+
+
+def test_an_answer_over_max_response_bytes_is_an_error_read_no_further(server: Server) -> None:
+    client = Client(base_url=server.base_url, api_key="k", max_retries=0, max_response_bytes=1000)
+    server.answers.append((200, {}, {"padding": "x" * 5000}))
+    server.script(["after"])
+    with pytest.raises(APIError, match="max_response_bytes=1000") as caught:
+        client.chat.completions.create(model="m", messages=[])
+    assert caught.value.status == 413
+    # the connection with the rest of that answer on it is not reused
+    answer = client.chat.completions.create(model="m", messages=[])
+    assert answer["choices"][0]["message"]["content"] == "after"
+    assert server.connections == 2
+
+
+def test_a_slow_drip_answer_cannot_hold_the_call_past_its_timeout(server: Server) -> None:
+    client = Client(base_url=server.base_url, api_key="k", max_retries=0, timeout=0.5)
+    server.drip = 0.05  # each read gets a byte well within the timeout; the answer never ends
+    server.answers.append((200, {}, {"padding": "x" * 400}))
+    started = time.monotonic()
+    with pytest.raises(TimeoutError):
+        client.chat.completions.create(model="m", messages=[])
+    assert time.monotonic() - started < 3  # not 400 bytes x 0.05 s = 20 s
+
+
+def test_a_key_in_clear_to_another_machine_is_a_warning(caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.WARNING, logger="toolnexus_runtime"):
+        for url in ("https://api.example.com/v1", "http://127.0.0.1:8000/v1", "http://[::1]/v1"):
+            Client(base_url=url, api_key="sk-secret")
+        Client(base_url="http://localhost:8000/v1", api_key="sk-secret")
+        Client(base_url="http://10.0.0.7:8000/v1")  # no key: nothing to read
+        assert caplog.records == []
+        Client(base_url="http://10.0.0.7:8000/v1", api_key="sk-secret")
+    [record] = caplog.records
+    assert "plain http://" in record.getMessage() and "10.0.0.7" in record.getMessage()
+    assert "sk-secret" not in record.getMessage()

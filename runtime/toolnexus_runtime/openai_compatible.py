@@ -16,13 +16,21 @@ returns the JSON answer as a dict. It retries as the official client does by def
 on a lost connection, 408, 409, 429 and 5xx, waiting `Retry-After` or an exponential backoff.
 Any other error status raises `APIError` with the status and the server's message. No proxies,
 no streaming. `AsyncClient` runs the same requests in a worker thread (`asyncio.to_thread`).
+
+`timeout` bounds each exchange as a whole once the answer's headers are in (a server that drips
+its body a byte at a time cannot hold the call past it; while the headers come in, it bounds each
+read), and an answer over `max_response_bytes` (64 MiB by default) is an `APIError` (413), read
+no further. An API key sent over plain `http://` to a host other than this machine is logged as
+a WARNING on the `toolnexus_runtime` logger: anyone on the path can read it.
 """
 
 from __future__ import annotations
 
 import asyncio
 import http.client
+import ipaddress
 import json
+import logging
 import os
 import random
 import select
@@ -34,6 +42,8 @@ from urllib.parse import urlsplit
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 RETRY_STATUSES = frozenset({408, 409, 429, 500, 502, 503, 504})
+MAX_RESPONSE_BYTES = 64 * 1024 * 1024
+logger = logging.getLogger("toolnexus_runtime")
 
 
 class APIError(Exception):
@@ -50,9 +60,10 @@ class APIError(Exception):
 
 
 class Client:
-    """`Client(base_url=None, api_key=None, *, headers=None, timeout=600.0, max_retries=2)`:
-    base_url and api_key default to OPENAI_BASE_URL and OPENAI_API_KEY, as the official client's
-    do. `client.chat.completions.create(**params)` returns the response's JSON."""
+    """`Client(base_url=None, api_key=None, *, headers=None, timeout=600.0, max_retries=2,
+    max_response_bytes=MAX_RESPONSE_BYTES)`: base_url and api_key default to OPENAI_BASE_URL and
+    OPENAI_API_KEY, as the official client's do. `client.chat.completions.create(**params)`
+    returns the response's JSON."""
 
     def __init__(
         self,
@@ -62,6 +73,7 @@ class Client:
         headers: dict[str, str] | None = None,
         timeout: float = 600.0,
         max_retries: int = 2,
+        max_response_bytes: int = MAX_RESPONSE_BYTES,
     ) -> None:
         url = urlsplit(base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL)
         if url.scheme not in ("http", "https") or not url.hostname:
@@ -76,9 +88,16 @@ class Client:
         self._headers = {"Content-Type": "application/json", "Accept": "application/json"}
         if api_key:
             self._headers["Authorization"] = f"Bearer {api_key}"
+            if not self._https and not _this_machine(url.hostname):
+                logger.warning(
+                    "openai_compatible.Client sends its API key over plain http:// to %s: "
+                    "anyone on the network path can read it; use https:// for a remote server",
+                    url.hostname,
+                )
         self._headers.update(headers or {})
         self.timeout = timeout
         self.max_retries = max_retries
+        self.max_response_bytes = max_response_bytes
         # Idle keep-alive connections: a request takes one (or opens one) and puts it back, so
         # sequential requests share one connection whichever thread makes them.
         self._idle: list[http.client.HTTPConnection] = []
@@ -148,17 +167,46 @@ class Client:
                 if reused:
                     raise _Unsent from exc
                 raise
+            deadline = time.monotonic() + timeout
             response = connection.getresponse()
-            payload = response.read()
+            payload = self._read(connection, response, deadline)
         except BaseException:
             connection.close()
             raise
+        if payload is None:  # over the cap: the rest is never read, the connection dropped
+            connection.close()
+            limit = self.max_response_bytes
+            return 413, None, f"the answer is larger than max_response_bytes={limit}".encode()
         if response.will_close:
             connection.close()
         else:
             with self._lock:
                 self._idle.append(connection)
         return response.status, response.getheader("retry-after"), payload
+
+    def _read(
+        self,
+        connection: http.client.HTTPConnection,
+        response: http.client.HTTPResponse,
+        deadline: float,
+    ) -> bytes | None:
+        """The answer's body, read by the deadline; None past max_response_bytes."""
+        chunks: list[bytes] = []
+        size = 0
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise TimeoutError("the answer did not arrive within the timeout")
+            if connection.sock is not None:
+                connection.sock.settimeout(remaining)
+            chunk = response.read1(65536)
+            if not chunk:
+                response.read()  # b"" once the body is whole; it closes the answer, so the
+                return b"".join(chunks)  # connection can carry the next request
+            size += len(chunk)
+            if size > self.max_response_bytes:
+                return None
+            chunks.append(chunk)
 
     def close(self) -> None:
         """Close the idle connections (a later request opens a new one)."""
@@ -193,6 +241,18 @@ class AsyncClient(Client):
 
     async def _acreate(self, **params: Any) -> Any:
         return await asyncio.to_thread(self._post, params)
+
+
+def _this_machine(host: str) -> bool:
+    """Whether a URL's host is this machine (a key sent there in clear stays on it)."""
+    if host.lower() in ("localhost", "localhost.localdomain") or host.lower().endswith(
+        ".localhost"
+    ):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 def _closed_by_server(connection: http.client.HTTPConnection) -> bool:
