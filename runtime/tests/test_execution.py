@@ -446,3 +446,41 @@ def test_a_sync_round_trip_with_many_calls_keeps_to_max_threads_worker_threads()
     replies = tk.openai_tool_messages(many)
     assert [r["content"] for r in replies] == ["done"] * 12
     assert handlers.most == 2  # worker threads at once: the limit, reached, never passed
+
+
+def test_a_sync_round_trip_sends_its_async_calls_to_the_loop_together_before_its_sync_ones() -> (
+    None
+):
+    # b and c (async) meet on the runtime's loop: only if they run there at once; a (sync,
+    # inline here) waits for them: only if their batch started before it ran.
+    met = threading.Event()
+
+    class Mixed:
+        def __init__(self) -> None:
+            self.arrived: asyncio.Event | None = None
+            self.loops: set[int] = set()
+
+        def a(self, args: Empty, ctx: ToolContext) -> str:
+            return "a saw them" if met.wait(10) else "a waited in vain"
+
+        async def b(self, args: Empty, ctx: ToolContext) -> str:
+            return await self._meet()
+
+        async def c(self, args: Empty, ctx: ToolContext) -> str:
+            return await self._meet()
+
+        async def _meet(self) -> str:
+            self.loops.add(id(asyncio.get_running_loop()))
+            if self.arrived is None:
+                self.arrived = asyncio.Event()
+                await asyncio.wait_for(self.arrived.wait(), 10)
+            else:
+                self.arrived.set()
+                met.set()
+            return "met"
+
+    handlers = Mixed()
+    tk = Toolkit(handlers, tools=tools("a", "b", "c"))
+    replies = tk.openai_tool_messages(THREE_CALLS)
+    assert [r["content"] for r in replies] == ["a saw them", "met", "met"]
+    assert len(handlers.loops) == 1

@@ -34,7 +34,16 @@ from pydantic import BaseModel, ValidationError
 from pydantic_core import to_jsonable_python
 
 from .executors import Executor, SourceOptions, binding_kind, make_executor
-from .portal import Started, capacity_limiter, in_thread, on_portal, run_sync, spawn, within
+from .portal import (
+    Started,
+    capacity_limiter,
+    in_thread,
+    on_portal,
+    run_sync,
+    spawn,
+    submit,
+    within,
+)
 
 if TYPE_CHECKING:
     from anyio import CapacityLimiter
@@ -780,9 +789,9 @@ class ToolkitCore(Generic[H]):
         loops): no hop to the runtime's loop and back for what runs without one. Hooks run in
         this thread in call order (on_tool_call for every call, then on_tool_result for every
         call); sync handlers run here, the first call in this thread and each other one at the
-        same time in a worker thread (at most `max_threads` of them at once); what needs an
-        event loop (an async handler or hook, a timeout) goes to the runtime's loop, as
-        `execute_sync` sends it."""
+        same time in a worker thread (at most `max_threads` of them at once); the calls that
+        need an event loop (async handlers and bound tools, calls under a deadline) go to the
+        runtime's loop together, in one hop, while those run; an async hook runs there too."""
         tool_calls = [ToolCall(name, args, ctx) for name, args, ctx in calls]
         results: list[ToolResult | None] = [None] * len(calls)
         if policy.on_tool_call is not None:
@@ -800,28 +809,44 @@ class ToolkitCore(Generic[H]):
                     available = ", ".join(sorted(policy.tools)) or "(none)"
                     results[i] = unknown_tool(call.name, available)
         waiting = [i for i, result in enumerate(results) if result is None]
-        if waiting:
-            execute, timeout = self.execute_sync, policy.timeout
-            # at most max_threads of them in worker threads at once (a response with thousands
-            # of calls does not start thousands of threads); the next starts as one finishes
-            slots = threading.BoundedSemaphore(self.max_threads)
+        timeout = policy.timeout
+        # What needs an event loop (an async handler, a deadline) goes to the runtime's loop in
+        # one batch, started first; the plain sync calls run meanwhile from this thread.
+        on_loop = [i for i in waiting if self._needs_loop(calls[i][0], timeout)]
+        here = [i for i in waiting if i not in on_loop] if on_loop else waiting
+        batch = None
+        if on_loop:
+            batch = submit(self._execute_batch([calls[i] for i in on_loop], timeout))
+        try:
+            if here:
+                execute = self.execute_sync
+                # at most max_threads in worker threads at once (a response with thousands of
+                # calls does not start thousands of threads); the next starts as one finishes
+                slots = threading.BoundedSemaphore(self.max_threads)
 
-            def in_a_thread(i: int) -> ToolResult:
-                try:
-                    return execute(calls[i][0], calls[i][1], calls[i][2], timeout=timeout)
-                finally:
-                    slots.release()
+                def in_a_thread(i: int) -> ToolResult:
+                    try:
+                        return execute(calls[i][0], calls[i][1], calls[i][2], timeout=timeout)
+                    finally:
+                        slots.release()
 
-            others = []
-            for i in waiting[1:]:
-                slots.acquire()
-                others.append((i, spawn(in_a_thread, i)))
-            first = waiting[0]
-            results[first] = execute(
-                calls[first][0], calls[first][1], calls[first][2], timeout=timeout
-            )
-            for i, future in others:
-                results[i] = future.result()
+                others = []
+                for i in here[1:]:
+                    slots.acquire()
+                    others.append((i, spawn(in_a_thread, i)))
+                first = here[0]
+                results[first] = execute(
+                    calls[first][0], calls[first][1], calls[first][2], timeout=timeout
+                )
+                for i, future in others:
+                    results[i] = future.result()
+            if batch is not None:
+                for i, result in zip(on_loop, batch.result(), strict=True):
+                    results[i] = result
+        except BaseException:
+            if batch is not None:
+                batch.cancel()  # KeyboardInterrupt while waiting: do not leave the work running
+            raise
         done = cast("list[ToolResult]", results)
         if policy.on_tool_result is not None:
             for call, result in zip(tool_calls, done, strict=True):
@@ -829,6 +854,22 @@ class ToolkitCore(Generic[H]):
         if policy.records is not None:
             policy.records.extend(zip(tool_calls, done, strict=True))
         return done
+
+    def _needs_loop(self, name: str, timeout: float | None) -> bool:
+        """Whether a call of this tool runs on an event loop (an async handler or a bound
+        tool, or under a deadline), not inline in a sync caller's thread."""
+        entry = self._entries.get(name)
+        if entry is None:  # an unknown tool: its error result needs no loop
+            return False
+        return entry.is_async or timeout is not None or self.timeout is not None
+
+    async def _execute_batch(
+        self, calls: Sequence[tuple[str, Any, ToolContext]], timeout: float | None
+    ) -> list[ToolResult]:
+        """Calls at once on the runtime's loop, for a sync caller (a sync handler under a
+        deadline in a worker thread: the loop is shared)."""
+        pending = (self.execute(n, a, c, timeout=timeout, offload=True) for n, a, c in calls)
+        return list(await asyncio.gather(*pending))
 
     # -- provider round trips ----------------------------------------------------------------
 

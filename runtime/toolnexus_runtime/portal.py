@@ -119,10 +119,15 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=PORTALS.forget)
 
 
+def submit(coro: Coroutine[Any, Any, T]) -> concurrent.futures.Future[T]:
+    """Start `coro` on the runtime's loop for this thread; its result comes in the future."""
+    depth = getattr(_here, "depth", -1) + 1
+    return asyncio.run_coroutine_threadsafe(coro, PORTALS.at(depth).loop())
+
+
 def run_sync(coro: Coroutine[Any, Any, T]) -> T:
     """Run `coro` to completion on the runtime's loop for this thread and return its result."""
-    depth = getattr(_here, "depth", -1) + 1
-    future = asyncio.run_coroutine_threadsafe(coro, PORTALS.at(depth).loop())
+    future = submit(coro)
     try:
         return future.result()
     except BaseException:
