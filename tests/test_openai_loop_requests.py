@@ -300,3 +300,34 @@ def test_an_answer_outside_the_types_is_built_leniently_or_refused_as_the_sdk_do
     strict = Recorder([], answer=odd).client(_strict_response_validation=True)
     with pytest.raises(openai.APIResponseValidationError):
         tk.run_openai(strict, model="m", messages="hi")
+
+
+@pytest.mark.parametrize("where", ["class", "client"])
+def test_an_instrumented_create_is_called_so_tracing_still_sees_every_turn(
+    tk: Any, pkg: Any, where: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Tracing libraries (OpenTelemetry's and Langfuse's OpenAI instrumentation) wrap
+    `Completions.create`: the loop calls it then, every turn, with the documented arguments."""
+    import functools
+
+    from openai.resources.chat.completions.completions import Completions
+
+    seen: list[dict[str, Any]] = []
+    original = Completions.create
+    recorder = Recorder(SCRIPT)
+    client = recorder.client()
+
+    @functools.wraps(original)
+    def traced(self: Any, *args: Any, **kwargs: Any) -> Any:
+        seen.append({**kwargs, "messages": list(kwargs["messages"])})  # as it was then
+        return original(self, *args, **kwargs)
+
+    if where == "class":
+        monkeypatch.setattr(Completions, "create", traced)
+    else:
+        client.chat.completions.create = functools.partial(traced, client.chat.completions)
+    run = tk.run_openai(client, model="m", messages="Weather in Chennai?", temperature=0.5)
+    assert len(seen) == 3 and all(kw["tools"] == pkg.to_openai() for kw in seen)
+    assert [len(kw["messages"]) for kw in seen] == [1, 4, 6]
+    assert recorder.script.requests[-1]["temperature"] == 0.5
+    assert run.response.choices[0].message.content == SCRIPT[-1]

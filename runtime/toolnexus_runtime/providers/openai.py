@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import inspect
 import json
+import os
 import sys
 from collections.abc import Callable, Sequence
 from functools import partial
+from types import FunctionType, MethodType
 from typing import Any
 
 from ..core import RawCall, ToolResult, get
@@ -104,6 +106,7 @@ def assistant_message(message: Any) -> dict[str, Any]:
 # make_request_options maps them).
 _OPTIONS = {"extra_headers": "headers", "extra_query": "params", "extra_body": "extra_json"}
 _SIGNATURES: dict[type, frozenset[str]] = {}
+_SDK_FUNCTIONS: dict[FunctionType, bool] = {}
 
 
 class _Official:
@@ -141,7 +144,7 @@ class _Official:
         if (
             openai is None
             or post is None
-            or getattr(create, "__name__", None) != "create"
+            or not _sdk_method(create, resource)
             or not type(resource).__module__.startswith("openai.resources.chat")
             or not type(client).__module__.startswith("openai")
         ):
@@ -180,6 +183,30 @@ class _Official:
                 body[key] = plain(value)
         send = partial(post, "/chat/completions", cast_to=response_type[ChatCompletion])
         return cls(send, body, options, ChatCompletion)
+
+
+def _sdk_method(create: Callable[..., Any], resource: Any) -> bool:
+    """Whether `create` is the SDK's own method, not wrapped. Tracing and logging libraries
+    (OpenTelemetry's and Langfuse's OpenAI instrumentation, a wrapper of your own) patch
+    `Completions.create`, on the class or the client: the loop then calls `create` itself, so
+    what they record and change still happens."""
+    function = getattr(type(resource), "__dict__", {}).get("create")
+    openai = sys.modules.get("openai")
+    if (
+        openai is None
+        or type(create) is not MethodType
+        or type(function) is not FunctionType  # not a proxy (wrapt's pass isinstance checks)
+        or create.__func__ is not function
+    ):
+        return False
+    own = _SDK_FUNCTIONS.get(function)
+    if own is None:
+        # Its code is the SDK's own (a functools.wraps wrapper copies the name and module, not
+        # the code).
+        package = os.path.dirname(os.path.abspath(openai.__file__ or "")) + os.sep
+        own = os.path.abspath(function.__code__.co_filename).startswith(package)
+        _SDK_FUNCTIONS[function] = own
+    return own
 
 
 def _omitted(value: Any) -> bool:
