@@ -228,6 +228,53 @@ def test_url_query_and_headers_are_what_create_sends(tk: Any, pkg: Any) -> None:
     assert loop_side.script.requests == by_hand.script.requests
 
 
+def _kwarg_sets() -> list[dict[str, Any]]:
+    import httpx2
+    import openai
+
+    return [
+        {"extra_headers": {"X-Stainless-Lang": openai.omit, "X-Other": "1"}},  # removes one
+        {"timeout": httpx2.Timeout(3.0, connect=1.0), "max_completion_tokens": 9},
+        {"timeout": None, "n": 2, "metadata": {"k": "v"}, "stream": False},
+        {"extra_body": {"messages": [{"role": "user", "content": "theirs"}]}, "seed": 3},
+        {"extra_query": {"a": "1"}, "extra_headers": None, "extra_body": None},
+        {"tool_choice": "required", "parallel_tool_calls": False, "user": "u-1"},
+    ]
+
+
+@pytest.mark.parametrize("index", range(6))
+def test_other_keyword_sets_send_what_create_sends(tk: Any, pkg: Any, index: int) -> None:
+    kwargs = _kwarg_sets()[index]
+    defaults = {"default_headers": {"X-App": "a"}, "default_query": {"q": "d"}, "max_retries": 0}
+    loop_side, by_hand = Recorder(["done"]), Recorder(["done"])
+    tk.run_openai(loop_side.client(**defaults), model="m", messages="hi", **kwargs)
+    by_hand.client(**defaults).chat.completions.create(
+        model="m", messages=[{"role": "user", "content": "hi"}], tools=pkg.to_openai(), **kwargs
+    )
+    assert loop_side.seen == by_hand.seen
+    assert loop_side.script.requests == by_hand.script.requests
+
+
+def test_an_error_status_raises_the_sdks_own_error_after_its_retries(tk: Any) -> None:
+    import httpx2
+    import openai
+
+    statuses = [429, 400]
+    seen: list[int] = []
+
+    def answer(request: Any) -> Any:
+        status = statuses.pop(0)
+        seen.append(status)
+        error = {"error": {"message": f"nope {status}", "type": "invalid_request_error"}}
+        return httpx2.Response(status, json=error, headers={"retry-after-ms": "1"})
+
+    http = httpx2.Client(transport=httpx2.MockTransport(answer))
+    client = openai.OpenAI(api_key="k", base_url=f"{scripted.BASE}/v1", http_client=http)
+    with pytest.raises(openai.BadRequestError, match="nope 400"):
+        tk.run_openai(client, model="m", messages="hi")
+    assert seen == [429, 400]  # retried once on 429, as create is
+
+
 def test_an_azure_client_gets_its_deployment_url_as_create_does(tk: Any, pkg: Any) -> None:
     import openai
 
