@@ -381,6 +381,38 @@ def test_a_sync_round_trip_runs_its_first_call_here_and_the_others_alongside_in_
     assert meeting.values == {"a": "req-7", "b": "req-7", "c": "req-7"}  # the caller's context
 
 
+def test_a_handlers_context_changes_stay_out_of_the_callers_as_in_the_async_twin() -> None:
+    class Setting:
+        def a(self, args: Empty, ctx: ToolContext) -> str:
+            seen = REQUEST.get()
+            REQUEST.set("set by a")
+            return seen
+
+        def b(self, args: Empty, ctx: ToolContext) -> str:
+            seen = REQUEST.get()
+            REQUEST.set("set by b")
+            return seen
+
+        def c(self, args: Empty, ctx: ToolContext) -> str:
+            return REQUEST.get()
+
+    tk = Toolkit(Setting(), tools=tools("a", "b", "c"))
+
+    async def in_the_async_twin() -> tuple[list[str], str]:
+        replies = await tk.aopenai_tool_messages(THREE_CALLS)
+        return [r["content"] for r in replies], REQUEST.get()
+
+    token = REQUEST.set("req-8")
+    try:
+        replies = tk.openai_tool_messages(THREE_CALLS)
+        after = REQUEST.get()
+        asynchronous, after_async = asyncio.run(in_the_async_twin())
+    finally:
+        REQUEST.reset(token)
+    assert [r["content"] for r in replies] == ["req-8"] * 3 == asynchronous
+    assert after == after_async == "req-8"
+
+
 def test_an_async_round_trip_runs_its_first_call_on_the_loop_and_starts_the_others_first() -> None:
     # The first call blocks the loop (a sync handler inline, as a lone call runs) until the
     # others meet it: they can only if their threads were started before it ran.
