@@ -5,6 +5,7 @@ retries, error statuses, and a keep-alive connection the server closed while idl
 from __future__ import annotations
 
 import asyncio
+import http.client
 import json
 import logging
 import socket
@@ -40,6 +41,7 @@ class Server(ThreadingHTTPServer):
         self.drop_after_reading = False
         self.closed = threading.Event()  # set each time the server closes a connection
         self.drip: float | None = None  # seconds between the body's bytes (a slow-drip server)
+        self.cut: int | None = None  # bytes of the next body sent before the server goes away
 
     def shutdown_request(self, request: Any) -> None:
         super().shutdown_request(request)
@@ -78,7 +80,11 @@ class Handler(BaseHTTPRequestHandler):
             self.send_header(key, value)
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
-        if self.server.drip is None:
+        if self.server.cut is not None:  # the server went away in the middle of the body
+            self.wfile.write(data[: self.server.cut])
+            self.server.cut = None
+            self.close_connection = True
+        elif self.server.drip is None:
             self.wfile.write(data)
         else:
             try:
@@ -315,6 +321,25 @@ def test_a_slow_drip_answer_cannot_hold_the_call_past_its_timeout(server: Server
     assert time.monotonic() - started < 3  # not 400 bytes x 0.05 s = 20 s
 
 
+def test_an_answer_cut_short_by_the_server_is_a_lost_connection_not_an_answer(
+    server: Server,
+) -> None:
+    # Content-Length says more than came before the server closed the connection: the answer
+    # is incomplete (retried as a lost connection is), not a JSON error to give up on.
+    client = Client(base_url=server.base_url, api_key="k", max_retries=1)
+    server.script(["whole"])
+    server.answers.append(server.answers[0])
+    server.cut = 40
+    answer = client.chat.completions.create(model="m", messages=[])
+    assert answer["choices"][0]["message"]["content"] == "whole"
+    assert len(server.requests) == 2
+    server.script(["cut"])
+    server.cut = 40
+    once = Client(base_url=server.base_url, api_key="k", max_retries=0)
+    with pytest.raises(http.client.IncompleteRead):
+        once.chat.completions.create(model="m", messages=[])
+
+
 def test_a_key_in_clear_to_another_machine_is_a_warning(caplog: pytest.LogCaptureFixture) -> None:
     with caplog.at_level(logging.WARNING, logger="toolnexus_runtime"):
         for url in ("https://api.example.com/v1", "http://127.0.0.1:8000/v1", "http://[::1]/v1"):
@@ -326,3 +351,18 @@ def test_a_key_in_clear_to_another_machine_is_a_warning(caplog: pytest.LogCaptur
     [record] = caplog.records
     assert "plain http://" in record.getMessage() and "10.0.0.7" in record.getMessage()
     assert "sk-secret" not in record.getMessage()
+
+
+def test_a_key_in_headers_in_clear_is_a_warning_and_this_machines_names_are_not(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    with caplog.at_level(logging.WARNING, logger="toolnexus_runtime"):
+        for url in ("http://localhost.:8000/v1", "http://[::ffff:127.0.0.1]:8000/v1"):
+            Client(base_url=url, api_key="sk-secret")
+        Client(base_url="http://10.0.0.7/v1", headers={"X-Trace": "t1"})  # no key in them
+        assert caplog.records == []
+        Client(base_url="http://10.0.0.7/v1", headers={"api-key": "sk-secret"})  # Azure's
+        Client(base_url="http://10.0.0.8/v1", headers={"Authorization": "Bearer sk-secret"})
+    assert ["10.0.0.7" in r.getMessage() for r in caplog.records] == [True, False]
+    assert all("plain http://" in r.getMessage() for r in caplog.records)
+    assert all("sk-secret" not in r.getMessage() for r in caplog.records)

@@ -381,6 +381,38 @@ def test_a_sync_round_trip_runs_its_first_call_here_and_the_others_alongside_in_
     assert meeting.values == {"a": "req-7", "b": "req-7", "c": "req-7"}  # the caller's context
 
 
+def test_a_handlers_context_changes_stay_out_of_the_callers_as_in_the_async_twin() -> None:
+    class Setting:
+        def a(self, args: Empty, ctx: ToolContext) -> str:
+            seen = REQUEST.get()
+            REQUEST.set("set by a")
+            return seen
+
+        def b(self, args: Empty, ctx: ToolContext) -> str:
+            seen = REQUEST.get()
+            REQUEST.set("set by b")
+            return seen
+
+        def c(self, args: Empty, ctx: ToolContext) -> str:
+            return REQUEST.get()
+
+    tk = Toolkit(Setting(), tools=tools("a", "b", "c"))
+
+    async def in_the_async_twin() -> tuple[list[str], str]:
+        replies = await tk.aopenai_tool_messages(THREE_CALLS)
+        return [r["content"] for r in replies], REQUEST.get()
+
+    token = REQUEST.set("req-8")
+    try:
+        replies = tk.openai_tool_messages(THREE_CALLS)
+        after = REQUEST.get()
+        asynchronous, after_async = asyncio.run(in_the_async_twin())
+    finally:
+        REQUEST.reset(token)
+    assert [r["content"] for r in replies] == ["req-8"] * 3 == asynchronous
+    assert after == after_async == "req-8"
+
+
 def test_an_async_round_trip_runs_its_first_call_on_the_loop_and_starts_the_others_first() -> None:
     # The first call blocks the loop (a sync handler inline, as a lone call runs) until the
     # others meet it: they can only if their threads were started before it ran.
@@ -484,3 +516,101 @@ def test_a_sync_round_trip_sends_its_async_calls_to_the_loop_together_before_its
     replies = tk.openai_tool_messages(THREE_CALLS)
     assert [r["content"] for r in replies] == ["a saw them", "met", "met"]
     assert len(handlers.loops) == 1
+
+
+# -- what a handler raises that is not an Exception, on the runtime's loop ------------------------
+
+STOPPING = """
+import asyncio, sys
+from pydantic import BaseModel
+from toolnexus_runtime import Toolkit, ToolSpec
+
+class Empty(BaseModel):
+    pass
+
+class Handlers:
+    async def quit(self, args, ctx):
+        raise SystemExit(3)
+
+    def interrupt(self, args, ctx):
+        raise KeyboardInterrupt
+
+    async def fine(self, args, ctx):
+        return "fine"
+
+TK = Toolkit(Handlers(), tools={n: ToolSpec(n, Empty, n) for n in ("quit", "interrupt", "fine")})
+for name, timeout in (("quit", None), ("interrupt", 5), ("quit", 5)):
+    try:
+        TK.execute_sync(name, {}, timeout=timeout)
+    except BaseException as exc:
+        print(name, type(exc).__name__)
+    print(TK.execute_sync("fine", {}).output)
+    sys.stdout.flush()
+"""
+
+
+def test_system_exit_or_keyboard_interrupt_on_the_runtimes_loop_leaves_it_serving() -> None:
+    # An async handler, or a sync one under a deadline (a worker thread of the runtime's loop):
+    # asyncio re-raises such an exception out of the loop, which stopped it for good, so the
+    # call and every later one waited forever.
+    try:
+        done = run_script(STOPPING, timeout=30)
+    except subprocess.TimeoutExpired:
+        pytest.fail("a call on the runtime's loop never returned")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [
+        "quit SystemExit",
+        "fine",
+        "interrupt KeyboardInterrupt",
+        "fine",
+        "quit SystemExit",
+        "fine",
+    ]
+
+
+NESTED_IN_A_WORKER = """
+import sys
+from pydantic import BaseModel
+from toolnexus_runtime import Toolkit, ToolSpec
+
+class Empty(BaseModel):
+    pass
+
+def message(*names):
+    return {"role": "assistant", "tool_calls": [
+        {"id": n, "type": "function", "function": {"name": n, "arguments": "{}"}} for n in names
+    ]}
+
+class Handlers:
+    async def round_trip(self, args, ctx):  # on the runtime's loop, blocking it meanwhile
+        replies = TK.openai_tool_messages(message("plain", "nested", "leaf"))
+        return ",".join(r["content"] for r in replies)
+
+    async def under_deadline(self, args, ctx):
+        return TK.execute_sync("nested", {}, timeout=5).output
+
+    def plain(self, args, ctx):
+        return "plain"
+
+    def nested(self, args, ctx):  # a worker thread's: it calls a sync entry point
+        return "nested>" + TK.execute_sync("leaf", {}).output
+
+    async def leaf(self, args, ctx):
+        return "leaf"
+
+names = ("round_trip", "under_deadline", "plain", "nested", "leaf")
+TK = Toolkit(Handlers(), tools={n: ToolSpec(n, Empty, n) for n in names})
+for name in ("round_trip", "under_deadline"):
+    print(TK.execute_sync(name, {}, timeout=10).output)
+    sys.stdout.flush()
+"""
+
+
+def test_a_sync_call_from_a_worker_thread_started_on_the_runtimes_loop_completes() -> None:
+    # The worker thread's sync call went to the outermost loop, the one its own caller blocks.
+    try:
+        done = run_script(NESTED_IN_A_WORKER, timeout=30)
+    except subprocess.TimeoutExpired:
+        pytest.fail("a nested call from a worker thread deadlocked")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["plain,nested>leaf,leaf", "nested>leaf"]

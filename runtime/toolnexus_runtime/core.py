@@ -15,6 +15,7 @@ a worker thread. Both entry points share `_start` and `_run`, so a fix lands onc
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import json
 import logging
 import threading
@@ -835,8 +836,10 @@ class ToolkitCore(Generic[H]):
                     slots.acquire()
                     others.append((i, spawn(in_a_thread, i)))
                 first = here[0]
-                results[first] = execute(
-                    calls[first][0], calls[first][1], calls[first][2], timeout=timeout
+                # in a copy of this context, as each of the others runs (and each call of the
+                # async twin): what a handler sets there does not leak into the caller's
+                results[first] = contextvars.copy_context().run(
+                    execute, calls[first][0], calls[first][1], calls[first][2], timeout=timeout
                 )
                 for i, future in others:
                     results[i] = future.result()

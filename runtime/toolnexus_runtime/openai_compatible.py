@@ -20,7 +20,8 @@ no streaming. `AsyncClient` runs the same requests in a worker thread (`asyncio.
 `timeout` bounds each exchange as a whole once the answer's headers are in (a server that drips
 its body a byte at a time cannot hold the call past it; while the headers come in, it bounds each
 read), and an answer over `max_response_bytes` (64 MiB by default) is an `APIError` (413), read
-no further. An API key sent over plain `http://` to a host other than this machine is logged as
+no further. An API key (`api_key`, or an Authorization, api-key or x-api-key header in `headers`)
+sent over plain `http://` to a host other than this machine is logged as
 a WARNING on the `toolnexus_runtime` logger: anyone on the path can read it.
 """
 
@@ -43,6 +44,7 @@ from urllib.parse import urlsplit
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 RETRY_STATUSES = frozenset({408, 409, 429, 500, 502, 503, 504})
 MAX_RESPONSE_BYTES = 64 * 1024 * 1024
+_KEY_HEADERS = frozenset({"authorization", "api-key", "x-api-key"})
 logger = logging.getLogger("toolnexus_runtime")
 
 
@@ -88,13 +90,15 @@ class Client:
         self._headers = {"Content-Type": "application/json", "Accept": "application/json"}
         if api_key:
             self._headers["Authorization"] = f"Bearer {api_key}"
-            if not self._https and not _this_machine(url.hostname):
-                logger.warning(
-                    "openai_compatible.Client sends its API key over plain http:// to %s: "
-                    "anyone on the network path can read it; use https:// for a remote server",
-                    url.hostname,
-                )
         self._headers.update(headers or {})
+        # the key from api_key, or in headers= (a gateway's own header, Azure's api-key)
+        keyed = any(name.lower() in _KEY_HEADERS for name in self._headers)
+        if keyed and not self._https and not _this_machine(url.hostname):
+            logger.warning(
+                "openai_compatible.Client sends its API key over plain http:// to %s: "
+                "anyone on the network path can read it; use https:// for a remote server",
+                url.hostname,
+            )
         self.timeout = timeout
         self.max_retries = max_retries
         self.max_response_bytes = max_response_bytes
@@ -201,6 +205,9 @@ class Client:
                 connection.sock.settimeout(remaining)
             chunk = response.read1(65536)
             if not chunk:
+                if response.length:  # read1 does not check what read() does: the server
+                    # closed the connection before the Content-Length it announced
+                    raise http.client.IncompleteRead(b"".join(chunks), response.length)
                 response.read()  # b"" once the body is whole; it closes the answer, so the
                 return b"".join(chunks)  # connection can carry the next request
             size += len(chunk)
@@ -245,14 +252,15 @@ class AsyncClient(Client):
 
 def _this_machine(host: str) -> bool:
     """Whether a URL's host is this machine (a key sent there in clear stays on it)."""
-    if host.lower() in ("localhost", "localhost.localdomain") or host.lower().endswith(
-        ".localhost"
-    ):
+    name = host.lower().rstrip(".")  # "localhost." is the same name, fully qualified
+    if name in ("localhost", "localhost.localdomain") or name.endswith(".localhost"):
         return True
     try:
-        return ipaddress.ip_address(host).is_loopback
+        address = ipaddress.ip_address(name)
     except ValueError:
         return False
+    mapped = getattr(address, "ipv4_mapped", None)  # ::ffff:127.0.0.1 (not loopback before 3.13)
+    return address.is_loopback or (mapped is not None and mapped.is_loopback)
 
 
 def _closed_by_server(connection: http.client.HTTPConnection) -> bool:

@@ -6,7 +6,9 @@
   calls and loop turns. Called from any thread but a portal's, it uses the shared loop (depth 0).
   Called from a portal's own thread (a handler on that loop calling a sync entry point, which
   blocks the loop until it returns) it uses the loop one depth further down, long-lived too, so
-  nested sync calls complete at any depth and each depth keeps its loop.
+  nested sync calls complete at any depth and each depth keeps its loop. A worker thread started
+  from a portal's thread counts as that portal's for this (`_depth`). A KeyboardInterrupt or
+  SystemExit a handler raises on a portal reaches its caller; the loop serves on.
 - `in_thread(fn, ...)` runs a sync handler in a worker thread under a capacity limiter: at most
   that many run at once; the others wait for a slot. A call given up at its deadline frees its
   slot at once, while its thread runs on until the handler returns (Python cannot stop a
@@ -69,7 +71,17 @@ class _Portal:
                 def serve() -> None:
                     _here.depth = self.depth
                     asyncio.set_event_loop(new)
-                    new.run_until_complete(main())
+                    root = new.create_task(main())
+                    while True:
+                        try:
+                            new.run_until_complete(root)
+                            return
+                        except (KeyboardInterrupt, SystemExit):
+                            # A handler raised it in a task here: asyncio settles that task
+                            # with it, then re-raises it out of the loop. The caller hears of
+                            # it through its future; the loop serves on (stopped, every later
+                            # call on it would wait forever).
+                            continue
 
                 name = f"toolnexus-portal-{self.depth}" if self.depth else "toolnexus-portal"
                 thread = threading.Thread(target=serve, name=name, daemon=True)
@@ -119,9 +131,32 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=PORTALS.forget)
 
 
+def _depth() -> int | None:
+    """The depth of the portal this thread serves, or, in a worker thread, of the portal whose
+    thread started its call (None: neither)."""
+    return getattr(_here, "depth", getattr(_here, "started_from", None))
+
+
+def _from(depth: int | None, call: Callable[[], T]) -> Callable[[], T]:
+    """`call`, to run in a worker thread as if from the thread at `depth` (see `_depth`): a sync
+    entry point it calls uses the loop one further down, not the one its starter blocks."""
+    if depth is None:
+        return call
+
+    def from_depth() -> T:
+        _here.started_from = depth
+        try:
+            return call()
+        finally:
+            del _here.started_from
+
+    return from_depth
+
+
 def submit(coro: Coroutine[Any, Any, T]) -> concurrent.futures.Future[T]:
     """Start `coro` on the runtime's loop for this thread; its result comes in the future."""
-    depth = getattr(_here, "depth", -1) + 1
+    depth = _depth()
+    depth = 0 if depth is None else depth + 1
     return asyncio.run_coroutine_threadsafe(coro, PORTALS.at(depth).loop())
 
 
@@ -183,7 +218,8 @@ async def in_thread(
         await limiter.acquire()
     try:
         future: asyncio.Future[T] = loop.create_future()
-        WORKERS.submit(loop, future, contextvars.copy_context().run, call)
+        job = _from(_depth(), call)
+        WORKERS.submit(loop, future, contextvars.copy_context().run, job)
         return await future
     finally:
         limiter.release()
@@ -284,7 +320,7 @@ def spawn(fn: Callable[..., T], *args: Any, **kwargs: Any) -> concurrent.futures
     """`fn(*args, **kwargs)` in one of the worker threads, from a thread with no event loop;
     the caller's context variables go with it."""
     future: concurrent.futures.Future[T] = concurrent.futures.Future()
-    call = partial(fn, *args, **kwargs)
+    call = _from(_depth(), partial(fn, *args, **kwargs))
     WORKERS.submit(_Direct, future, contextvars.copy_context().run, call)  # type: ignore[arg-type]
     return future
 
