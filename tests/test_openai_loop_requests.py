@@ -378,3 +378,14 @@ def test_an_instrumented_create_is_called_so_tracing_still_sees_every_turn(
     assert [len(kw["messages"]) for kw in seen] == [1, 4, 6]
     assert recorder.script.requests[-1]["temperature"] == 0.5
     assert run.response.choices[0].message.content == SCRIPT[-1]
+
+
+def test_a_strict_client_validates_tool_turns_too_as_create_would(tk: Any) -> None:
+    import openai
+
+    odd = scripted.openai_chat([("c1", "now", {})])
+    odd["created"] = "yesterday"  # a tool turn outside the SDK's types
+    recorder = Recorder([], answer=odd)
+    with pytest.raises(openai.APIResponseValidationError):
+        tk.run_openai(recorder.client(_strict_response_validation=True), model="m", messages="hi")
+    assert len(recorder.seen) == 1  # refused at the first turn, no tool run on it

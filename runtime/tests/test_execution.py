@@ -9,6 +9,7 @@ that beat its deadline, and sync handlers with no bound on their threads.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import functools
 import logging
 import subprocess
@@ -356,7 +357,7 @@ class Meeting:
         return self._meet(ctx)
 
 
-REQUEST: Any = __import__("contextvars").ContextVar("request", default="none")
+REQUEST: contextvars.ContextVar[str] = contextvars.ContextVar("request", default="none")
 THREE_CALLS = {
     "role": "assistant",
     "tool_calls": [

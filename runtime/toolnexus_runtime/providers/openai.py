@@ -69,7 +69,11 @@ class OpenAIChat(Conversation):
         return self.official.send, True
 
     def read(self, response: Any) -> Any:
-        return json.loads(response.http_response.content) if self.raw else response
+        if not self.raw:
+            return response
+        if self.official is not None and self.official.strict:
+            self.official.completion(response)  # every turn validated, as create would
+        return json.loads(response.http_response.content)
 
     def final(self, response: Any) -> Any:
         if self.official is None:
@@ -121,6 +125,7 @@ class _Official:
         self.body = body
         self.options = options
         self.model = model  # the SDK's ChatCompletion
+        self.strict = False  # the client validates every response (_strict_response_validation)
 
     def completion(self, response: Any) -> Any:
         """The SDK's ChatCompletion for a response, as its `parse()` builds it: validated from
@@ -182,7 +187,9 @@ class _Official:
                     )
                 body[key] = plain(value)
         send = partial(post, "/chat/completions", cast_to=response_type[ChatCompletion])
-        return cls(send, body, options, ChatCompletion)
+        official = cls(send, body, options, ChatCompletion)
+        official.strict = getattr(client, "_strict_response_validation", False) is True
+        return official
 
 
 def _sdk_method(create: Callable[..., Any], resource: Any) -> bool:
