@@ -339,11 +339,13 @@ def test_an_answer_outside_the_types_is_built_leniently_or_refused_as_the_sdk_do
 ) -> None:
     import openai
 
-    odd = scripted.openai_chat("fine")
-    odd["created"] = "yesterday"  # not an int: validation fails, parse() builds it anyway
-    run = tk.run_openai(Recorder([], answer=odd).client(), model="m", messages="hi")
-    assert run.response.created == "yesterday"
-    assert run.response.choices[0].message.content == "fine"
+    for created in ("yesterday", "123"):  # not an int; the second one coercible to one
+        odd = scripted.openai_chat("fine")
+        odd["created"] = created
+        run = tk.run_openai(Recorder([], answer=odd).client(), model="m", messages="hi")
+        assert run.response.created == created  # as parse() keeps it, not coerced
+        assert run.response.choices[0].message.content == "fine"
+    odd["created"] = "yesterday"
     strict = Recorder([], answer=odd).client(_strict_response_validation=True)
     with pytest.raises(openai.APIResponseValidationError):
         tk.run_openai(strict, model="m", messages="hi")
