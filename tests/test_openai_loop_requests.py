@@ -408,12 +408,27 @@ def test_an_instrumented_create_is_called_so_tracing_still_sees_every_turn(
     assert run.response.choices[0].message.content == SCRIPT[-1]
 
 
-def test_a_strict_client_validates_tool_turns_too_as_create_would(tk: Any) -> None:
+@pytest.mark.parametrize("asynchronous", [False, True])
+def test_a_strict_client_validates_tool_turns_too_as_create_would(
+    tk: Any, asynchronous: bool
+) -> None:
+    import httpx2
     import openai
 
     odd = scripted.openai_chat([("c1", "now", {})])
     odd["created"] = "yesterday"  # a tool turn outside the SDK's types
     recorder = Recorder([], answer=odd)
     with pytest.raises(openai.APIResponseValidationError):
-        tk.run_openai(recorder.client(_strict_response_validation=True), model="m", messages="hi")
+        if asynchronous:  # its parse() is a coroutine: it was never awaited, the turn unchecked
+            http = httpx2.AsyncClient(transport=httpx2.MockTransport(recorder))
+            client = openai.AsyncOpenAI(
+                api_key="k",
+                base_url=f"{scripted.BASE}/v1",
+                http_client=http,
+                _strict_response_validation=True,
+            )
+            asyncio.run(tk.arun_openai(client, model="m", messages="hi"))
+        else:
+            client = recorder.client(_strict_response_validation=True)
+            tk.run_openai(client, model="m", messages="hi")
     assert len(recorder.seen) == 1  # refused at the first turn, no tool run on it

@@ -220,6 +220,10 @@ class Conversation:
         that asked for it)."""
         return response
 
+    async def aread(self, response: Any) -> Any:
+        """read() in the async loop (where checking a raw response may need an await)."""
+        return self.read(response)
+
     def final(self, response: Any) -> Any:
         """The response object a RunResult holds (the SDK's own, also when read raw)."""
         return response.parse() if self.raw else response
@@ -248,7 +252,7 @@ class Conversation:
         response = None
         for turn in range(1, self.max_turns + 1):
             response = await send(**self.request())
-            data = self.read(response)
+            data = await self.aread(response)
             if not self.absorb(data):
                 final = await _maybe(self.final(response))  # openai's parse() may become async
                 return RunResult(final, self.history, turn, self.records)

@@ -75,6 +75,15 @@ class OpenAIChat(Conversation):
             self.official.completion(response)  # every turn validated, as create would
         return json.loads(response.http_response.content)
 
+    async def aread(self, response: Any) -> Any:
+        if self.raw and self.official is not None and self.official.strict:
+            # an AsyncAPIResponse's parse() is a coroutine: awaited, or the turn went unchecked
+            checked = self.official.completion(response)
+            if inspect.isawaitable(checked):
+                await checked
+            return json.loads(response.http_response.content)
+        return self.read(response)
+
     def final(self, response: Any) -> Any:
         if self.official is None:
             return response
