@@ -843,7 +843,13 @@ class ToolkitCore(Generic[H]):
                 others = []
                 for i in here[1:]:
                     slots.acquire()
-                    others.append((i, contexts[i].run(spawn, in_a_thread, i)))
+                    try:
+                        future = contexts[i].run(spawn, in_a_thread, i)
+                    except Exception as exc:  # noqa: BLE001 (no thread to be had: that call fails, as in the async twin)
+                        slots.release()
+                        results[i] = self._failed(calls[i][0], exc, calls[i][2])
+                        continue
+                    others.append((i, future))
                 first = here[0]
                 results[first] = contexts[first].run(
                     execute, calls[first][0], calls[first][1], calls[first][2], timeout=timeout
