@@ -7,6 +7,7 @@ boto3 gets botocore's Stubber (which validates every Converse request against th
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import sys
 import threading
 import typing
@@ -333,6 +334,53 @@ def test_a_sync_loop_runs_its_hooks_in_the_calling_thread_in_call_order(
         ("result", "now:False", here),
     ]
     assert [call.name for call, _ in result.tool_calls] == ["get_weather", "now"]
+
+
+SPAN: contextvars.ContextVar[str] = contextvars.ContextVar("span", default="none")
+
+
+@pytest.mark.parametrize("asynchronous", [False, True])
+def test_what_on_tool_call_sets_in_a_context_variable_reaches_that_calls_handler_only(
+    pkg: Any, asynchronous: bool
+) -> None:
+    # A tracing hook sets the call's span in on_tool_call and reads it in on_tool_result: each
+    # call's handler and on_tool_result see that call's value (as in its task in the async
+    # loop), whether the handler runs inline, in a worker thread or on the runtime's loop; the
+    # caller's context is left as it was. The sync loop ran every handler under the last
+    # call's span and left it set in the caller's context.
+    class Handlers(pkg.ToolHandlers):  # type: ignore[name-defined,misc]
+        def get_weather(self, args: Any, ctx: Any) -> str:
+            return SPAN.get()
+
+        def now(self, args: Any, ctx: Any) -> str:
+            return SPAN.get()
+
+        async def slow(self, args: Any, ctx: Any) -> str:
+            return SPAN.get()
+
+    ended: list[tuple[str, str]] = []
+
+    def before(call: Any) -> None:
+        SPAN.set(f"span of {call.context.call_id}")
+
+    def after(call: Any, result: Any) -> None:
+        ended.append((str(call.context.call_id), SPAN.get()))
+
+    turns: list[scripted.Turn] = [
+        [("c1", "get_weather", {"city": "Oslo"}), ("c2", "now", {}), ("c3", "slow", {})],
+        "done",
+    ]
+    result, _ = run(
+        pkg.Toolkit(Handlers()),
+        "openai",
+        turns,
+        asynchronous,
+        on_tool_call=before,
+        on_tool_result=after,
+    )
+    assert [r.output for _, r in result.tool_calls] == ["span of c1", "span of c2", "span of c3"]
+    assert sorted(ended) == [("c1", "span of c1"), ("c2", "span of c2"), ("c3", "span of c3")]
+    assert SPAN.get() == "none"
 
 
 def test_tool_timeout_and_sdk_kwargs_pass_through(tk: Any) -> None:

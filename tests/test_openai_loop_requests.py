@@ -239,20 +239,46 @@ def _kwarg_sets() -> list[dict[str, Any]]:
         {"extra_body": {"messages": [{"role": "user", "content": "theirs"}]}, "seed": 3},
         {"extra_query": {"a": "1"}, "extra_headers": None, "extra_body": None},
         {"tool_choice": "required", "parallel_tool_calls": False, "user": "u-1"},
+        # create's transform leaves out omit inside its typed dicts and lists an iterable
+        {"stream_options": {"include_usage": openai.omit}, "seed": openai.NOT_GIVEN},
+        {"web_search_options": {"search_context_size": openai.omit, "user_location": None}},
+        {"functions": iter([{"name": "f", "parameters": {}}]), "function_call": "auto"},
     ]
 
 
-@pytest.mark.parametrize("index", range(6))
+@pytest.mark.parametrize("index", range(9))
 def test_other_keyword_sets_send_what_create_sends(tk: Any, pkg: Any, index: int) -> None:
-    kwargs = _kwarg_sets()[index]
     defaults = {"default_headers": {"X-App": "a"}, "default_query": {"q": "d"}, "max_retries": 0}
     loop_side, by_hand = Recorder(["done"]), Recorder(["done"])
-    tk.run_openai(loop_side.client(**defaults), model="m", messages="hi", **kwargs)
+    tk.run_openai(loop_side.client(**defaults), model="m", messages="hi", **_kwarg_sets()[index])
     by_hand.client(**defaults).chat.completions.create(
-        model="m", messages=[{"role": "user", "content": "hi"}], tools=pkg.to_openai(), **kwargs
+        model="m",
+        messages=[{"role": "user", "content": "hi"}],
+        tools=pkg.to_openai(),
+        **_kwarg_sets()[index],  # afresh: an iterator in it is used up by the loop's run
     )
     assert loop_side.seen == by_hand.seen
     assert loop_side.script.requests == by_hand.script.requests
+
+
+def test_omit_and_iterables_in_the_callers_history_go_as_create_sends_them(
+    tk: Any, pkg: Any
+) -> None:
+    import openai
+
+    def history() -> list[dict[str, Any]]:
+        parts = ({"type": "text", "text": "Weather in "}, {"type": "text", "text": "Chennai?"})
+        return [
+            {"role": "system", "content": "Be brief.", "name": openai.omit},
+            {"role": "user", "content": iter(parts)},  # an Iterable, as the SDK types it
+        ]
+
+    loop_side, by_hand = Recorder(["done"]), Recorder(["done"])
+    tk.run_openai(loop_side.client(), model="m", messages=history())
+    by_hand.client().chat.completions.create(model="m", messages=history(), tools=pkg.to_openai())
+    assert loop_side.seen == by_hand.seen
+    assert loop_side.script.requests == by_hand.script.requests
+    assert loop_side.script.requests[0]["messages"][0] == {"role": "system", "content": "Be brief."}
 
 
 def test_an_error_status_raises_the_sdks_own_error_after_its_retries(tk: Any) -> None:
@@ -382,12 +408,27 @@ def test_an_instrumented_create_is_called_so_tracing_still_sees_every_turn(
     assert run.response.choices[0].message.content == SCRIPT[-1]
 
 
-def test_a_strict_client_validates_tool_turns_too_as_create_would(tk: Any) -> None:
+@pytest.mark.parametrize("asynchronous", [False, True])
+def test_a_strict_client_validates_tool_turns_too_as_create_would(
+    tk: Any, asynchronous: bool
+) -> None:
+    import httpx2
     import openai
 
     odd = scripted.openai_chat([("c1", "now", {})])
     odd["created"] = "yesterday"  # a tool turn outside the SDK's types
     recorder = Recorder([], answer=odd)
     with pytest.raises(openai.APIResponseValidationError):
-        tk.run_openai(recorder.client(_strict_response_validation=True), model="m", messages="hi")
+        if asynchronous:  # its parse() is a coroutine: it was never awaited, the turn unchecked
+            http = httpx2.AsyncClient(transport=httpx2.MockTransport(recorder))
+            client = openai.AsyncOpenAI(
+                api_key="k",
+                base_url=f"{scripted.BASE}/v1",
+                http_client=http,
+                _strict_response_validation=True,
+            )
+            asyncio.run(tk.arun_openai(client, model="m", messages="hi"))
+        else:
+            client = recorder.client(_strict_response_validation=True)
+            tk.run_openai(client, model="m", messages="hi")
     assert len(recorder.seen) == 1  # refused at the first turn, no tool run on it

@@ -481,6 +481,36 @@ def test_a_sync_round_trip_with_many_calls_keeps_to_max_threads_worker_threads()
     assert handlers.most == 2  # worker threads at once: the limit, reached, never passed
 
 
+def test_a_call_that_gets_no_thread_fails_alone_in_a_sync_round_trip_as_in_the_async_twin(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A process at its thread limit ("can't start new thread"): the async twin answers that call
+    # with an error result; the sync round trip raised out of the whole turn (its inline call
+    # never ran, the calls already started ran on unheard).
+    from toolnexus_runtime import portal
+
+    class Plain:
+        def a(self, args: Empty, ctx: ToolContext) -> str:
+            return "ran"
+
+        def b(self, args: Empty, ctx: ToolContext) -> str:
+            return "ran"
+
+        def c(self, args: Empty, ctx: ToolContext) -> str:
+            return "ran"
+
+    def no_thread(*args: Any) -> None:
+        raise RuntimeError("can't start new thread")
+
+    monkeypatch.setattr(portal.WORKERS, "submit", no_thread)
+    tk = Toolkit(Plain(), tools=tools("a", "b", "c"))
+    replies = tk.openai_tool_messages(THREE_CALLS)
+    asynchronous = asyncio.run(tk.aopenai_tool_messages(THREE_CALLS))
+    assert [r["content"] for r in replies] == [r["content"] for r in asynchronous]
+    assert replies[0]["content"] == "ran"
+    assert all("can't start new thread" in r["content"] for r in replies[1:])
+
+
 def test_a_sync_round_trip_sends_its_async_calls_to_the_loop_together_before_its_sync_ones() -> (
     None
 ):

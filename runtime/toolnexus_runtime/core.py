@@ -795,9 +795,14 @@ class ToolkitCore(Generic[H]):
         runtime's loop together, in one hop, while those run; an async hook runs there too."""
         tool_calls = [ToolCall(name, args, ctx) for name, args, ctx in calls]
         results: list[ToolResult | None] = [None] * len(calls)
-        if policy.on_tool_call is not None:
+        # Each call runs in its own copy of this context, its hooks too, as each call's task in
+        # the async twin: what on_tool_call sets (a tracing span) reaches that call's handler
+        # and its on_tool_result, not the other calls' nor the caller's.
+        contexts = [contextvars.copy_context() for _ in calls]
+        on_tool_call = policy.on_tool_call
+        if on_tool_call is not None:
             for i, call in enumerate(tool_calls):
-                result = _sync_value(policy.on_tool_call(call))
+                result = contexts[i].run(_hook, on_tool_call, call)
                 if result is not None and not isinstance(result, ToolResult):
                     raise TypeError(
                         "on_tool_call must return None (run the tool) or a ToolResult "
@@ -817,7 +822,11 @@ class ToolkitCore(Generic[H]):
         here = [i for i in waiting if i not in on_loop] if on_loop else waiting
         batch = None
         if on_loop:
-            batch = submit(self._execute_batch([calls[i] for i in on_loop], timeout))
+            batch = submit(
+                self._execute_batch(
+                    [calls[i] for i in on_loop], timeout, [contexts[i] for i in on_loop]
+                )
+            )
         try:
             if here:
                 execute = self.execute_sync
@@ -834,11 +843,15 @@ class ToolkitCore(Generic[H]):
                 others = []
                 for i in here[1:]:
                     slots.acquire()
-                    others.append((i, spawn(in_a_thread, i)))
+                    try:
+                        future = contexts[i].run(spawn, in_a_thread, i)
+                    except Exception as exc:  # noqa: BLE001 (no thread to be had: that call fails, as in the async twin)
+                        slots.release()
+                        results[i] = self._failed(calls[i][0], exc, calls[i][2])
+                        continue
+                    others.append((i, future))
                 first = here[0]
-                # in a copy of this context, as each of the others runs (and each call of the
-                # async twin): what a handler sets there does not leak into the caller's
-                results[first] = contextvars.copy_context().run(
+                results[first] = contexts[first].run(
                     execute, calls[first][0], calls[first][1], calls[first][2], timeout=timeout
                 )
                 for i, future in others:
@@ -851,9 +864,10 @@ class ToolkitCore(Generic[H]):
                 batch.cancel()  # KeyboardInterrupt while waiting: do not leave the work running
             raise
         done = cast("list[ToolResult]", results)
-        if policy.on_tool_result is not None:
-            for call, result in zip(tool_calls, done, strict=True):
-                _sync_value(policy.on_tool_result(call, result))
+        on_tool_result = policy.on_tool_result
+        if on_tool_result is not None:
+            for i, (call, result) in enumerate(zip(tool_calls, done, strict=True)):
+                contexts[i].run(_hook, on_tool_result, call, result)
         if policy.records is not None:
             policy.records.extend(zip(tool_calls, done, strict=True))
         return done
@@ -867,11 +881,17 @@ class ToolkitCore(Generic[H]):
         return entry.is_async or timeout is not None or self.timeout is not None
 
     async def _execute_batch(
-        self, calls: Sequence[tuple[str, Any, ToolContext]], timeout: float | None
+        self,
+        calls: Sequence[tuple[str, Any, ToolContext]],
+        timeout: float | None,
+        contexts: Sequence[contextvars.Context],
     ) -> list[ToolResult]:
         """Calls at once on the runtime's loop, for a sync caller (a sync handler under a
-        deadline in a worker thread: the loop is shared)."""
-        pending = (self.execute(n, a, c, timeout=timeout, offload=True) for n, a, c in calls)
+        deadline in a worker thread: the loop is shared), each in a copy of its context."""
+        pending = [
+            context.run(asyncio.ensure_future, self.execute(n, a, c, timeout=timeout, offload=True))
+            for (n, a, c), context in zip(calls, contexts, strict=True)
+        ]
         return list(await asyncio.gather(*pending))
 
     # -- provider round trips ----------------------------------------------------------------
@@ -931,6 +951,11 @@ class ToolkitCore(Generic[H]):
         raw, calls = self._calls(provider, payload, ctx)
         results = self._execute_all_sync(calls, policy)
         return self._replies(provider, raw, calls, results)
+
+
+def _hook(hook: Callable[..., T | Awaitable[T]], *args: Any) -> T:
+    """A hook's value, called from a thread that is not on an event loop."""
+    return _sync_value(hook(*args))
 
 
 def _sync_value(value: T | Awaitable[T]) -> T:

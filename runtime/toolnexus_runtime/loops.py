@@ -25,7 +25,7 @@ Any other keyword argument goes to the SDK call unchanged.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Collection, Sequence
+from collections.abc import Awaitable, Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from inspect import isawaitable
 from typing import Any, ClassVar
@@ -220,6 +220,10 @@ class Conversation:
         that asked for it)."""
         return response
 
+    async def aread(self, response: Any) -> Any:
+        """read() in the async loop (where checking a raw response may need an await)."""
+        return self.read(response)
+
     def final(self, response: Any) -> Any:
         """The response object a RunResult holds (the SDK's own, also when read raw)."""
         return response.parse() if self.raw else response
@@ -248,7 +252,7 @@ class Conversation:
         response = None
         for turn in range(1, self.max_turns + 1):
             response = await send(**self.request())
-            data = self.read(response)
+            data = await self.aread(response)
             if not self.absorb(data):
                 final = await _maybe(self.final(response))  # openai's parse() may become async
                 return RunResult(final, self.history, turn, self.records)
@@ -266,10 +270,13 @@ async def _maybe(value: Any) -> Any:
 
 def plain(value: Any) -> Any:
     """Request data as JSON values, as the SDK would send it: pydantic models anywhere inside are
-    dumped the way its parameter transform dumps them; data holding none is returned as is."""
+    dumped the way its parameter transform dumps them, the SDK's `omit`/`NOT_GIVEN` markers in a
+    dict are left out and any other iterable (a generator, a set) becomes a list, as that
+    transform does; data holding none of these is returned as is."""
     if isinstance(value, dict):
-        items = {key: plain(item) for key, item in value.items()}
-        return value if all(items[key] is item for key, item in value.items()) else items
+        items = {key: plain(item) for key, item in value.items() if not omitted(item)}
+        same = len(items) == len(value) and all(items[k] is item for k, item in value.items())
+        return value if same else items
     if isinstance(value, (list, tuple)):
         elements = [plain(item) for item in value]
         same = all(a is b for a, b in zip(elements, value, strict=True))
@@ -277,7 +284,18 @@ def plain(value: Any) -> Any:
     if hasattr(value, "model_dump"):
         exclude = getattr(value, "__api_exclude__", None)
         return value.model_dump(mode="json", exclude_unset=True, exclude=exclude)
+    if isinstance(value, Mapping):
+        return plain(dict(value))
+    if isinstance(value, Iterable) and not isinstance(value, (str, bytes, bytearray)):
+        return [plain(item) for item in value]
     return value
+
+
+def omitted(value: Any) -> bool:
+    """The official SDK's "not given" markers (`omit`, `NOT_GIVEN`): left out, as create leaves
+    them."""
+    kind = type(value)
+    return kind.__name__ in ("Omit", "NotGiven") and kind.__module__.startswith("openai")
 
 
 def _all_but(target: str, tools: Any, hidden: Sequence[str]) -> frozenset[str]:

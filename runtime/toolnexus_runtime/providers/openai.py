@@ -12,7 +12,7 @@ from types import FunctionType, MethodType
 from typing import Any
 
 from ..core import RawCall, ToolResult, get
-from ..loops import Conversation, dump, plain, tools_key
+from ..loops import Conversation, dump, omitted, plain, tools_key
 
 
 class OpenAIChat(Conversation):
@@ -74,6 +74,15 @@ class OpenAIChat(Conversation):
         if self.official is not None and self.official.strict:
             self.official.completion(response)  # every turn validated, as create would
         return json.loads(response.http_response.content)
+
+    async def aread(self, response: Any) -> Any:
+        if self.raw and self.official is not None and self.official.strict:
+            # an AsyncAPIResponse's parse() is a coroutine: awaited, or the turn went unchecked
+            checked = self.official.completion(response)
+            if inspect.isawaitable(checked):
+                await checked
+            return json.loads(response.http_response.content)
+        return self.read(response)
 
     def final(self, response: Any) -> Any:
         if self.official is None:
@@ -171,7 +180,7 @@ class _Official:
         for key, value in request.items():
             if key not in accepted:  # what create itself raises
                 raise TypeError(f"create() got an unexpected keyword argument {key!r}")
-            if _omitted(value):
+            if omitted(value):
                 continue
             if key in _OPTIONS:
                 if value is not None:
@@ -214,10 +223,3 @@ def _sdk_method(create: Callable[..., Any], resource: Any) -> bool:
         own = os.path.abspath(function.__code__.co_filename).startswith(package)
         _SDK_FUNCTIONS[function] = own
     return own
-
-
-def _omitted(value: Any) -> bool:
-    """The SDK's "not given" markers (`omit`, `NOT_GIVEN`): left out, as create leaves them."""
-    return type(value).__name__ in ("Omit", "NotGiven") and type(value).__module__.startswith(
-        "openai"
-    )
