@@ -819,7 +819,8 @@ class ToolkitCore(Generic[H]):
         # What needs an event loop (an async handler, a deadline) goes to the runtime's loop in
         # one batch, started first; the plain sync calls run meanwhile from this thread.
         on_loop = [i for i in waiting if self._needs_loop(calls[i][0], timeout)]
-        here = [i for i in waiting if i not in on_loop] if on_loop else waiting
+        looped = set(on_loop)
+        here = [i for i in waiting if i not in looped] if on_loop else waiting
         batch = None
         if on_loop:
             batch = submit(
