@@ -763,16 +763,10 @@ class ToolkitCore(Generic[H]):
     async def _execute_with_policy(
         self, call: ToolCall, policy: Policy, offload: bool
     ) -> ToolResult:
-        result = None
+        hooked = None
         if policy.on_tool_call is not None:
-            result = await _maybe_await(policy.on_tool_call(call))
-            if result is not None and not isinstance(result, ToolResult):
-                raise TypeError(
-                    "on_tool_call must return None (run the tool) or a ToolResult "
-                    f"(answer instead of running it), not {type(result).__name__}"
-                )
-        if result is None and policy.tools is not None and call.name not in policy.tools:
-            result = unknown_tool(call.name, ", ".join(sorted(policy.tools)) or "(none)")
+            hooked = await _maybe_await(policy.on_tool_call(call))
+        result = _answered(policy, call, hooked)
         if result is None:
             result = await self.execute(
                 call.name, call.arguments, call.context, timeout=policy.timeout, offload=offload
@@ -800,20 +794,9 @@ class ToolkitCore(Generic[H]):
         # and its on_tool_result, not the other calls' nor the caller's.
         contexts = [contextvars.copy_context() for _ in calls]
         on_tool_call = policy.on_tool_call
-        if on_tool_call is not None:
-            for i, call in enumerate(tool_calls):
-                result = contexts[i].run(_hook, on_tool_call, call)
-                if result is not None and not isinstance(result, ToolResult):
-                    raise TypeError(
-                        "on_tool_call must return None (run the tool) or a ToolResult "
-                        f"(answer instead of running it), not {type(result).__name__}"
-                    )
-                results[i] = result
-        if policy.tools is not None:
-            for i, call in enumerate(tool_calls):
-                if results[i] is None and call.name not in policy.tools:
-                    available = ", ".join(sorted(policy.tools)) or "(none)"
-                    results[i] = unknown_tool(call.name, available)
+        for i, call in enumerate(tool_calls):
+            hooked = None if on_tool_call is None else contexts[i].run(_hook, on_tool_call, call)
+            results[i] = _answered(policy, call, hooked)
         waiting = [i for i, result in enumerate(results) if result is None]
         timeout = policy.timeout
         # What needs an event loop (an async handler, a deadline) goes to the runtime's loop in
@@ -952,6 +935,22 @@ class ToolkitCore(Generic[H]):
         raw, calls = self._calls(provider, payload, ctx)
         results = self._execute_all_sync(calls, policy)
         return self._replies(provider, raw, calls, results)
+
+
+def _answered(policy: Policy, call: ToolCall, hooked: Any) -> ToolResult | None:
+    """The result a call has before it runs: what on_tool_call answered instead of running it
+    (its value checked), or the unknown-tool error for a tool outside `policy.tools`; None:
+    run it."""
+    if hooked is not None:
+        if not isinstance(hooked, ToolResult):
+            raise TypeError(
+                "on_tool_call must return None (run the tool) or a ToolResult "
+                f"(answer instead of running it), not {type(hooked).__name__}"
+            )
+        return hooked
+    if policy.tools is not None and call.name not in policy.tools:
+        return unknown_tool(call.name, ", ".join(sorted(policy.tools)) or "(none)")
+    return None
 
 
 def _hook(hook: Callable[..., T | Awaitable[T]], *args: Any) -> T:

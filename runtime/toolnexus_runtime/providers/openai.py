@@ -12,7 +12,7 @@ from types import FunctionType, MethodType
 from typing import Any
 
 from ..core import RawCall, ToolResult, get
-from ..loops import Conversation, dump, omitted, plain, tools_key
+from ..loops import Conversation, _maybe, dump, omitted, plain, tools_key
 
 
 class OpenAIChat(Conversation):
@@ -77,10 +77,8 @@ class OpenAIChat(Conversation):
 
     async def aread(self, response: Any) -> Any:
         if self.raw and self.official is not None and self.official.strict:
-            # an AsyncAPIResponse's parse() is a coroutine: awaited, or the turn went unchecked
-            checked = self.official.completion(response)
-            if inspect.isawaitable(checked):
-                await checked
+            # an AsyncAPIResponse's parse() is a coroutine: awaited, or the turn goes unchecked
+            await _maybe(self.official.completion(response))
             return json.loads(response.http_response.content)
         return self.read(response)
 
