@@ -24,7 +24,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from run import synthetic_spec
+from synthetic import synthetic_spec
 
 COUNT, TOOLSETS = 1000, 20
 

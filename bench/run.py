@@ -37,6 +37,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from synthetic import synthetic_spec  # this folder is on sys.path (the script's own)
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
@@ -50,49 +52,6 @@ def record(figure: str, value: str, target: str = "", met: bool | None = None) -
 
 
 # -- synthetic specs ------------------------------------------------------------------------------
-
-
-def synthetic_spec(i: int) -> dict[str, Any]:
-    """A realistic tool, clean for every target: nested object, enums, an array of objects through
-    a local $ref, bounds, defaults, a date-time, descriptions."""
-    return {
-        "description": f"Synthetic tool number {i}: searches records and returns a page of results",
-        "input_schema": {
-            "type": "object",
-            "properties": {
-                "query": {"type": "string", "description": "Free text", "minLength": 1},
-                "limit": {"type": "integer", "minimum": 1, "maximum": 100, "default": 20},
-                "order": {"type": "string", "enum": ["asc", "desc"], "default": "asc"},
-                "filters": {
-                    "type": "array",
-                    "items": {"$ref": "#/$defs/Filter"},
-                    "description": "All must match",
-                },
-                "window": {
-                    "type": "object",
-                    "properties": {
-                        "start": {"type": "string", "format": "date-time"},
-                        "end": {"type": "string", "format": "date-time"},
-                    },
-                    "required": ["start"],
-                },
-                f"field_{i % 7}": {"type": "boolean", "description": f"Variant {i % 7}"},
-            },
-            "required": ["query"],
-            "$defs": {
-                "Filter": {
-                    "type": "object",
-                    "properties": {
-                        "field": {"type": "string"},
-                        "op": {"type": "string", "enum": ["eq", "ne", "lt", "gt"]},
-                        "value": {"type": "string"},
-                    },
-                    "required": ["field", "op", "value"],
-                }
-            },
-        },
-        "examples": [{"query": f"records {i}", "limit": 5}],
-    }
 
 
 def write_specs(folder: Path, count: int) -> Path:
@@ -140,7 +99,7 @@ def dmcg_baseline(specs: Path) -> float:
     from datamodel_code_generator import generate
 
     from toolnexus_gen.codegen.models import _model_schema, _options  # the options the project uses
-    from toolnexus_gen.spec.naming import python_names
+    from toolnexus_gen.toolspec.naming import python_names
 
     class _Tool:  # just what _model_schema reads
         def __init__(self, schema: dict[str, Any]) -> None:

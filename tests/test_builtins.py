@@ -415,7 +415,7 @@ def test_an_unchanged_project_is_a_noop_that_keeps_its_warnings(tmp_path: Path) 
         "import sys\nfrom toolnexus_gen.cli import main\n"
         "sys.argv = ['toolnexus-gen', 'build']\n"
         "try:\n    main()\nexcept SystemExit:\n    pass\n"
-        "print('PIPELINE' if 'toolnexus_gen.spec.validate' in sys.modules else 'FAST')\n"
+        "print('PIPELINE' if 'toolnexus_gen.toolspec.validate' in sys.modules else 'FAST')\n"
     )
     done = subprocess.run(
         [sys.executable, "-c", code], cwd=root, capture_output=True, text=True, check=True

@@ -38,7 +38,7 @@ def uses_pipeline(project: Path, *args: str) -> bool:
         "import sys\nfrom toolnexus_gen.cli import main\n"
         f"sys.argv = ['toolnexus-gen', 'build', 'specs', '--out', 'out', '-q', *{list(args)!r}]\n"
         "try:\n    main()\nexcept SystemExit as e:\n    code = e.code\nelse:\n    code = 0\n"
-        "print('PIPELINE' if 'toolnexus_gen.spec.validate' in sys.modules else 'FAST', code)\n"
+        "print('PIPELINE' if 'toolnexus_gen.toolspec.validate' in sys.modules else 'FAST', code)\n"
     )
     done = subprocess.run(
         [sys.executable, "-c", code], cwd=project, capture_output=True, text=True, check=True

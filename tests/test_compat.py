@@ -11,7 +11,7 @@ import pytest
 from conftest import build_in, cli, write_specs
 from sdk_check import assert_accepted
 
-from toolnexus_gen.spec.bundle import has_refs
+from toolnexus_gen.toolspec.bundle import has_refs
 
 FIXTURES = Path(__file__).parent / "fixtures" / "mcp"
 SHARED = {

@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from toolnexus_gen.spec.naming import python_names
+from toolnexus_gen.toolspec.naming import python_names
 
 TEXT = st.text(st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=30)
 NAMES = st.from_regex(r"[A-Za-z][A-Za-z0-9_.:-]{0,15}", fullmatch=True)

@@ -17,7 +17,7 @@ from conftest import cli
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from toolnexus_gen.spec.naming import python_names
+from toolnexus_gen.toolspec.naming import python_names
 
 NAMES = st.from_regex(r"[a-z][a-z0-9_]{0,12}", fullmatch=True)
 TEXT = st.text(

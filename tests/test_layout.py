@@ -15,7 +15,7 @@ LAYERS = [
     {"toolnexus_gen", "ir", "diagnostics", "fs"},
     {"config", "targets.registry"},
     {"incremental"},
-    {"spec"},
+    {"toolspec"},
     {"targets"},
     {"codegen"},
     {"pipeline"},
@@ -116,8 +116,8 @@ def test_the_folder_listing_names_the_stages() -> None:
         "incremental",
         "pipeline",
         "sources",
-        "spec",
         "targets",
+        "toolspec",
     ]
     for name in packages:  # each says what it holds
         assert ast.get_docstring(ast.parse((PACKAGE / name / "__init__.py").read_text()))
@@ -141,7 +141,7 @@ def test_the_command_line_starts_light() -> None:
 
     code = (
         "import sys, toolnexus_gen.cli\n"
-        "heavy = ('yaml', 'jsonschema', 'jinja2', 'referencing', 'toolnexus_gen.spec.load',\n"
+        "heavy = ('yaml', 'jsonschema', 'jinja2', 'referencing', 'toolnexus_gen.toolspec.load',\n"
         "         'toolnexus_gen.targets.base', 'toolnexus_gen.pipeline.build')\n"
         "print(sorted(m for m in heavy if m in sys.modules))\n"
     )

@@ -96,8 +96,8 @@ def test_list_after_a_build_imports_no_stage(project: Path) -> None:
         "except SystemExit as exit:\n"
         "    assert exit.code in (0, None), exit.code\n"
         "heavy = ('yaml', 'jsonschema', 'jinja2', 'referencing', 'datamodel_code_generator',\n"
-        "         'toolnexus_gen.pipeline.units', 'toolnexus_gen.spec.validate',\n"
-        "         'toolnexus_gen.spec.yaml_text', 'toolnexus_gen.codegen.package')\n"
+        "         'toolnexus_gen.pipeline.units', 'toolnexus_gen.toolspec.validate',\n"
+        "         'toolnexus_gen.toolspec.yaml_text', 'toolnexus_gen.codegen.package')\n"
         "print(sorted(m for m in heavy if m in sys.modules), file=sys.stderr)\n"
     )
     done = subprocess.run(

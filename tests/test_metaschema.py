@@ -1,4 +1,4 @@
-"""spec/metaschema.py: meta-validation one schema object at a time, remembered, finds exactly
+"""toolspec/metaschema.py: meta-validation one schema object at a time, remembered, finds exactly
 the errors the full 2020-12 meta-schema finds (the same messages at the same places)."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import yaml
 from conftest import ROOT
 from jsonschema import Draft202012Validator
 
-from toolnexus_gen.spec.metaschema import MetaCheck
+from toolnexus_gen.toolspec.metaschema import MetaCheck
 
 FULL = Draft202012Validator(Draft202012Validator.META_SCHEMA)
 

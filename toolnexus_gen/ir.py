@@ -185,7 +185,7 @@ class Contribution:
     diagnostics: tuple[Diagnostic, ...] = ()
 
 
-# -- parsed files and where schema nodes came from (spec/load.py and spec/bundle.py make these) ----------------------------------
+# -- parsed files and where schema nodes came from (toolspec/load.py and toolspec/bundle.py make these) ----------------------------------
 
 
 @dataclass(frozen=True)

@@ -96,8 +96,8 @@ def analyse(
     from toolnexus_gen.pipeline.strictness import relax
     from toolnexus_gen.pipeline.toolsets import check as check_set
     from toolnexus_gen.pipeline.toolsets import resolve, with_toolsets
-    from toolnexus_gen.spec.cross import cross_tool
     from toolnexus_gen.targets import TARGETS
+    from toolnexus_gen.toolspec.cross import cross_tool
 
     links = escaping_links(options.specs)  # refused, never read
     known = {unit.rel for unit in reused}
@@ -215,7 +215,7 @@ def _same_models(options: BuildOptions, state: dict[str, Any] | None, changed: l
     """Whether every changed spec file is one the last build made a unit of, with the same model
     input (an edit of its description, examples, title...): then no model can change, and no
     worker needs to start datamodel-code-generator."""
-    from toolnexus_gen.spec.digest import model_input
+    from toolnexus_gen.toolspec.digest import model_input
 
     recorded = (state or {}).get("models", {})
     for rel in changed:
@@ -226,7 +226,7 @@ def _same_models(options: BuildOptions, state: dict[str, Any] | None, changed: l
             if rel.endswith(".json"):  # without importing the YAML loader
                 data = json.loads(path.read_bytes())
             else:
-                from toolnexus_gen.spec.load import LoadError, load_document
+                from toolnexus_gen.toolspec.load import LoadError, load_document
 
                 try:
                     data = load_document(path).data

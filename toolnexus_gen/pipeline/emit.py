@@ -21,12 +21,12 @@ from typing import Any
 
 from toolnexus_gen.diagnostics import Diagnostic, Severity
 from toolnexus_gen.ir import Located, Tool
-from toolnexus_gen.spec.bundle import Cycle
 from toolnexus_gen.targets.aliases import ArgumentMap, alias_properties, make_alias
 from toolnexus_gen.targets.base import Target, effective
 from toolnexus_gen.targets.describe import describe
 from toolnexus_gen.targets.rules import cycle_finding
 from toolnexus_gen.targets.strict import blocker, normalize, strictify
+from toolnexus_gen.toolspec.bundle import Cycle
 
 
 @dataclass

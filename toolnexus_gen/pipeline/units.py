@@ -23,13 +23,13 @@ from toolnexus_gen.incremental.cache import Memo, canonical, sha, unit_key
 from toolnexus_gen.ir import PLACED_KEYS, Contributed, Document, Tool, ToolInfo, Unit
 from toolnexus_gen.pipeline.emit import emit
 from toolnexus_gen.pipeline.tokens import estimate
-from toolnexus_gen.spec.bundle import bundle_tool
-from toolnexus_gen.spec.digest import model_input
-from toolnexus_gen.spec.load import Loader, LoadError, load_document
-from toolnexus_gen.spec.refs import ref_closure
-from toolnexus_gen.spec.validate import Validator
 from toolnexus_gen.targets import TARGETS
 from toolnexus_gen.targets.base import encode_entries, entry_depth
+from toolnexus_gen.toolspec.bundle import bundle_tool
+from toolnexus_gen.toolspec.digest import model_input
+from toolnexus_gen.toolspec.load import Loader, LoadError, load_document
+from toolnexus_gen.toolspec.refs import ref_closure
+from toolnexus_gen.toolspec.validate import Validator
 
 TOOLS_FILE = "schemas/tools.json"  # the neutral form behind tool_definitions()
 

@@ -29,7 +29,7 @@ from toolnexus_gen import __version__
 from toolnexus_gen.diagnostics import Diagnostic, Severity
 from toolnexus_gen.fs.paths import discover, display_path
 from toolnexus_gen.sources.mcp_config import McpConfig, Server, hide, spec_name
-from toolnexus_gen.spec.pointer import join_pointer
+from toolnexus_gen.toolspec.pointer import join_pointer
 
 SDK_HINT = (
     "toolnexus-gen sync talks to MCP servers with the official MCP SDK, which is not installed: "

@@ -21,8 +21,8 @@ from typing import Any
 from toolnexus_gen.diagnostics import Diagnostic, DiagnosticsError, Severity
 from toolnexus_gen.fs.paths import display_path
 from toolnexus_gen.ir import Positions
-from toolnexus_gen.spec.load import LoadError, parse_json
-from toolnexus_gen.spec.pointer import join_pointer
+from toolnexus_gen.toolspec.load import LoadError, parse_json
+from toolnexus_gen.toolspec.pointer import join_pointer
 
 SERVER_TABLES = ("mcpServers", "servers", "mcp")  # where clients keep the servers
 SERVER_KEYS = (

@@ -44,7 +44,7 @@ ${VAR} written is checked against the summary's list. Header parameters a tool m
 A document that is not OpenAPI 3.x where the import needs it, a `$ref` that points nowhere or
 out of the document, or a schema that reaches itself with nothing in between (`A: {allOf:
 [{$ref: A}]}`), is an error at its line and column (TN450, TN451); nothing is written. Each
-schema object is meta-validated once per import (spec/metaschema.py), however many operations
+schema object is meta-validated once per import (toolspec/metaschema.py), however many operations
 share it.
 """
 
@@ -63,12 +63,12 @@ import referencing.exceptions
 
 from toolnexus_gen.diagnostics import Diagnostic, DiagnosticsError
 from toolnexus_gen.ir import Document
-from toolnexus_gen.spec.bundle import ANNOTATIONS, ONE_SCHEMA, SCHEMA_LISTS, SCHEMA_MAPS
-from toolnexus_gen.spec.http import HEADER_NAME, header_problem, placeholders
-from toolnexus_gen.spec.load import LoadError, load_document
-from toolnexus_gen.spec.metaschema import MetaCheck
-from toolnexus_gen.spec.pointer import escape, join_pointer, unescape
 from toolnexus_gen.targets.reading import Imported
+from toolnexus_gen.toolspec.bundle import ANNOTATIONS, ONE_SCHEMA, SCHEMA_LISTS, SCHEMA_MAPS
+from toolnexus_gen.toolspec.http import HEADER_NAME, header_problem, placeholders
+from toolnexus_gen.toolspec.load import LoadError, load_document
+from toolnexus_gen.toolspec.metaschema import MetaCheck
+from toolnexus_gen.toolspec.pointer import escape, join_pointer, unescape
 
 METHODS = ("get", "put", "post", "delete", "options", "head", "patch")  # OpenAPI's order
 BODY_METHODS = ("POST", "PUT", "PATCH")  # where the binding's default body is json

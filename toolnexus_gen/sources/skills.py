@@ -20,7 +20,7 @@ from toolnexus_gen.diagnostics import Diagnostic, Severity
 from toolnexus_gen.fs.paths import display_path, folder_files
 from toolnexus_gen.ir import Contributed, Contribution
 from toolnexus_gen.sources.builtins import SPECS, at_setting, document
-from toolnexus_gen.spec.load import LoadError, parse_yaml
+from toolnexus_gen.toolspec.load import LoadError, parse_yaml
 
 CATALOGUE = "schemas/skills.json"
 SKILL_FILE = "SKILL.md"

@@ -16,9 +16,9 @@ import unicodedata
 from typing import Any
 
 from toolnexus_gen.ir import Located
-from toolnexus_gen.spec.bundle import ONE_SCHEMA, SCHEMA_LISTS, SCHEMA_MAPS
-from toolnexus_gen.spec.pointer import join_pointer
 from toolnexus_gen.targets.argmaps import ArgMap, argument_map
+from toolnexus_gen.toolspec.bundle import ONE_SCHEMA, SCHEMA_LISTS, SCHEMA_MAPS
+from toolnexus_gen.toolspec.pointer import join_pointer
 
 # A property map (argmaps.py): {alias: [original name, map of the property's value], ...}, and
 # the maps of recursive refs

@@ -8,11 +8,11 @@ from typing import Any
 
 from toolnexus_gen.diagnostics import Diagnostic
 from toolnexus_gen.ir import Located, Tool, ToolInfo
-from toolnexus_gen.spec.bundle import Cycle, inline, walk
-from toolnexus_gen.spec.pointer import join_pointer
 from toolnexus_gen.targets import openai, rules
 from toolnexus_gen.targets.base import NameRule, Target, input_schema
 from toolnexus_gen.targets.reading import Imported, add_spec, leftovers, require, tool_list
+from toolnexus_gen.toolspec.bundle import Cycle, inline, walk
+from toolnexus_gen.toolspec.pointer import join_pointer
 
 NAME = "anthropic"
 FILE = "schemas/anthropic.json"

@@ -22,7 +22,7 @@ from collections.abc import Callable
 from typing import Any
 from urllib.parse import unquote
 
-from toolnexus_gen.spec.pointer import resolve
+from toolnexus_gen.toolspec.pointer import resolve
 
 ArgMap = dict[str, list[Any]]
 # (object node, property name, property schema) -> (key in the map, payload) when the property

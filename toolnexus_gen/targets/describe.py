@@ -30,9 +30,9 @@ from urllib.parse import unquote
 
 from toolnexus_gen.diagnostics import Diagnostic, Severity
 from toolnexus_gen.ir import Located, Tool
-from toolnexus_gen.spec.pointer import join_pointer, resolve
 from toolnexus_gen.targets.base import Target
 from toolnexus_gen.targets.transforms import merge_all_of, rewrite, wrap_ref
+from toolnexus_gen.toolspec.pointer import join_pointer, resolve
 
 # The rules whose findings describe can fix.
 DESCRIBABLE = frozenset(

@@ -13,9 +13,6 @@ from typing import Any
 
 from toolnexus_gen.diagnostics import Diagnostic
 from toolnexus_gen.ir import Located, Tool, ToolInfo
-from toolnexus_gen.spec.bundle import Cycle, walk
-from toolnexus_gen.spec.pointer import join_pointer
-from toolnexus_gen.spec.pointer import resolve as resolve_pointer
 from toolnexus_gen.targets import rules
 from toolnexus_gen.targets.base import NameRule, Target, effective
 from toolnexus_gen.targets.reading import (
@@ -26,6 +23,9 @@ from toolnexus_gen.targets.reading import (
     lower_types,
     require,
 )
+from toolnexus_gen.toolspec.bundle import Cycle, walk
+from toolnexus_gen.toolspec.pointer import join_pointer
+from toolnexus_gen.toolspec.pointer import resolve as resolve_pointer
 
 NAME = "gemini"
 FILE = "schemas/gemini.json"

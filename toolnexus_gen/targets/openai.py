@@ -7,10 +7,10 @@ from typing import Any
 
 from toolnexus_gen.diagnostics import Diagnostic
 from toolnexus_gen.ir import Located, Tool, ToolInfo
-from toolnexus_gen.spec.bundle import walk
 from toolnexus_gen.targets import rules
 from toolnexus_gen.targets.base import NameRule, Target, input_schema
 from toolnexus_gen.targets.reading import Imported, add_spec, leftovers, require, tool_list
+from toolnexus_gen.toolspec.bundle import walk
 
 NAME = "openai"
 FILE = "schemas/openai.json"

@@ -16,8 +16,8 @@ from typing import Any
 from toolnexus_gen.diagnostics import Diagnostic, Severity
 from toolnexus_gen.diagnostics.catalogue import RULES
 from toolnexus_gen.ir import Located, Tool, ToolInfo
-from toolnexus_gen.spec.bundle import Cycle, walk
-from toolnexus_gen.spec.pointer import join_pointer
+from toolnexus_gen.toolspec.bundle import Cycle, walk
+from toolnexus_gen.toolspec.pointer import join_pointer
 
 E, W = Severity.ERROR, Severity.WARNING
 

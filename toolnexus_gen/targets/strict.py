@@ -20,11 +20,11 @@ from typing import Any
 from urllib.parse import unquote
 
 from toolnexus_gen.ir import Located
-from toolnexus_gen.spec.bundle import ANNOTATIONS, walk
-from toolnexus_gen.spec.pointer import join_pointer, resolve
 from toolnexus_gen.targets.argmaps import ArgMap, argument_map
 from toolnexus_gen.targets.rules import is_object, required_of, types_of
 from toolnexus_gen.targets.transforms import merge_all_of, rewrite, wrap_ref
+from toolnexus_gen.toolspec.bundle import ANNOTATIONS, walk
+from toolnexus_gen.toolspec.pointer import join_pointer, resolve
 
 # Keywords strict mode does not take: describe removes them (loosening, never forbidding), so
 # what stands under them does not decide whether the tool can be strict.

@@ -12,7 +12,7 @@ from typing import Any
 from urllib.parse import unquote
 
 from toolnexus_gen.ir import Located
-from toolnexus_gen.spec.bundle import (
+from toolnexus_gen.toolspec.bundle import (
     ANNOTATIONS,
     ONE_SCHEMA,
     SCHEMA_LISTS,
@@ -20,7 +20,7 @@ from toolnexus_gen.spec.bundle import (
     has_refs,
     inline,
 )
-from toolnexus_gen.spec.pointer import join_pointer, resolve
+from toolnexus_gen.toolspec.pointer import join_pointer, resolve
 
 NodeFn = Callable[[dict[str, Any], str, Located], dict[str, Any]]
 

@@ -24,8 +24,8 @@ from urllib.parse import unquote, urlsplit
 
 from toolnexus_gen.diagnostics import Diagnostic
 from toolnexus_gen.ir import Document, Located, Origin, Tool
-from toolnexus_gen.spec.load import Loader, LoadError
-from toolnexus_gen.spec.pointer import escape, join_pointer, resolve, unescape
+from toolnexus_gen.toolspec.load import Loader, LoadError
+from toolnexus_gen.toolspec.pointer import escape, join_pointer, resolve, unescape
 
 # Keywords whose value is a schema, a list of schemas, or a mapping of names to schemas.
 ONE_SCHEMA = (

@@ -1,6 +1,6 @@
 """YAML text as plain data plus the positions of its parts, as strictly as spec files are read:
 tags that construct objects, merge keys, non-string keys, duplicate keys and alias bombs are
-refused, and dates stay strings. Only spec/load.py imports it, when a YAML text is read, so
+refused, and dates stay strings. Only toolspec/load.py imports it, when a YAML text is read, so
 work on JSON and on the last build's record never imports PyYAML.
 """
 
@@ -11,7 +11,7 @@ from typing import Any
 import yaml
 
 from toolnexus_gen.ir import Positions
-from toolnexus_gen.spec.pointer import join_pointer
+from toolnexus_gen.toolspec.pointer import join_pointer
 
 _YAML_PLAIN_TAGS = {
     "tag:yaml.org,2002:str",
@@ -39,7 +39,7 @@ def parse(
     text: str, fail: Any, scalar_keys: bool, max_depth: int, max_nodes: int
 ) -> tuple[Any, Positions]:
     """YAML text as plain data and the positions of its parts; `fail(code, message, line, col)`
-    makes the exception raised for text it refuses (spec/load.py's LoadError)."""
+    makes the exception raised for text it refuses (toolspec/load.py's LoadError)."""
     loader = _Loader(text)
     try:
         node = loader.get_single_node()

@@ -23,13 +23,14 @@ from toolnexus_gen.diagnostics import Diagnostic, Severity
 from toolnexus_gen.incremental.cache import Memo
 from toolnexus_gen.incremental.parallel import PARALLEL_MIN, parallel_map
 from toolnexus_gen.ir import Document, Tool
-from toolnexus_gen.spec.cross import cross_tool as cross_tool  # names across specs
-from toolnexus_gen.spec.http import http_binding
-from toolnexus_gen.spec.load import Loader
-from toolnexus_gen.spec.naming import python_names
-from toolnexus_gen.spec.pointer import join_pointer
-from toolnexus_gen.spec.pointer import resolve as resolve_pointer
-from toolnexus_gen.spec.refs import (
+from toolnexus_gen.targets.registry import NAMES
+from toolnexus_gen.toolspec.cross import cross_tool as cross_tool  # names across specs
+from toolnexus_gen.toolspec.http import http_binding
+from toolnexus_gen.toolspec.load import Loader
+from toolnexus_gen.toolspec.naming import python_names
+from toolnexus_gen.toolspec.pointer import join_pointer
+from toolnexus_gen.toolspec.pointer import resolve as resolve_pointer
+from toolnexus_gen.toolspec.refs import (
     SpecRegistry,
     base_problems,
     document_uri,
@@ -37,7 +38,6 @@ from toolnexus_gen.spec.refs import (
     ref_closure,
     ref_problem,
 )
-from toolnexus_gen.targets.registry import NAMES
 
 ENVELOPE_KEYS_NOTE = "keys starting with x- are ignored"
 _META = Draft202012Validator(Draft202012Validator.META_SCHEMA)

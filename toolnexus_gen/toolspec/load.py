@@ -16,7 +16,7 @@ from typing import Any
 from toolnexus_gen.diagnostics import Diagnostic
 from toolnexus_gen.fs.paths import display_path
 from toolnexus_gen.ir import Document, Positions
-from toolnexus_gen.spec.pointer import join_pointer
+from toolnexus_gen.toolspec.pointer import join_pointer
 
 MAX_FILE_BYTES = 2 * 1024 * 1024
 MAX_DEPTH = 64
@@ -202,7 +202,7 @@ class _JsonPositions:
         return _SCALAR.match(self.text, i).end()  # type: ignore[union-attr]
 
 
-# -- YAML (PyYAML is imported only when a YAML text is read: spec/yaml_text.py) ---------------
+# -- YAML (PyYAML is imported only when a YAML text is read: toolspec/yaml_text.py) ---------------
 
 
 def parse_yaml(text: str, display: str) -> tuple[Any, Positions]:
@@ -216,7 +216,7 @@ def parse_yaml(text: str, display: str) -> tuple[Any, Positions]:
 
 
 def _parse_yaml(text: str, fail: Any, scalar_keys: bool = False) -> tuple[Any, Positions]:
-    from toolnexus_gen.spec.yaml_text import parse
+    from toolnexus_gen.toolspec.yaml_text import parse
 
     return parse(text, fail, scalar_keys, MAX_DEPTH, MAX_NODES)
 

@@ -12,7 +12,7 @@ import referencing.exceptions
 from referencing.jsonschema import DRAFT202012
 
 from toolnexus_gen.ir import Document
-from toolnexus_gen.spec.load import Loader, LoadError, iter_pointers, load_document
+from toolnexus_gen.toolspec.load import Loader, LoadError, iter_pointers, load_document
 
 
 def document_uri(path: Path) -> str:
