@@ -30,6 +30,7 @@ from pydantic import BaseModel
 
 from ..core import ToolError
 from . import files, patch, shell, web
+from .grep import grep as grep_files
 from .worker import in_thread
 from .workspace import Workspace
 
@@ -109,7 +110,7 @@ class Builtins:
         return await in_thread(lambda stop: files.edit(self.workspace, args))
 
     async def grep(self, args: dict[str, Any]) -> str:
-        return await in_thread(lambda stop: files.grep(self.workspace, args, self.limit, stop))
+        return await in_thread(lambda stop: grep_files(self.workspace, args, self.limit, stop))
 
     async def glob(self, args: dict[str, Any]) -> str:
         text = await in_thread(lambda stop: files.glob(self.workspace, args, stop))

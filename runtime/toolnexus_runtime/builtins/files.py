@@ -1,30 +1,24 @@
-"""read, write, edit, grep and glob: the file tools, each confined to the workspace."""
+"""read, write, edit and glob: the file tools, each confined to the workspace (grep, in grep.py,
+walks the same way)."""
 
 from __future__ import annotations
 
 import os
-import re
 import stat
 import time
 from collections.abc import Iterator
 from threading import Event
-from typing import TYPE_CHECKING, Any, BinaryIO
+from typing import Any, BinaryIO
 
 from ..core import ToolError
 from .wildcard import compile_glob
 from .workspace import Workspace
 
-if TYPE_CHECKING:
-    import regex
-
 MAX_FILE_BYTES = 10 * 1024 * 1024  # read (whole), edit
-MAX_GREP_FILE_BYTES = 5 * 1024 * 1024  # larger files are skipped by grep
-MAX_LINE = 2000  # characters of one grep match line shown
 READ_LINES = 2000  # read's default limit
 DEFAULT_MATCHES = 100  # grep and glob's default limit
 MAX_VISITED = 100_000  # files a grep or glob looks at, at most
-GREP_SECONDS = 30.0  # a grep or glob stops at this time limit
-MAX_REPEAT_WEIGHT = 100_000  # nested repeat counts in a grep pattern multiply to at most this
+GLOB_SECONDS = 30.0  # a glob stops at this time limit
 
 
 def cap(text: str, limit: int) -> str:
@@ -138,191 +132,20 @@ def _text(data: bytes, rel: str) -> str:
         raise ToolError(f"{rel} is not UTF-8 text; it cannot be edited here.") from None
 
 
-def grep(ws: Workspace, args: dict[str, Any], limit: int, stop: Event) -> str:
-    """Lines matching a regular expression, within GREP_SECONDS.
-
-    Matched by the `regex` module (re's syntax) with a timeout, releasing the GIL while it
-    matches: a pattern that backtracks catastrophically (`(a|aa)+$`) fails the call at the time
-    limit instead of holding a thread, and the event loop, for minutes as `re` would."""
-    import regex  # the [builtins] extra; checked when the Toolkit is made (Builtins.bind)
-
-    deadline = time.monotonic() + GREP_SECONDS
-    weight = repeat_weight(args["pattern"])
-    if weight > MAX_REPEAT_WEIGHT:
-        raise ToolError(
-            f"the pattern's counted repeats multiply to {weight} (nested {{n}}); grep takes at "
-            f"most {MAX_REPEAT_WEIGHT}. Use + or * instead of large counts."
-        )
-    try:
-        pattern = regex.compile(args["pattern"], regex.VERSION0 | regex.MULTILINE)
-    except (regex.error, ValueError, OverflowError, RecursionError) as exc:
-        raise ToolError(f"invalid regular expression {args['pattern']!r}: {exc}") from None
-    start = ws.locate(args.get("path") or ".")
-    include = compile_glob(args["include"]) if args.get("include") else None
-    most = args.get("limit") or DEFAULT_MATCHES
-    matches: list[str] = []
-    for fd, name, rel in _candidates(ws, start):
-        if stop.is_set():
-            raise ToolError("grep was stopped.")
-        if time.monotonic() >= deadline:
-            return _late(matches, "", limit)
-        if include is not None and not include(_under(rel, start)):
-            continue
-        data = _grep_bytes(ws, fd, name, rel, named=rel == start)
-        if data is None or b"\x00" in data[:8192]:
-            continue
-        text = data.decode("utf-8", "replace").replace("\r\n", "\n").removesuffix("\n")
-        try:
-            for number, line in _matching_lines(pattern, text, deadline, stop):
-                shown = line if len(line) <= MAX_LINE else line[:MAX_LINE] + "…"
-                matches.append(f"{rel}:{number}:{shown}")
-                if len(matches) >= most:
-                    break
-        except TimeoutError:
-            return _late(matches, f" while matching in {rel}", limit)
-        if len(matches) >= most:
-            matches.append(f"[stopped at {most} matches; narrow the search or raise limit]")
-            break
-    if not matches:
-        return "No matches."
-    return cap("\n".join(matches), limit)
-
-
-def _late(matches: list[str], where: str, limit: int) -> str:
-    """What grep found before its time limit, with a note; an error when it found nothing."""
-    note = (
-        f"grep stopped at its time limit ({GREP_SECONDS:g} s){where}, before searching every "
-        "file: narrow the search with path or include, or simplify the pattern (nested "
-        "repeats such as (a|aa)+ can take exponentially long)"
-    )
-    if not matches:
-        raise ToolError(note + ".")
-    return cap("\n".join([*matches, f"[{note}]"]), limit)
-
-
-def _matching_lines(
-    pattern: regex.Pattern[str], text: str, deadline: float, stop: Event
-) -> Iterator[tuple[int, str]]:
-    """(number, text) of each line of `text` that `pattern` matches (a match within the line).
-
-    The whole text is searched (one call in C, not one per line) with ^ and $ at line ends; a
-    match found is checked against its line alone when it spans lines. A TimeoutError at the
-    deadline; nothing more once `stop` is set."""
-    if not text:
-        return
-    whole = not ("\\A" in pattern.pattern or "\\Z" in pattern.pattern)  # else line by line
-    at = 0  # where the next search starts: the start of a line
-    number, counted = 1, 0  # the line number at offset `counted`
-    while at <= len(text) and not stop.is_set():
-        left = deadline - time.monotonic()
-        if left <= 0:
-            raise TimeoutError
-        if whole:
-            found = pattern.search(text, at, timeout=left, concurrent=True)
-            if found is None:
-                return
-            begin = text.rfind("\n", 0, found.start()) + 1
-        else:
-            found, begin = None, at
-        end = text.find("\n", begin)
-        end = len(text) if end < 0 else end
-        line = text[begin:end]
-        if found is None or found.end() > end:  # spans lines: does the line alone match?
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise TimeoutError
-            ok = pattern.search(line, timeout=left, concurrent=True) is not None
-        else:
-            ok = True
-        if ok:
-            number += text.count("\n", counted, begin)
-            counted = begin
-            yield number, line
-        at = end + 1
-
-
-_COUNT = re.compile(r"\{(\d*)(?:,\d*)?\}")
-
-
-def repeat_weight(pattern: str) -> int:
-    """The largest product of nested minimum repeat counts in a regular expression
-    (`((a{100}){100}){100}`: 1,000,000). The regex module unrolls a repeat's minimum when it
-    compiles, so this is about how large the compiled pattern gets: three nested {1000}s take
-    gigabytes. Read from the text, erring high (whitespace before a count is skipped)."""
-    frames = [1]  # the largest weight inside each open group so far
-    last = 1  # the weight of the item just passed (a group's, or 1 for an atom)
-    i = 0
-    while i < len(pattern):
-        c = pattern[i]
-        if c == "\\":
-            last, i = 1, i + 2
-            continue
-        if c == "[":  # a class: one atom
-            j = i + 1
-            if j < len(pattern) and pattern[j] == "^":
-                j += 1
-            if j < len(pattern) and pattern[j] == "]":
-                j += 1
-            while j < len(pattern) and pattern[j] != "]":
-                j += 2 if pattern[j] == "\\" else 1
-            last, i = 1, j + 1
-            continue
-        if c == "(":
-            frames.append(1)
-            i += 1
-            continue
-        if c == ")" and len(frames) > 1:
-            last = frames.pop()
-            frames[-1] = max(frames[-1], last)
-            i += 1
-            continue
-        if c == "{":
-            count = _COUNT.match(pattern, i)
-            if count is not None:
-                least = int(count.group(1) or 0)
-                frames[-1] = max(frames[-1], last * max(least, 1))
-                last, i = 1, count.end()
-                continue
-        if not c.isspace():
-            last = 1
-        i += 1
-    return max(frames)
-
-
-def _grep_bytes(ws: Workspace, folder: int, name: str, rel: str, named: bool) -> bytes | None:
-    """The bytes of a file grep looks at; None to skip it (too large, or not a regular file:
-    opened without blocking and without following links, so a FIFO or a link swapped in
-    during the walk is skipped, never waited on). The file the path names is an error."""
-    try:
-        fd = ws.open_at(folder, name, rel)
-    except ToolError:
-        if named:
-            raise
-        return None
-    with os.fdopen(fd, "rb") as handle:
-        if os.fstat(handle.fileno()).st_size > MAX_GREP_FILE_BYTES:
-            if named:
-                raise ToolError(
-                    f"{rel} is larger than {MAX_GREP_FILE_BYTES} bytes; grep skips such files."
-                )
-            return None
-        return handle.read(MAX_GREP_FILE_BYTES + 1)[:MAX_GREP_FILE_BYTES]
-
-
 def glob(ws: Workspace, args: dict[str, Any], stop: Event) -> str:
     start = ws.locate(args.get("path") or ".")
     match = compile_glob(args["pattern"])
     most = args.get("limit") or DEFAULT_MATCHES
-    deadline = time.monotonic() + GREP_SECONDS
+    deadline = time.monotonic() + GLOB_SECONDS
     found: list[str] = []
     note = ""
-    for _, _, rel in _candidates(ws, start):
+    for _, _, rel in candidates(ws, start):
         if stop.is_set():
             raise ToolError("glob was stopped.")
         if time.monotonic() >= deadline:
-            note = f"\n[glob stopped at its time limit ({GREP_SECONDS:g} s); narrow the path]"
+            note = f"\n[glob stopped at its time limit ({GLOB_SECONDS:g} s); narrow the path]"
             break
-        if match(_under(rel, start)):
+        if match(under(rel, start)):
             found.append(rel)
     if not found:
         return "No files found." + note
@@ -333,7 +156,7 @@ def glob(ws: Workspace, args: dict[str, Any], stop: Event) -> str:
     return text + note
 
 
-def _candidates(ws: Workspace, start: str) -> Iterator[tuple[int, str, str]]:
+def candidates(ws: Workspace, start: str) -> Iterator[tuple[int, str, str]]:
     """The files a search looks at: the one file `start`, or those under the folder."""
     if start != ".":
         parent, name = ws.parent(start)
@@ -353,7 +176,7 @@ def _candidates(ws: Workspace, start: str) -> Iterator[tuple[int, str, str]]:
         yield item
 
 
-def _under(rel: str, start: str) -> str:
+def under(rel: str, start: str) -> str:
     """`rel` relative to the folder a search started from (patterns are written so)."""
     if start == "." or rel == start:
         return rel if start == "." else os.path.basename(rel)
