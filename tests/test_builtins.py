@@ -334,6 +334,92 @@ def test_two_skills_with_one_name_are_an_error_naming_both_files(tmp_path: Path)
     ) in result.stderr
 
 
+def test_a_symlinked_skill_md_never_brings_a_file_from_outside_into_the_package(
+    tmp_path: Path,
+) -> None:
+    secret = tmp_path / "secret"
+    secret.mkdir()
+    (secret / "SKILL.md").write_text(SKILL.format(name="leak", description="d", body="TOP SECRET"))
+    root = project(tmp_path / "p", 'skills = "skills"')
+    (root / "skills/leak").mkdir(parents=True)
+    (root / "skills/leak/SKILL.md").symlink_to(secret / "SKILL.md")
+    result = build(root)
+    assert result.exit_code == 2, result.stderr
+    assert (
+        "skills/leak/SKILL.md:1:1: error[TN490]: SKILL.md is not read: it is a symbolic link to "
+        f"{secret.resolve() / 'SKILL.md'}, outside the skills folder"
+    ) in result.stderr
+    assert not (root / "tools").exists()
+    # also when the link is relative, or goes through a linked folder on the way
+    (root / "skills/leak/SKILL.md").unlink()
+    (root / "skills/leak/SKILL.md").symlink_to("../../../secret/SKILL.md")
+    (root / "skills/via").symlink_to(secret)
+    result = build(root)
+    assert result.exit_code == 2 and result.stderr.count("error[TN490]") == 1, result.stderr
+    assert "skills/via:1:1" not in result.stderr  # a linked folder beside no skill: not walked
+    # a link to nothing is no silent skip either
+    (root / "skills/leak/SKILL.md").unlink()
+    (root / "skills/leak/SKILL.md").symlink_to("missing.md")
+    result = build(root)
+    assert "skills/leak/SKILL.md:1:1: error[TN490]" in result.stderr
+    assert "a symbolic link to nothing" in result.stderr
+
+
+def test_a_link_inside_the_skills_folder_is_followed(tmp_path: Path) -> None:
+    text = SKILL.format(name="pdf", description="Fill PDF forms", body="Run it.\n")
+    root = project(tmp_path / "p", 'skills = "skills"', skills={"shared/pdf.md": text})
+    (root / "skills/pdf").mkdir()
+    (root / "skills/pdf/SKILL.md").symlink_to("../shared/pdf.md")
+    result = build(root)
+    assert result.exit_code == 0, result.stderr
+    (entry,) = json.loads((root / "tools/schemas/skills.json").read_text())
+    assert entry["name"] == "pdf" and entry["body"] == "Run it.\n"
+
+
+def test_links_beside_a_skill_out_of_the_folder_are_left_out_with_a_warning(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "home/.ssh").mkdir(parents=True)
+    (tmp_path / "home/.ssh/id_rsa").write_text("PRIVATE KEY")
+    text = SKILL.format(name="pdf", description="d", body="")
+    root = project(
+        tmp_path / "p", 'skills = "skills"', skills={"pdf/SKILL.md": text, "pdf/run.py": "x"}
+    )
+    (root / "skills/pdf/key").symlink_to(tmp_path / "home/.ssh/id_rsa")
+    (root / "skills/pdf/home").symlink_to(tmp_path / "home")
+    (root / "skills/pdf/gone").symlink_to("nothing")
+    (root / "skills/pdf/alias.py").symlink_to("run.py")  # inside: kept
+    result = build(root)
+    assert result.exit_code == 0, result.stderr
+    warnings = sorted(line for line in result.stderr.splitlines() if "TN491" in line)
+    assert warnings == [
+        "skills/pdf/gone:1:1: warning[TN491]: left out of the files listed with "
+        "skills/pdf/SKILL.md: it is a symbolic link to nothing (its target does not exist)",
+        "skills/pdf/home:1:1: warning[TN491]: left out of the files listed with "
+        f"skills/pdf/SKILL.md: it is a symbolic link to {(tmp_path / 'home').resolve()}, outside "
+        "the skills folder",
+        "skills/pdf/key:1:1: warning[TN491]: left out of the files listed with "
+        f"skills/pdf/SKILL.md: it is a symbolic link to "
+        f"{(tmp_path / 'home/.ssh/id_rsa').resolve()}, outside the skills folder",
+    ]
+    (entry,) = json.loads((root / "tools/schemas/skills.json").read_text())
+    assert entry["files"] == ["alias.py", "run.py"]
+    package = "".join(p.read_text() for p in (root / "tools").rglob("*") if p.is_file())
+    assert "PRIVATE KEY" not in package
+
+
+def test_an_oversized_skill_md_is_a_located_error(tmp_path: Path) -> None:
+    body = "x" * (2 * 1024 * 1024)
+    text = SKILL.format(name="big", description="d", body=body)
+    root = project(tmp_path / "p", 'skills = "skills"', skills={"big/SKILL.md": text})
+    result = build(root)
+    assert result.exit_code == 2
+    assert (
+        "skills/big/SKILL.md:1:1: error[TN423]: SKILL.md is larger than 2097152 bytes"
+        in result.stderr
+    )
+
+
 def test_a_missing_or_empty_skills_folder(tmp_path: Path) -> None:
     root = project(tmp_path / "p", 'skills = "skills"')
     result = build(root)

@@ -279,6 +279,21 @@ CODES: dict[str, tuple[str, str]] = {
         "The skills folder holds no SKILL.md: the package gets no skill tool (schemas/skills.json is\n"
         "empty and skills_prompt() says so).\nFix: add a skill folder with a SKILL.md, or drop the setting.",
     ),
+    "TN490": (
+        "SKILL.md outside the skills folder, or unreadable",
+        "A SKILL.md is a symbolic link whose target is outside the skills folder (or does not\n"
+        "exist), or it cannot be read (not a regular file). A skill's text is copied into the\n"
+        "generated package, so a link must never bring in a file from elsewhere (a link to a key or\n"
+        "a secret would ship it). Links inside the skills folder are followed.\n"
+        "Fix: copy the file into the skills folder, or move it there and link the other way.",
+    ),
+    "TN491": (
+        "file beside a skill left out",
+        "A file beside a skill is a symbolic link out of the skills folder, to nothing, or to a\n"
+        "folder: it is left out of the files the skill tool lists (the build follows no link out of\n"
+        "the skills folder, and no linked folder). The build goes on.\n"
+        "Fix: copy the file into the skill's folder if the skill needs it; otherwise remove the link.",
+    ),
     "TN440": (
         "http binding: unknown method or body",
         "A spec's `http` key names a method the runtime does not send, asks for a body on a GET or\n"

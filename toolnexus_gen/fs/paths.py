@@ -5,6 +5,7 @@ no-op fast path imports it."""
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
 
 SPEC_SUFFIXES = (".json", ".yaml", ".yml")  # what counts as a spec file
@@ -51,10 +52,16 @@ def display_path(path: Path) -> str:
 SKIPPED_FOLDERS = frozenset({".git", "node_modules"})  # never walked into by folder_files
 
 
-def folder_files(folder: Path) -> dict[str, os.stat_result]:
+def folder_files(
+    folder: Path, left_out: list[tuple[str, str]] | None = None
+) -> dict[str, os.stat_result]:
     """Every file under `folder` (by relative POSIX path, sorted), for sources that read a
-    folder (skills): `.git` and `node_modules` skipped, linked folders not followed."""
+    folder (skills): `.git` and `node_modules` skipped. A symbolic link counts only when its
+    real target is a regular file inside `folder`; a linked folder is not followed, and a link
+    that leads out of `folder` (or to nothing) is left out, so nothing outside the folder is
+    ever read through it. With `left_out`, each link left out is added as (path, why)."""
     found: dict[str, os.stat_result] = {}
+    inside = os.path.realpath(folder)
     stack = [""]
     while stack:
         rel = stack.pop()
@@ -65,11 +72,48 @@ def folder_files(folder: Path) -> dict[str, os.stat_result]:
         for entry in entries:
             name = f"{rel}/{entry.name}" if rel else entry.name
             try:
-                if entry.is_dir(follow_symlinks=False):
+                if entry.is_symlink():
+                    why, target = _link(entry.path, inside)
+                    if target is not None:
+                        found[name] = target
+                    elif left_out is not None and why:
+                        left_out.append((name, why))
+                elif entry.is_dir(follow_symlinks=False):
                     if entry.name not in SKIPPED_FOLDERS:
                         stack.append(name)
-                elif entry.is_file():
-                    found[name] = entry.stat()
+                elif entry.is_file(follow_symlinks=False):
+                    found[name] = entry.stat(follow_symlinks=False)
             except OSError:
                 continue
     return dict(sorted(found.items()))
+
+
+def _link(path: str, inside: str) -> tuple[str, os.stat_result | None]:
+    """(why a link is left out, or "" to leave it out silently; the stat of its target when it
+    is kept instead)."""
+    real = os.path.realpath(path)
+    if os.path.commonpath([real, inside]) != inside:
+        return f"it is a symbolic link to {real}, outside the skills folder", None
+    try:
+        target = os.stat(real)
+    except OSError:
+        return "it is a symbolic link to nothing (its target does not exist)", None
+    if stat.S_ISDIR(target.st_mode):
+        return "it is a symbolic link to a folder (linked folders are not followed)", None
+    return ("", target) if stat.S_ISREG(target.st_mode) else ("", None)
+
+
+def read_inside(folder: Path, rel: str, limit: int) -> bytes:
+    """The bytes of the regular file `rel` under `folder` (a link resolved, its target inside
+    `folder`), at most `limit` + 1 of them; OSError when it is not such a file (a link swapped
+    in since the folder was listed is not followed out of it)."""
+    inside = os.path.realpath(folder)
+    real = os.path.realpath(folder / rel)
+    if os.path.commonpath([real, inside]) != inside:
+        raise OSError(f"{rel} leads outside {folder}")
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    fd = os.open(real, flags)
+    with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(f"{rel} is not a regular file")
+        return handle.read(limit + 1)

@@ -17,10 +17,10 @@ from typing import Any
 from toolnexus_gen.config.options import BuildOptions
 from toolnexus_gen.config.pyproject import Setting
 from toolnexus_gen.diagnostics import Diagnostic, Severity
-from toolnexus_gen.fs.paths import display_path, folder_files
+from toolnexus_gen.fs.paths import display_path, folder_files, read_inside
 from toolnexus_gen.ir import Contributed, Contribution
 from toolnexus_gen.sources.builtins import SPECS, at_setting, document
-from toolnexus_gen.toolspec.load import LoadError, parse_yaml
+from toolnexus_gen.toolspec.load import MAX_FILE_BYTES, LoadError, parse_yaml
 
 CATALOGUE = "schemas/skills.json"
 SKILL_FILE = "SKILL.md"
@@ -51,10 +51,12 @@ def contribute(options: BuildOptions) -> Contribution:
     if not folder.is_dir():
         message = f"skills folder {display_path(folder)!r} does not exist (or is not a folder)"
         return Contribution(diagnostics=(at_setting(setting, "TN422", message, Severity.ERROR),))
-    files = folder_files(folder)
+    left_out: list[tuple[str, str]] = []
+    files = folder_files(folder, left_out)
     skills: dict[str, Skill] = {}
     diagnostics: list[Diagnostic] = []
     homes = {os.path.dirname(rel) for rel in files if os.path.basename(rel) == SKILL_FILE}
+    diagnostics += _links(folder, left_out, homes)
     for rel in files:
         if os.path.basename(rel) != SKILL_FILE:
             continue
@@ -106,6 +108,28 @@ def _entry(skill: Skill) -> dict[str, Any]:
     return entry
 
 
+def _links(folder: Path, left_out: list[tuple[str, str]], homes: set[str]) -> list[Diagnostic]:
+    """What the links the folder's walk left out mean: a SKILL.md whose content lives outside
+    the skills folder is an error (it would be copied into the package); a file beside a skill
+    is left out of its files, with a warning."""
+    found = []
+    for rel, why in left_out:
+        where, name = os.path.split(rel)
+        display = f"{display_path(folder / where)}/{name}"  # the link, never its target
+        if os.path.basename(rel) == SKILL_FILE:
+            message = (
+                f"{SKILL_FILE} is not read: {why}. A skill's text goes into the generated package, "
+                "so it must live in the skills folder: copy the file in (or move it there and link "
+                "the other way)"
+            )
+            found.append(Diagnostic(display, 1, 1, "TN490", message))
+        elif (home := _home(rel, homes)) is not None:
+            skill = f"{display_path(folder / home)}/{SKILL_FILE}"
+            message = f"left out of the files listed with {skill}: {why}"
+            found.append(Diagnostic(display, 1, 1, "TN491", message, Severity.WARNING))
+    return found
+
+
 def _read(
     folder: Path,
     rel: str,
@@ -120,7 +144,16 @@ def _read(
     def bad(message: str, line: int = 1, col: int = 1, code: str = "TN423") -> None:
         diagnostics.append(Diagnostic(display, line, col, code, message))
 
-    raw = path.read_bytes()
+    try:
+        raw = read_inside(folder, rel, MAX_FILE_BYTES)
+    except OSError as exc:
+        diagnostics.append(
+            Diagnostic(display, 1, 1, "TN490", f"{SKILL_FILE} cannot be read: {exc}")
+        )
+        return None
+    if len(raw) > MAX_FILE_BYTES:
+        bad(f"{SKILL_FILE} is larger than {MAX_FILE_BYTES} bytes (the limit of a spec file)")
+        return None
     try:
         text = raw.decode("utf-8").removeprefix("\ufeff")
     except UnicodeDecodeError as exc:
