@@ -232,8 +232,11 @@ def explain(code: str) -> tuple[str, str]:
 def init(directory: Path, specs: str, out: str) -> InitReport:
     from toolnexus_gen.commands import project
 
-    with os_errors():
-        return project.init(directory, specs=specs, out=out, version=__version__)
+    try:
+        with os_errors():
+            return project.init(directory, specs=specs, out=out, version=__version__)
+    except ValueError as exc:  # --specs or --out not a plain folder inside DIRECTORY
+        raise UserError(str(exc)) from None
 
 
 @dataclass
@@ -306,7 +309,10 @@ def scaffold(
             ) from None
         outcome.stubs = project.stubs_for(outcome.missing) if outcome.missing else ""
         return outcome
-    outcome.package = project.package_import(chosen.out)
+    try:  # names that must be Python identifiers in the file written
+        outcome.package = project.package_import(chosen.out, class_name)
+    except ValueError as exc:
+        raise UserError(str(exc)) from None
     with os_errors():
         output.create_user_files(
             {file: project.scaffold_source(tools, outcome.package, class_name)}

@@ -8,13 +8,17 @@ the methods that new tools still need.
 from __future__ import annotations
 
 import ast
+import json
+import keyword
+import re
 import sys
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from toolnexus_gen.codegen.package import RUNTIME_REQUIREMENT, ruff_sorted
 from toolnexus_gen.codegen.pysource import docstring, py_str
 from toolnexus_gen.config.pyproject import read_pyproject
+from toolnexus_gen.diagnostics import printable
 from toolnexus_gen.ir import ToolInfo
 
 EXAMPLE_SPEC = """\
@@ -37,8 +41,8 @@ examples:
 
 CONFIG_SECTION = """
 [tool.toolnexus-gen]
-specs = "{specs}"
-out = "{out}"
+specs = {specs}
+out = {out}
 # targets = ["gemini", "openai", "openai_responses", "anthropic", "mcp", "bedrock"]
 # ignore = []
 
@@ -57,7 +61,7 @@ repos:
         entry: toolnexus-gen build
         language: system
         pass_filenames: false
-        files: ^({specs}/|pyproject\\.toml$)
+        files: '^({specs}/|pyproject\\.toml$)'
       # Or only verify, as CI does:
       # - id: toolnexus-gen-check
       #   name: toolnexus-gen build --check
@@ -82,6 +86,10 @@ class InitReport:
 
 
 def init(root: Path, specs: str = "specs", out: str = "tools", version: str = "") -> InitReport:
+    """A ValueError, with nothing made, when `specs` or `out` is not a plain relative path
+    inside `root` (it is written into pyproject.toml and the pre-commit hook's pattern)."""
+    for option, value in (("--specs", specs), ("--out", out)):
+        _check_inside(option, value)
     report = InitReport()
     root.mkdir(parents=True, exist_ok=True)
     specs_dir = root / specs
@@ -91,7 +99,10 @@ def init(root: Path, specs: str = "specs", out: str = "tools", version: str = ""
         specs_dir.mkdir(parents=True, exist_ok=True)
         _create(specs_dir / "get_weather.yaml", EXAMPLE_SPEC, report)
     pyproject = root / "pyproject.toml"
-    section = CONFIG_SECTION.format(specs=specs, out=out)
+    # TOML basic strings: JSON's escapes are TOML's (the text is printable and UTF-8, checked)
+    section = CONFIG_SECTION.format(
+        specs=json.dumps(specs, ensure_ascii=False), out=json.dumps(out, ensure_ascii=False)
+    )
     if not pyproject.exists():
         _create(pyproject, section.lstrip("\n"), report)
     elif "[tool.toolnexus-gen" in read_pyproject(pyproject):
@@ -103,7 +114,8 @@ def init(root: Path, specs: str = "specs", out: str = "tools", version: str = ""
         report.appended.append(pyproject)
     _require_runtime(pyproject, report)
     hooks = root / ".pre-commit-config.yaml"
-    snippet = PRE_COMMIT.format(specs=specs, version=version)
+    pattern = re.escape(Path(specs).as_posix()).replace("'", "''")  # a YAML '...' scalar
+    snippet = PRE_COMMIT.format(specs=pattern, version=version)
     if hooks.exists():
         report.kept.append(f"{hooks.as_posix()} (exists; add the hook yourself:\n{snippet})")
     else:
@@ -111,12 +123,26 @@ def init(root: Path, specs: str = "specs", out: str = "tools", version: str = ""
     return report
 
 
+def _check_inside(option: str, value: str) -> None:
+    shown = printable(value)
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ValueError(
+            f"{option} '{shown}' is not UTF-8: pyproject.toml cannot name it"
+        ) from None
+    if not value or not value.isprintable():
+        raise ValueError(f"{option} '{shown}' must be a folder name of printable characters")
+    path = PurePosixPath(value)
+    if path.is_absolute() or ".." in path.parts:
+        raise ValueError(f"{option} '{shown}' must be a relative path inside the project folder")
+
+
 def _require_runtime(pyproject: Path, report: InitReport) -> None:
     """Add the runtime that generated packages import to [project].dependencies, when the
     project has that table. The edit is textual (the file keeps its comments and layout) and is
     written only if the file then parses to exactly the old data plus the requirement."""
     import os
-    import re
 
     if sys.version_info >= (3, 11):
         import tomllib
@@ -191,14 +217,29 @@ def _create(path: Path, text: str, report: InitReport) -> None:
 # -- scaffold -----------------------------------------------------------------------------------
 
 
-def package_import(out: Path) -> str:
-    """The import name of the generated package: its folder, plus parent packages."""
+def package_import(out: Path, class_name: str = "Handlers") -> str:
+    """The import name of the generated package: its folder, plus parent packages. A
+    ValueError when a folder's name cannot be written in an import statement, or when
+    `class_name` (the handler class scaffold writes) is not a Python class name."""
+    if not is_python_name(class_name):
+        raise ValueError(f"--class-name '{printable(class_name)}' is not a Python class name")
     parts = [out.resolve().name]
     parent = out.resolve().parent
     while (parent / "__init__.py").is_file():
         parts.insert(0, parent.name)
         parent = parent.parent
+    for part in parts:
+        if not is_python_name(part):
+            raise ValueError(
+                f"the package folder name '{printable(part)}' cannot be imported by name in "
+                "Python (letters, digits and underscores, not starting with a digit, not a "
+                "keyword): build into such a folder (--out my_tools) to scaffold handlers for it"
+            )
     return ".".join(parts)
+
+
+def is_python_name(name: str) -> bool:
+    return name.isidentifier() and not keyword.iskeyword(name)
 
 
 def scaffold_source(tools: tuple[ToolInfo, ...], package: str, class_name: str) -> str:

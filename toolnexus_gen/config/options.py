@@ -10,6 +10,7 @@ from typing import Any
 
 from toolnexus_gen.config.many import Many
 from toolnexus_gen.config.pyproject import Config, Setting, find_pyproject
+from toolnexus_gen.fs.paths import is_hidden, shell_word
 from toolnexus_gen.targets.registry import NAMES
 
 
@@ -65,10 +66,24 @@ def resolve_options(
         )
     if out.resolve() == specs.resolve() or specs.resolve().is_relative_to(out.resolve()):
         raise UsageError(f"--out {out.as_posix()!r} must not contain the spec folder")
+    inside = out.resolve().is_relative_to(specs.resolve())
+    if inside and not is_hidden(out.resolve().relative_to(specs.resolve())):
+        raise UsageError(
+            f"--out {out.as_posix()!r} is inside the spec folder {specs.as_posix()!r}: the next "
+            "build would read the files it generates as specs; put it beside the spec folder "
+            "(or in a folder whose name starts with _ or .)"
+        )
     ordered = tuple(t for t in NAMES if t in chosen)
     # Header paths are relative to the project that holds the output, whatever the working folder.
     project = find_pyproject(out.resolve().parent)
     root = project.parent if project is not None else out.resolve().parent
+    for what, path in (
+        ("the working folder", Path.cwd()),
+        ("spec folder", specs.resolve()),
+        ("--out", out.resolve()),
+        ("skills folder", config.skills.value.resolve() if config.skills else None),
+    ):
+        _check_utf8(what, path)
     return BuildOptions(
         specs=specs,
         out=out,
@@ -85,12 +100,32 @@ def resolve_options(
     )
 
 
+def _check_utf8(what: str, path: Path | None) -> None:
+    """A UsageError when `path` is not UTF-8: generated files, diagnostics and the build cache
+    hold paths as text."""
+    if path is None:
+        return
+    raw = os.fsencode(path)
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        shown = raw.decode("utf-8", "backslashreplace")
+        raise UsageError(
+            f"{what} '{shown}' is not a UTF-8 path (byte 0x{raw[exc.start]:02x}): a build writes "
+            "paths into its files as UTF-8 text; rename the folder"
+        ) from None
+
+
 def _rel(path: Path, start: Path) -> str:
-    return Path(os.path.relpath(path.resolve(), start.resolve())).as_posix()
+    rel = Path(os.path.relpath(path.resolve(), start.resolve())).as_posix()
+    return f"./{rel}" if rel.startswith("-") else rel  # never read as an option
 
 
 def header_for(options: BuildOptions) -> Header:
-    command = f"toolnexus-gen build {_rel(options.specs, options.root)} --out {_rel(options.out, options.root)}"
+    """What generated files say they come from, and the command that regenerates them (paths
+    quoted as a shell word each: one printable line whatever the folder names hold)."""
+    specs = shell_word(_rel(options.specs, options.root))
+    command = f"toolnexus-gen build {specs} --out {shell_word(_rel(options.out, options.root))}"
     if options.targets != NAMES:
         command += "".join(f" --target {t}" for t in options.targets)
-    return Header(specs_rel=_rel(options.specs, options.out), command=command)
+    return Header(specs_rel=shell_word(_rel(options.specs, options.out)), command=command)

@@ -31,6 +31,7 @@ KEYS: dict[str, Any] = {
     "base_url": str,
     "mcp_config": str,  # the MCP servers `toolnexus-gen sync` snapshots (README: MCP servers)
 }
+PATH_KEYS = ("specs", "out", "skills", "mcp_config")  # paths, relative to the pyproject.toml
 # Read by config/many.py: toolsets, budgets, the tool search tool, hosted tools.
 MANY_KEYS = ("toolsets", "hosted", "max_tool_tokens", "tool_search")
 # profile = "reach": every tool to every target, each step a warning (README: Reach).
@@ -139,6 +140,9 @@ def load_config(start: Path) -> Config:
             kinds: dict[Any, str] = {str: "a string", bool: "true or false"}
             kind = kinds.get(KEYS[key], "a list of strings")
             bad(key, f"{key} must be {kind}, not {value!r}")
+        elif key in PATH_KEYS and (not value.strip() or "\x00" in value):
+            what = "an empty string" if not value.strip() else "a NUL character"
+            bad(key, f"{key} must name a path relative to pyproject.toml, not {what}")
         else:
             values[key] = value
     for name in values.get("targets", []):

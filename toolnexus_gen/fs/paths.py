@@ -5,6 +5,8 @@ no-op fast path imports it."""
 from __future__ import annotations
 
 import os
+import re
+import shlex
 import stat
 from pathlib import Path
 
@@ -40,6 +42,35 @@ def escaping_links(specs_dir: Path) -> list[Path]:
                 if target != root and root not in target.parents:
                     found.append(path)
     return sorted(found)
+
+
+_PLAIN = re.compile(r"[\w@%+=:,./-]+", re.ASCII)  # needs no quoting in a POSIX shell
+
+
+def shell_word(text: str) -> str:
+    """`text` as one POSIX shell word, on one line of printable characters (for the command a
+    generated file says regenerates it): as it is when that is safe, else single-quoted, else
+    in bash's $'...' form, with control characters, bidi overrides and bytes that are not UTF-8
+    (a path's surrogate escapes) written as escapes, so a path can neither end a comment line
+    nor reorder what a reader sees."""
+    if _PLAIN.fullmatch(text):
+        return text
+    if text.isprintable():
+        return shlex.quote(text)
+    out = []
+    for char in text:
+        code = ord(char)
+        if 0xDC80 <= code <= 0xDCFF:  # a byte that is not UTF-8, as os.fsdecode keeps it
+            out.append(f"\\x{code - 0xDC00:02x}")
+        elif char in "\\'":
+            out.append("\\" + char)
+        elif char.isprintable():
+            out.append(char)
+        elif code < 0x100:
+            out.append(f"\\x{code:02x}")
+        else:
+            out.append(f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}")
+    return "$'" + "".join(out) + "'"
 
 
 def display_path(path: Path) -> str:
