@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -360,6 +361,144 @@ def test_hosted_tools_rules(tmp_path: Path) -> None:
     assert "error[TN465]: hosted tool 'search': bedrock cannot carry it" in result.stderr
 
 
+HOSTED_ERRORS = [
+    (
+        "web_search = true",
+        ("--target", "openai"),
+        "pyproject.toml:2:1: error[TN465]: hosted tool 'web_search' cannot go to openai (Chat "
+        "Completions takes only function and custom tools",
+        'keep it from that target: web_search = {targets = {exclude = ["openai"]}}',
+    ),
+    (
+        "code_execution = true",
+        ("--target", "bedrock", "--target", "anthropic"),
+        "pyproject.toml:2:1: error[TN465]: hosted tool 'code_execution' cannot go to bedrock "
+        "(Bedrock Converse takes toolSpec",
+        'code_execution = {targets = {exclude = ["bedrock"]}}',
+    ),
+    (
+        "url_context = true",
+        ("--target", "openai_responses", "--target", "gemini"),
+        "hosted tool 'url_context' cannot go to openai_responses (the provider has no "
+        "url_context tool)",
+        'url_context = {targets = {exclude = ["openai_responses"]}}',
+    ),
+    (
+        "web_search = true",
+        (),  # every target: Chat Completions and Bedrock both named
+        "hosted tool 'web_search' cannot go to openai (Chat Completions takes only function and "
+        "custom tools (web search there is web_search_options on search models); use "
+        "openai_responses) nor to bedrock (",
+        'web_search = {targets = {exclude = ["openai", "bedrock"]}}',
+    ),
+    (
+        'fetch = {anthropic = {type = "web_fetch_20250910", name = "web_fetch"}}',
+        ("--target", "openai"),  # declared for others only: it would reach no request
+        "pyproject.toml:2:1: error[TN465]: hosted tool 'fetch' cannot go to openai",
+        'keep it from that target: targets = {exclude = ["openai"]} in its table',
+    ),
+    (
+        'files = {openai_responses = {type = "file_search", vector_store_ids = ["vs_1"]}}',
+        ("--target", "anthropic"),
+        "hosted tool 'files' cannot go to anthropic (it has entries for openai_responses only; "
+        "add one in the provider's own shape (anthropic = {...}))",
+        'targets = {exclude = ["anthropic"]} in its table',
+    ),
+]
+
+
+@pytest.mark.parametrize(("declared", "targets", "error", "fix"), HOSTED_ERRORS)
+def test_a_hosted_tool_a_built_target_cannot_carry_is_a_located_error(
+    tmp_path: Path, declared: str, targets: tuple[str, ...], error: str, fix: str
+) -> None:
+    write_specs(tmp_path / "specs", {"now.yaml": {"description": "time"}})
+    (tmp_path / "pyproject.toml").write_text(f"[tool.toolnexus-gen.hosted]\n{declared}\n")
+    result = cli("build", "specs", "--out", "out", *targets, cwd=tmp_path)
+    assert result.exit_code == 2, result.stderr
+    assert error in result.stderr and fix in result.stderr, result.stderr
+    assert not (tmp_path / "out").exists()  # nothing written
+
+
+@pytest.mark.parametrize(
+    ("declared", "targets", "carried"),
+    [
+        # the fix the error gives: the tool kept from the target, the rest as before
+        ('web_search = {targets = {exclude = ["openai"]}}', ("openai",), {}),
+        (
+            'web_search = {targets = {exclude = ["openai", "bedrock"]}}',
+            (),
+            {"anthropic": 1, "openai_responses": 1, "gemini": 1},
+        ),
+        (
+            'web_search = {targets = {only = ["anthropic"]}}',
+            ("anthropic", "gemini", "openai"),
+            {"anthropic": 1},
+        ),
+        (
+            'fetch = {anthropic = {type = "web_fetch_20250910", name = "web_fetch"}, '
+            'targets = {exclude = ["openai"]}}',
+            ("openai",),
+            {},
+        ),
+        (
+            'files = {openai_responses = {type = "file_search", vector_store_ids = ["vs_1"]}}',
+            ("openai_responses", "anthropic", "openai", "gemini"),  # goes where its table says
+            {"openai_responses": 1},
+        ),
+    ],
+)
+def test_keeping_a_hosted_tool_from_a_target_builds(
+    tmp_path: Path, declared: str, targets: tuple[str, ...], carried: dict[str, int]
+) -> None:
+    write_specs(tmp_path / "specs", {"now.yaml": {"description": "time"}})
+    (tmp_path / "pyproject.toml").write_text(f"[tool.toolnexus-gen.hosted]\n{declared}\n")
+    flags = [flag for target in targets for flag in ("--target", target)]
+    result = cli("build", "specs", "--out", "out", *flags, cwd=tmp_path)
+    assert result.exit_code == 0, result.stderr
+    for target in targets or ("gemini", "openai", "openai_responses", "anthropic", "bedrock"):
+        data = json.loads((tmp_path / f"out/schemas/{target}.json").read_text())
+        entries = data["tools"] if target == "bedrock" else data
+        functions = {"gemini": "functionDeclarations", "bedrock": "toolSpec"}.get(target)
+        if functions is not None:  # a wrapper of functions; anything else is a hosted tool
+            hosted = [entry for entry in entries if functions not in entry]
+        else:  # function entries have no type (Anthropic) or type function
+            hosted = [entry for entry in entries if entry.get("type", "function") != "function"]
+        assert len(hosted) == carried.get(target, 0), (target, entries)
+
+
+@pytest.mark.parametrize(
+    ("declared", "message"),
+    [
+        (
+            'web_search = {targets = {exclude = "openai"}}',
+            "hosted tool 'web_search': targets: exclude must be a list",
+        ),
+        (
+            'web_search = {targets = {only = ["chat"]}}',
+            "hosted tool 'web_search': targets: unknown target 'chat'",
+        ),
+        (
+            'web_search = {targets = {drop = ["openai"]}}',
+            "hosted tool 'web_search': targets = {exclude = [...]} or {only = [...]}",
+        ),
+        (
+            'mine = {targets = {exclude = ["openai"]}}',
+            "hosted tool 'mine' has a targets table but no entry",
+        ),
+    ],
+)
+def test_a_malformed_hosted_targets_table_is_a_located_error(
+    tmp_path: Path, declared: str, message: str
+) -> None:
+    write_specs(tmp_path / "specs", {"now.yaml": {"description": "time"}})
+    (tmp_path / "pyproject.toml").write_text(f"[tool.toolnexus-gen.hosted]\n{declared}\n")
+    result = cli("build", "specs", "--out", "out", cwd=tmp_path)
+    assert result.exit_code == 2
+    assert re.search(
+        rf"pyproject.toml:2:\d+: error\[TN802\]: {re.escape(message)}", result.stderr
+    ), result.stderr
+
+
 def test_hosted_and_search_entries_are_the_sdks_own(tmp_path: Path) -> None:
     from anthropic.types import (
         ToolSearchToolBm25_20251119Param,
@@ -384,7 +523,8 @@ def test_hosted_and_search_entries_are_the_sdks_own(tmp_path: Path) -> None:
     ):
         (tmp_path / "pyproject.toml").write_text(
             f'[tool.toolnexus-gen]\ntool_search = "{mode}"\n\n[tool.toolnexus-gen.hosted]\n'
-            "web_search = true\nurl_context = true\n"
+            'web_search = {targets = {exclude = ["openai", "bedrock"]}}\n'
+            'url_context = {targets = {only = ["anthropic", "gemini"]}}\n'
             'files = {openai_responses = {type = "file_search", vector_store_ids = ["vs_1"]}}\n'
         )
         result = cli("build", "specs", "--out", "out", "-q", cwd=tmp_path)
@@ -450,7 +590,9 @@ def deferred_tk(tmp_path_factory: pytest.TempPathFactory) -> Any:
     from conftest import build_in
 
     root = tmp_path_factory.mktemp("deferred")
-    (root / "pyproject.toml").write_text("[tool.toolnexus-gen.hosted]\nweb_search = true\n")
+    (root / "pyproject.toml").write_text(
+        '[tool.toolnexus-gen.hosted]\nweb_search = {targets = {exclude = ["openai", "bedrock"]}}\n'
+    )
     pkg = build_in(root, DEFERRED)
 
     class Handlers(pkg.ToolHandlers):  # type: ignore[misc, name-defined]

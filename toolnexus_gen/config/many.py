@@ -70,6 +70,16 @@ class Hosted:
     entries: dict[str, Any]  # target -> the provider's entry, as sent
     display: str
     place: tuple[int, int]
+    known: bool = False  # `name = true`: meant for every target (those that cannot are errors)
+    only: tuple[str, ...] | None = None  # targets = {only = [...]}
+    exclude: tuple[str, ...] = ()  # targets = {exclude = [...]}: kept from these targets
+
+    def allows(self, target: str) -> bool:
+        """Whether the declaration lets the tool go to `target` (its `targets` table)."""
+        return target not in self.exclude and (self.only is None or target in self.only)
+
+    def sent_to(self, target: str) -> bool:
+        return target in self.entries and self.allows(target)
 
 
 @dataclass(frozen=True)
@@ -85,7 +95,7 @@ class Many:
         """What the build's outputs and diagnostics depend on (for the build key)."""
         return [
             [[t.name, t.groups, t.tools, t.max_tool_tokens, t.place] for t in self.toolsets],
-            [[h.name, h.entries, h.place] for h in self.hosted],
+            [[h.name, h.entries, h.place, h.known, h.only, h.exclude] for h in self.hosted],
             self.max_tool_tokens,
             self.tool_search,
             self.budget_place,
@@ -194,7 +204,7 @@ def _hosted(value: Any, where: Locator, display: str, bad: Bad) -> tuple[Hosted,
     for name, body in value.items():
         place = where.entry("hosted", name)
         if body is True and name in KNOWN_HOSTED:
-            found.append(Hosted(name, dict(KNOWN_HOSTED[name]), display, place))
+            found.append(Hosted(name, dict(KNOWN_HOSTED[name]), display, place, known=True))
             continue
         if not isinstance(body, dict) or not body:
             known = ", ".join(KNOWN_HOSTED)
@@ -206,8 +216,25 @@ def _hosted(value: Any, where: Locator, display: str, bad: Bad) -> tuple[Hosted,
                 f"for one of {known}",
             )
             continue
+        entries = dict(body)
+        chosen = entries.pop("targets", None)
         ok = True
-        for target, entry in body.items():
+        only: tuple[str, ...] | None = None
+        exclude: tuple[str, ...] = ()
+        if chosen is not None:
+            limits = _targets(chosen, name, where.inside(place, "targets"), bad)
+            ok = limits is not None
+            only, exclude = limits or (None, ())
+        implied = not entries  # only a targets table: the well-known tool's own entries
+        if implied and name not in KNOWN_HOSTED:
+            bad(
+                place,
+                "TN802",
+                f"hosted tool {name!r} has a targets table but no entry: give each provider's own "
+                f"entry, or use one of {', '.join(KNOWN_HOSTED)}",
+            )
+            continue
+        for target, entry in entries.items():
             at = where.inside(place, target)
             if target in NO_HOSTED:
                 bad(
@@ -229,8 +256,28 @@ def _hosted(value: Any, where: Locator, display: str, bad: Bad) -> tuple[Hosted,
                     bad(at, "TN802", f"hosted tool {name!r}: {target}: {problem}")
                     ok = False
         if ok:
-            found.append(Hosted(name, dict(body), display, place))
+            given = dict(KNOWN_HOSTED[name]) if implied else entries
+            found.append(Hosted(name, given, display, place, implied, only, exclude))
     return tuple(found)
+
+
+def _targets(
+    value: Any, name: str, at: tuple[int, int], bad: Bad
+) -> tuple[tuple[str, ...] | None, tuple[str, ...]] | None:
+    """(only, exclude) of a hosted tool's `targets = {only = [...], exclude = [...]}`, as a
+    spec's `targets` says it; None (reported) when malformed."""
+    shape = "targets = {exclude = [...]} or {only = [...]}, lists of target names"
+    if not isinstance(value, dict) or not value or set(value) - {"only", "exclude"}:
+        bad(at, "TN802", f"hosted tool {name!r}: {shape}")
+        return None
+    for key, listed in value.items():
+        unknown = [t for t in listed if t not in NAMES] if _strings(listed) else None
+        if unknown is None or unknown:
+            what = f"unknown target {unknown[0]!r}" if unknown else f"{key} must be a list"
+            bad(at, "TN802", f"hosted tool {name!r}: targets: {what} (known: {', '.join(NAMES)})")
+            return None
+    only = value.get("only")
+    return (tuple(only) if only is not None else None), tuple(value.get("exclude", ()))
 
 
 def _entry_problem(target: str, entry: Any) -> str:

@@ -854,11 +854,13 @@ RULES: dict[str, Rule] = {
         Rule(
             "TN465",
             "hosted tool on a target that cannot carry it",
-            "openai (Chat Completions), bedrock, mcp",
+            "openai (Chat Completions), bedrock, mcp; any target a hosted tool has no entry for",
             E,
             "Chat Completions takes only function and custom tools; Bedrock Converse only "
             "toolSpec, systemTool and cachePoint",
-            "declare the hosted tool for openai_responses, anthropic or gemini only",
+            "build for targets that carry it, or keep the tool from the target: "
+            'targets = {exclude = ["openai"]} in its declaration (web_search = {targets = '
+            "{...}} for a well-known one)",
         ),
         Rule(
             "TN466",

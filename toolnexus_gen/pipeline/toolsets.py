@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from toolnexus_gen.config.many import Many, Toolset
+from toolnexus_gen.config.many import NO_HOSTED, Hosted, Many, Toolset
 from toolnexus_gen.config.options import BuildOptions
 from toolnexus_gen.diagnostics import Diagnostic, Severity
 from toolnexus_gen.diagnostics.catalogue import RULES
@@ -91,7 +91,7 @@ def extras(target: str, tools: Sequence[ToolInfo], many: Many) -> list[dict[str,
     if spec.search_tool is not None and any(t.defer_loading for t in tools):
         found.append(spec.search_tool(many.tool_search))
     if spec.hosted:
-        found += [hosted.entries[target] for hosted in many.hosted if target in hosted.entries]
+        found += [hosted.entries[target] for hosted in many.hosted if hosted.sent_to(target)]
     return found
 
 
@@ -142,6 +142,7 @@ def check(toolset: ToolSet, options: BuildOptions) -> list[Diagnostic]:
                 found.append(_none_for(target, members[0], toolset_config))
         found += _reserved(target, carried, many)
     found += _deferred(toolset.tools, sets, many)
+    found += _hosted_targets(options)
     found += _gemini_rule(toolset, options)
     found += _budgets(toolset, options)
     return found
@@ -265,6 +266,54 @@ def _deferred(
     return found
 
 
+def _hosted_targets(options: BuildOptions) -> list[Diagnostic]:
+    """A hosted tool that a target of the build cannot carry is an error, never silently left
+    out: a well-known one (`name = true`, meant for every target) on each such target, and any
+    that goes to none of the targets built. A target the declaration keeps it from
+    (`targets = {exclude = [...]}` or `{only = [...]}`) is the user's choice. MCP takes no
+    hosted tool (its clients' models have their own)."""
+    found = []
+    built = [t for t in options.targets if t != "mcp"]
+    for hosted in options.many.hosted:
+        chosen = [t for t in built if hosted.allows(t)]
+        if hosted.known:
+            missing = [t for t in chosen if t not in hosted.entries]
+        elif not any(hosted.sent_to(t) for t in built):
+            missing = chosen  # declared for other targets only: it would reach no request
+        else:
+            missing = []  # its table names the targets it goes to
+        if not missing:
+            continue
+        why = " nor to ".join(f"{t} ({NO_HOSTED.get(t, _no_entry(hosted, t))})" for t in missing)
+        keep = "[" + ", ".join(f'"{t}"' for t in missing) + "]"
+        fix = (
+            f"{hosted.name} = {{targets = {{exclude = {keep}}}}}"
+            if hosted.known
+            else f"targets = {{exclude = {keep}}} in its table"
+        )
+        found.append(
+            Diagnostic(
+                hosted.display,
+                hosted.place[0],
+                hosted.place[1],
+                "TN465",
+                f"hosted tool {hosted.name!r} cannot go to {why}. Build "
+                "for targets that carry it (targets in [tool.toolnexus-gen], or --target), or "
+                f"keep it from {'that target' if len(missing) == 1 else 'those targets'}: {fix}",
+            )
+        )
+    return found
+
+
+def _no_entry(hosted: Hosted, target: str) -> str:
+    if hosted.known:
+        return f"the provider has no {hosted.name} tool"
+    have = ", ".join(hosted.entries)
+    return (
+        f"it has entries for {have} only; add one in the provider's own shape ({target} = {{...}})"
+    )
+
+
 def _gemini_rule(toolset: ToolSet, options: BuildOptions) -> list[Diagnostic]:
     if "gemini" not in options.targets or not any(t.for_target("gemini") for t in toolset.tools):
         return []
@@ -281,7 +330,7 @@ def _gemini_rule(toolset: ToolSet, options: BuildOptions) -> list[Diagnostic]:
             target="gemini",
         )
         for hosted in options.many.hosted
-        if "gemini" in hosted.entries
+        if hosted.sent_to("gemini")
     ]
 
 
