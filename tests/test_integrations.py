@@ -290,3 +290,219 @@ def test_langchain_passes_a_property_named_run_manager_and_carries_strict(
         "parameters": expected["parameters"],
         "strict": True,
     }
+
+
+# -- strict and non-strict tools, exactly as checked in, in each framework ---------------------
+
+STRICT_SPECS = {
+    "book.yaml": {
+        "description": "Book a room",
+        "strict": True,
+        "input_schema": {
+            "type": "object",
+            "properties": {
+                "room": {"type": "string", "description": "Room name", "enum": ["a", "b"]},
+                "when": {"type": "string", "format": "date-time"},
+                "guests": {"type": "array", "items": {"$ref": "#/$defs/Guest"}},
+                "note": {"type": ["string", "null"], "description": "optional note"},
+            },
+            "required": ["room", "when", "guests", "note"],
+            "additionalProperties": False,
+            "$defs": {
+                "Guest": {
+                    "type": "object",
+                    "properties": {
+                        "name": {"type": "string"},
+                        "age": {"type": ["integer", "null"]},
+                    },
+                    "required": ["name", "age"],
+                    "additionalProperties": False,
+                }
+            },
+        },
+    },
+    "tag.yaml": {  # strict, with a default the strict converters of the frameworks drop
+        "description": "Tag a room",
+        "strict": True,
+        "input_schema": {
+            "type": "object",
+            "properties": {"label": {"type": ["string", "null"], "default": None}},
+            "required": ["label"],
+            "additionalProperties": False,
+        },
+    },
+    "look.yaml": {  # not strict: optional arguments, a default, an open object
+        "description": "Look up",
+        "input_schema": {
+            "type": "object",
+            "properties": {"q": {"type": "string", "default": "x"}, "limit": {"type": "integer"}},
+            "required": ["q"],
+        },
+    },
+}
+
+
+@pytest.fixture(scope="module")
+def strict_pkg(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    from conftest import build_in
+
+    folder = tmp_path_factory.mktemp("strict")
+    (folder / "pyproject.toml").write_text(
+        '[tool.toolnexus-gen]\ntargets = ["openai", "openai_responses", "anthropic", "mcp"]\n'
+    )
+    return build_in(folder, STRICT_SPECS)
+
+
+@pytest.fixture
+def strict_tk(strict_pkg: Any) -> Any:
+    class Handlers(strict_pkg.ToolHandlers):  # type: ignore[misc]
+        def book(self, args: Any, ctx: Any) -> str:
+            return "booked"
+
+        def tag(self, args: Any, ctx: Any) -> str:
+            return "tagged"
+
+        def look(self, args: Any, ctx: Any) -> str:
+            return "found"
+
+    return strict_pkg.Toolkit(Handlers())
+
+
+def openai_client(sent: list[Any]) -> Any:
+    """An AsyncOpenAI whose requests are recorded and answered with a final text."""
+    import httpx2
+    from openai import AsyncOpenAI
+
+    def reply(request: Any) -> Any:
+        sent.append(json.loads(request.content))
+        if request.url.path.endswith("/responses"):
+            text = {"type": "output_text", "text": "done", "annotations": []}
+            message = {
+                "type": "message",
+                "id": "m",
+                "role": "assistant",
+                "status": "completed",
+                "content": [text],
+            }
+            body: dict[str, Any] = {
+                "id": "r",
+                "object": "response",
+                "created_at": 0,
+                "model": "gpt-4o",
+                "status": "completed",
+                "output": [message],
+                "parallel_tool_calls": True,
+                "tool_choice": "auto",
+                "tools": [],
+            }
+        else:
+            body = {
+                "id": "r",
+                "object": "chat.completion",
+                "created": 0,
+                "model": "gpt-4o",
+                "choices": [
+                    {
+                        "index": 0,
+                        "message": {"role": "assistant", "content": "done"},
+                        "finish_reason": "stop",
+                    }
+                ],
+            }
+        return httpx2.Response(200, json=body)
+
+    return AsyncOpenAI(
+        api_key="test", http_client=httpx2.AsyncClient(transport=httpx2.MockTransport(reply))
+    )
+
+
+def offered_tools(request: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """name -> {parameters, strict} as one Chat Completions or Responses request sent them."""
+    found = {}
+    for tool in request["tools"]:
+        function = tool.get("function", tool)
+        found[function["name"]] = function
+    return found
+
+
+def without_defaults(schema: Any) -> Any:
+    if isinstance(schema, dict):
+        return {k: without_defaults(v) for k, v in schema.items() if k != "default"}
+    if isinstance(schema, list):
+        return [without_defaults(v) for v in schema]
+    return schema
+
+
+@pytest.mark.parametrize("api", ["chat", "responses"])
+def test_pydantic_ai_keeps_strict_and_non_strict_tools_as_checked_in(
+    strict_pkg: Any, strict_tk: Any, api: str
+) -> None:
+    from pydantic_ai import Agent
+    from pydantic_ai.models.openai import OpenAIChatModel, OpenAIResponsesModel
+    from pydantic_ai.providers.openai import OpenAIProvider
+    from toolnexus_runtime.integrations import pydantic_ai_toolset
+
+    sent: list[Any] = []
+    model_type = OpenAIChatModel if api == "chat" else OpenAIResponsesModel
+    provider = OpenAIProvider(openai_client=openai_client(sent))
+    agent = Agent(
+        model_type("gpt-4o", provider=provider), toolsets=[pydantic_ai_toolset(strict_tk)]
+    )
+    assert agent.run_sync("Book room a").output == "done"
+    offered = offered_tools(sent[0])
+    checked_in = {t["name"]: t for t in strict_pkg.to_openai_responses()}
+    assert {n: t["strict"] for n, t in checked_in.items()} == {
+        "book": True,
+        "look": False,
+        "tag": True,
+    }
+    for name in ("book", "look"):
+        assert offered[name]["parameters"] == checked_in[name]["parameters"], name
+    # pydantic-ai's OpenAI profile drops `default` from a strict schema (its own rule)
+    assert offered["tag"]["parameters"] == without_defaults(checked_in["tag"]["parameters"])
+    assert offered["book"]["strict"] is True and offered["tag"]["strict"] is True
+    # a non-strict tool says so where omitting it would mean strict (Responses)
+    assert offered["look"].get("strict", False) is False
+    if api == "responses":
+        assert offered["look"]["strict"] is False
+
+
+@pytest.mark.parametrize("api", ["chat", "responses"])
+def test_openai_agents_keeps_strict_and_non_strict_tools_exactly_as_checked_in(
+    strict_pkg: Any, strict_tk: Any, api: str
+) -> None:
+    from agents import Agent, OpenAIChatCompletionsModel, OpenAIResponsesModel, RunConfig, Runner
+    from toolnexus_runtime.integrations import openai_agents_tools
+
+    sent: list[Any] = []
+    client = openai_client(sent)
+    model_type = OpenAIChatCompletionsModel if api == "chat" else OpenAIResponsesModel
+    agent = Agent(
+        name="rooms",
+        model=model_type(model="gpt-4o", openai_client=client),
+        tools=openai_agents_tools(strict_tk),
+    )
+    run = Runner.run(agent, "Book room a", run_config=RunConfig(tracing_disabled=True))
+    assert asyncio.run(run).final_output == "done"
+    offered = offered_tools(sent[0])
+    for name, checked in {t["name"]: t for t in strict_pkg.to_openai_responses()}.items():
+        assert offered[name]["parameters"] == checked["parameters"], name  # `default` kept
+        assert offered[name]["strict"] is checked["strict"], name
+
+
+def test_langchain_tools_carry_strict_as_checked_in(strict_pkg: Any, strict_tk: Any) -> None:
+    from langchain_core.utils.function_calling import convert_to_openai_tool
+    from toolnexus_runtime.integrations import langchain_tool_schemas, langchain_tools
+
+    checked_in = {t["name"]: t for t in strict_pkg.to_openai_responses()}
+    tools = {tool.name: tool for tool in langchain_tools(strict_tk)}
+    assert set(tools) == set(checked_in)
+    for name, tool in tools.items():
+        assert tool.extras == {"strict": checked_in[name]["strict"]}, name
+        assert tool.metadata == {"strict": checked_in[name]["strict"]}, name
+    # what binds both exactly: the checked-in definitions, passed through LangChain unchanged
+    for definition in langchain_tool_schemas(strict_tk):
+        function = definition["function"]
+        assert convert_to_openai_tool(definition) == definition
+        assert function["strict"] is checked_in[function["name"]]["strict"]
+        assert function["parameters"] == checked_in[function["name"]]["parameters"]

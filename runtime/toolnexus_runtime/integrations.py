@@ -12,6 +12,7 @@ with `status="error"` (LangChain).
 from __future__ import annotations
 
 import contextvars
+import copy
 from typing import Any
 
 from .core import ToolContext, ToolkitCore
@@ -116,8 +117,9 @@ def openai_agents_tools(toolkit: ToolkitCore[Any], *, toolset: str | None = None
     """A list of Agents SDK `FunctionTool`s: `Agent(name, tools=openai_agents_tools(tk))`
     (`toolset=`: only that toolset's tools).
 
-    The schema goes as generated; `strict_json_schema` is the spec's `strict`. An error result is
-    returned to the model as its text, which is how the Agents SDK lets a model correct a call."""
+    The schema goes exactly as generated (not rewritten by the SDK's strict conversion);
+    `strict_json_schema` is the spec's `strict`. An error result is returned to the model as its
+    text, which is how the Agents SDK lets a model correct a call."""
     from agents import FunctionTool
 
     def invoker(name: str) -> Any:
@@ -131,16 +133,21 @@ def openai_agents_tools(toolkit: ToolkitCore[Any], *, toolset: str | None = None
 
         return on_invoke_tool
 
-    return [
-        FunctionTool(
+    tools = []
+    for d in _definitions(toolkit, toolset):
+        tool = FunctionTool(
             name=d["name"],
             description=d["description"],
             params_json_schema=d["parameters"],
             on_invoke_tool=invoker(d["name"]),
             strict_json_schema=d["strict"],
         )
-        for d in _definitions(toolkit, toolset)
-    ]
+        # A strict tool's schema is rewritten on construction (ensure_strict_json_schema drops
+        # `default: null`, ...); the checked-in one already passed the strict rules at build
+        # time, so it goes exactly as checked in.
+        tool.params_json_schema = copy.deepcopy(d["parameters"])
+        tools.append(tool)
+    return tools
 
 
 # -- LangChain / LangGraph ---------------------------------------------------------------------
@@ -157,8 +164,10 @@ def langchain_tools(toolkit: ToolkitCore[Any], *, toolset: str | None = None) ->
     Invoked with a model's ToolCall, each answers with a `ToolMessage` carrying the call id; an
     error result is a `ToolMessage` with `status="error"` and the toolkit's message. Every
     argument reaches the handler, one named like LangChain's own `run_manager` or `callbacks`
-    included. LangChain has no per-tool `strict`: to send it (and the schema exactly as
-    checked in), bind `langchain_tool_schemas(toolkit)`."""
+    included. Each tool carries its checked-in `strict` in `extras` and `metadata`
+    (`tool.extras["strict"]`). LangChain's own conversion (`convert_to_openai_tool`, used by
+    `bind_tools`) sends no per-tool `strict` and rewrites the schema; to send both exactly as
+    checked in, bind `langchain_tool_schemas(toolkit)` and run the calls with these tools."""
     from langchain_core.tools import BaseTool, ToolException
 
     class GeneratedTool(BaseTool):  # type: ignore[misc, unused-ignore]
@@ -198,12 +207,22 @@ def langchain_tools(toolkit: ToolkitCore[Any], *, toolset: str | None = None) ->
             return result.output
 
     return [
-        GeneratedTool(name=d["name"], description=d["description"], args_schema=d["parameters"])
+        GeneratedTool(
+            name=d["name"],
+            description=d["description"],
+            args_schema=d["parameters"],
+            # LangChain's place for a tool definition's provider fields (an integration that
+            # carries per-tool fields reads them here), and what callbacks and tracers see.
+            extras={"strict": d["strict"]},
+            metadata={"strict": d["strict"]},
+        )
         for d in _definitions(toolkit, toolset)
     ]
 
 
-def langchain_tool_schemas(toolkit: ToolkitCore[Any]) -> list[dict[str, Any]]:
+def langchain_tool_schemas(
+    toolkit: ToolkitCore[Any], *, toolset: str | None = None
+) -> list[dict[str, Any]]:
     """The tools in the OpenAI function-tool shape, for `model.bind_tools(...)`: LangChain
     passes such a dict through unchanged, so the model gets the checked-in schema with its
     `strict` flag (a LangChain tool object carries no `strict`, and its schema is rewritten:
@@ -218,7 +237,7 @@ def langchain_tool_schemas(toolkit: ToolkitCore[Any]) -> list[dict[str, Any]]:
                 "strict": d["strict"],
             },
         }
-        for d in _definitions(toolkit)
+        for d in _definitions(toolkit, toolset)
     ]
 
 
