@@ -34,6 +34,9 @@ from weakref import WeakKeyDictionary
 from pydantic import BaseModel, ValidationError
 from pydantic_core import to_jsonable_python
 
+from . import content as _content
+from . import reporting
+from .content import Part
 from .executors import Executor, SourceOptions, binding_kind, make_executor
 from .portal import (
     Started,
@@ -48,6 +51,8 @@ from .portal import (
 
 if TYPE_CHECKING:
     from anyio import CapacityLimiter
+
+    from .reporting import Reporter
 
 T = TypeVar("T")
 H = TypeVar("H")
@@ -69,6 +74,22 @@ class ToolContext:
     tool_name: str | None = None
     provider: str | None = None
     user: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    reporter: Reporter | None = field(default=None, compare=False, repr=False)
+    """Who hears the call's progress and log messages (our MCP server sets one per call)."""
+
+    def report_progress(
+        self, progress: float, total: float | None = None, message: str | None = None
+    ) -> None:
+        """Tell the caller how far the call has got (an MCP client gets notifications/progress
+        when it asked for them); nothing happens when nobody listens. Any thread may call it."""
+        if self.reporter is not None:
+            self.reporter.progress(progress, total, message)
+
+    def log(self, level: str, message: Any, *, logger: str | None = None) -> None:
+        """A log message for the caller (`debug`, `info`, `notice`, `warning`, `error`,
+        `critical`, `alert`, `emergency`): an MCP client gets notifications/message; without
+        one it goes to the `toolnexus_runtime.tools` logger. Any thread may call it."""
+        reporting.log(self, level, message, logger)
 
 
 @dataclass(slots=True)
@@ -87,6 +108,9 @@ class ToolResult:
     error_id: str | None = field(default=None, compare=False, repr=False)
     """For a handler that raised (not a ToolError), or a source that failed (SourceError): the
     id logged with the details."""
+    content: tuple[Part, ...] = field(default=(), repr=False)
+    """Images, audio, resources and text parts, when the tool returned more than text or data
+    (`toolnexus_runtime.content`); `output` is then their text."""
 
 
 class ToolError(Exception):
@@ -128,8 +152,9 @@ OnToolCall = Callable[[ToolCall], "ToolResult | None | Awaitable[ToolResult | No
 """Called before each tool call; return a ToolResult to answer without running the tool."""
 OnToolResult = Callable[[ToolCall, ToolResult], "None | Awaitable[None]"]
 """Called after each tool call with its result."""
-ToolOutput: TypeAlias = str | BaseModel | Mapping[str, Any] | Sequence[Any] | float | None
-"""A handler returns text (sent as is) or JSON-serialisable data / a pydantic model."""
+ToolOutput: TypeAlias = str | Part | BaseModel | Mapping[str, Any] | Sequence[Any] | float | None
+"""A handler returns text (sent as is), JSON-serialisable data / a pydantic model, or content
+parts (an image, or a list of text and parts: `toolnexus_runtime.content`)."""
 ErrorMessage = Callable[[str, Exception], str]
 """`error_message(tool_name, exc)`: the text the model sees when a handler raises."""
 
@@ -363,7 +388,9 @@ class ToolkitCore(Generic[H]):
                 kind = binding_kind(spec.binding)
                 if kind not in executors:
                     executors[kind] = make_executor(kind, self, sources)
-                entries[name] = _Entry(validate, executors[kind].bind(spec), True)
+                bound = executors[kind].bind(spec)
+                # A bound tool may validate for itself (and be handed the arguments as sent).
+                entries[name] = _Entry(getattr(bound, "validate", validate), bound, True)
                 continue
             fn = None if spec.method is None else getattr(handlers, spec.method, None)
             if fn is None or getattr(fn, "__isabstractmethod__", False):
@@ -548,6 +575,9 @@ class ToolkitCore(Generic[H]):
         if type(out) is ToolResult:  # a bound tool's result with its own output and data
             return out
         try:
+            parts = _content.parts_of(out)
+            if parts is not None:
+                return ToolResult(_content.text_of(parts), False, None, content=parts)
             data = to_jsonable_python(out, by_alias=True)
             text = json.dumps(data, ensure_ascii=False)
         except (TypeError, ValueError) as exc:

@@ -3,37 +3,49 @@
 
 tools/list answers exactly the generated `schemas/mcp.json` (or, with `toolset=`, that toolset's
 part of it); tools/call goes through `Toolkit.execute`, so an unknown tool (one outside the
-toolset too), bad arguments or a failing handler come back as `isError` results. A handler's structured value is sent as `structuredContent` (checked against the tool's
-outputSchema when it has one), always with a text copy. Every call has a deadline (`timeout=`,
-60 s unless the toolkit sets its own) and sync handlers share the toolkit's bounded threads.
+toolset too), bad arguments or a failing handler come back as `isError` results. A handler's
+structured value is sent as `structuredContent` (checked against the tool's outputSchema when it
+has one), always with a text copy; images, audio, embedded resources and resource links
+(`toolnexus_runtime.content`, a handler's or an upstream MCP server's) as MCP content. Every call
+has a deadline (`timeout=`, 60 s unless the toolkit sets its own) and sync handlers share the
+toolkit's bounded threads.
 
-Over HTTP (`asgi_app`) the server is reachable by strangers, so by default it refuses what a
-browser page could abuse (a foreign `Origin`: DNS rebinding), answers only POST, checks bearer
-tokens in constant time with the SDK's bearer-auth middleware, and masks an unexpected
-exception's text (the client gets an error id; the log has the traceback under that id).
+While a call runs, `ctx.report_progress(...)` reaches the client as `notifications/progress`
+(when its request carried a progress token) and `ctx.log(level, ...)` as `notifications/message`
+(the server declares the logging capability: `logging/setLevel` sets the lowest level a session
+gets, `info` until it does; on a stateless HTTP server each request is its own session, so
+`info`); all of them are sent before the call's result.
+
+Over HTTP see `toolnexus_runtime.mcp_http.asgi_app` (also importable from here).
 """
 
 from __future__ import annotations
 
 import asyncio
-import hashlib
-import hmac
 import json
 import logging
-from collections.abc import Collection, Iterator, Mapping
-from contextlib import asynccontextmanager, contextmanager
+import warnings
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from importlib import import_module
 from typing import Any
 
+from .content import to_mcp
 from .core import ToolContext, ToolkitCore, ToolResult, unknown_tool
+from .mcp_http import asgi_app
+from .reporting import LEVELS, Relay
 from .toolsets import subset
+
+__all__ = ["DEFAULT_TIMEOUT", "aserve_mcp", "asgi_app", "mcp_server", "serve_mcp"]
 
 logger = logging.getLogger("toolnexus_runtime")
 
 DEFAULT_TIMEOUT = 60.0
 """Seconds a call may take on a server when the toolkit sets no timeout of its own (the MCP
 clients' own request timeout is typically 60 s too)."""
-LOOPBACK = ("localhost", "127.0.0.1", "[::1]")
+DEFAULT_LOG_LEVEL = "info"
+"""The lowest level of log message a session gets before it sends logging/setLevel."""
+LEVEL_KEY = "toolnexus_runtime.log_level"
 
 
 def _require_mcp() -> tuple[Any, Any]:
@@ -63,7 +75,7 @@ def _structured(name: str, result: ToolResult, validator: Any) -> tuple[ToolResu
     data = result.data
     if validator is None:
         return result, data if isinstance(data, dict) else None
-    if data is None:
+    if data is None and not result.content:
         try:
             data = json.loads(result.output)
         except ValueError:
@@ -121,6 +133,56 @@ def _masked(name: str, result: ToolResult) -> ToolResult:
     )
 
 
+def _connection_state(ctx: Any) -> dict[str, Any] | None:
+    """The session's scratch state (the SDK keeps it on the connection, across requests)."""
+    session = getattr(ctx, "session", None)
+    state = getattr(getattr(session, "_connection", None), "state", None)
+    return state if isinstance(state, dict) else None
+
+
+def _log_levels(ctx: Any) -> frozenset[str]:
+    """The levels of log message this request's client gets: on 2026-07-28 connections what its
+    request opted in to (the SDK's rule), before that what logging/setLevel asked (else info)."""
+    try:
+        allowed = frozenset(
+            import_module("mcp.server.connection").allowed_log_levels(
+                getattr(ctx, "protocol_version", ""), getattr(ctx, "meta", None)
+            )
+        )
+    except (ImportError, AttributeError):  # pragma: no cover (an SDK without the rule)
+        allowed = frozenset(LEVELS)
+    if len(allowed) < len(LEVELS):  # per-request opt-in: it already says which
+        return allowed
+    state = _connection_state(ctx)
+    minimum = (state or {}).get(LEVEL_KEY, DEFAULT_LOG_LEVEL)
+    return frozenset(LEVELS[LEVELS.index(minimum) :])
+
+
+def _notifier(ctx: Any, types: Any) -> Any:
+    """Sends one call's progress and log messages on its request's channel (the POST's event
+    stream over HTTP)."""
+    from pydantic_core import to_jsonable_python
+
+    levels: frozenset[str] | None = None
+
+    async def send(item: tuple[Any, ...]) -> None:
+        nonlocal levels
+        if item[0] == "progress":
+            await ctx.session.report_progress(item[1], item[2], item[3])
+            return
+        if levels is None:  # read when the call first logs (most calls never do)
+            levels = _log_levels(ctx)
+        if item[1] in levels:
+            params = types.LoggingMessageNotificationParams(
+                level=item[1], data=to_jsonable_python(item[2], fallback=str), logger=item[3]
+            )
+            await ctx.session.send_notification(
+                types.LoggingMessageNotification(params=params), related_request_id=ctx.request_id
+            )
+
+    return send
+
+
 def mcp_server(
     toolkit: ToolkitCore[Any],
     *,
@@ -161,38 +223,58 @@ def mcp_server(
 
     async def call_tool(ctx: Any, params: Any) -> Any:
         tool_name, arguments = toolkit.unalias("mcp", params.name, params.arguments or {})
+        relay = Relay(_notifier(ctx, types), tool_name)
         context = ToolContext(
             call_id=None if ctx.request_id is None else str(ctx.request_id),
             tool_name=tool_name,
             provider="mcp",
+            reporter=relay,
         )
         deadline = toolkit.timeout if toolkit.timeout is not None else timeout
-        if allowed is not None and tool_name not in allowed:
-            result = unknown_tool(params.name, available)
-        else:
-            with _trace_parent(getattr(params, "meta", None)):
-                result = await toolkit.execute(
-                    tool_name, arguments, context, timeout=deadline, offload=True
-                )
+        try:
+            if allowed is not None and tool_name not in allowed:
+                result = unknown_tool(params.name, available)
+            else:
+                with _trace_parent(getattr(params, "meta", None)):
+                    result = await toolkit.execute(
+                        tool_name, arguments, context, timeout=deadline, offload=True
+                    )
+        finally:
+            await relay.close()  # every message goes before the result
         structured = None
         if result.is_error:
             if mask_errors and result.error_id is not None and toolkit.error_message is None:
                 result = _masked(params.name, result)
         else:
             result, structured = _structured(params.name, result, validators.get(tool_name))
-        return types.CallToolResult(
-            content=[types.TextContent(type="text", text=result.output)],
-            structured_content=structured,
-            is_error=result.is_error,
+        if result.content and not result.is_error:
+            content = [to_mcp(part) for part in result.content]
+        else:
+            content = [{"type": "text", "text": result.output}]
+        return types.CallToolResult.model_validate(
+            {"content": content, "structuredContent": structured, "isError": result.is_error}
         )
 
-    return lowlevel.Server(
-        name or _default_name(toolkit),
-        version=version,
-        instructions=instructions,
-        on_list_tools=list_tools,
-        on_call_tool=call_tool,
-    )
+    async def set_level(ctx: Any, params: Any) -> Any:
+        state = _connection_state(ctx)
+        if state is not None:
+            state[LEVEL_KEY] = params.level
+        return types.EmptyResult()
+
+    with warnings.catch_warnings():
+        # logging/setLevel is deprecated from protocol 2026-07-28 on; clients of the versions
+        # before it (all of today's) still send it.
+        warnings.simplefilter(
+            "ignore", import_module("mcp.shared.exceptions").MCPDeprecationWarning
+        )
+        return lowlevel.Server(
+            name or _default_name(toolkit),
+            version=version,
+            instructions=instructions,
+            on_list_tools=list_tools,
+            on_call_tool=call_tool,
+            on_set_logging_level=set_level,
+        )
 
 
 async def aserve_mcp(
@@ -239,207 +321,3 @@ def serve_mcp(
             toolset=toolset,
         )
     )
-
-
-def asgi_app(
-    toolkit: ToolkitCore[Any],
-    *,
-    bearer_tokens: Collection[str] | None = None,
-    allow_anonymous: bool = False,
-    allowed_origins: Collection[str] = (),
-    allowed_hosts: Collection[str] | None = None,
-    mask_errors: bool = True,
-    timeout: float | None = DEFAULT_TIMEOUT,
-    path: str = "/mcp",
-    name: str | None = None,
-    version: str = "",
-    instructions: str | None = None,
-    toolset: str | None = None,
-) -> Any:
-    """An ASGI application serving `toolkit` (or, with `toolset=`, that toolset's tools only)
-    over MCP streamable HTTP at `path`.
-
-    Stateless (no session survives a request), so any number of `uvicorn --workers` processes or
-    replicas behind a load balancer can answer any request; responses are plain JSON, and any
-    method but POST is 405 (no event stream is held open). What it refuses by default:
-    - bearer_tokens: a collection of accepted tokens; a request without `Authorization: Bearer
-      <one of them>` gets 401 and runs nothing. An empty collection (an unset variable) is a
-      ValueError unless `allow_anonymous=True`; None serves without a token (logged as a
-      warning unless `allow_anonymous=True` says that is meant).
-    - a request whose `Origin` (sent by browsers) is not this machine's (http(s)://localhost,
-      127.0.0.1 or [::1], any port) nor in `allowed_origins` gets 403 (DNS rebinding);
-      `allowed_origins=["*"]` allows any. Clients that send no Origin are not affected.
-    - allowed_hosts: when given, a request whose `Host` is not in it gets 421 ("name:*" allows
-      any port of name).
-    - mask_errors (default True): see `mcp_server`; `timeout` too."""
-    digests = _token_digests(bearer_tokens, allow_anonymous)
-    origins = _patterns(allowed_origins, "allowed_origins")
-    hosts = None if allowed_hosts is None else _patterns(allowed_hosts, "allowed_hosts")
-    streamable = import_module("mcp.server.streamable_http_manager")
-    starlette_apps = import_module("starlette.applications")
-    routing = import_module("starlette.routing")
-    server = mcp_server(
-        toolkit,
-        name=name,
-        version=version,
-        instructions=instructions,
-        timeout=timeout,
-        mask_errors=mask_errors,
-        toolset=toolset,
-    )
-    manager = streamable.StreamableHTTPSessionManager(
-        app=server, stateless=True, json_response=True
-    )
-    if digests is None and not allow_anonymous:
-        logger.warning(
-            "asgi_app serves %s without bearer tokens: anyone who can reach it can call its "
-            "tools. Pass bearer_tokens=[...], or allow_anonymous=True if that is meant.",
-            name or _default_name(toolkit),
-        )
-
-    async def handle(scope: Any, receive: Any, send: Any) -> None:
-        if scope["method"] != "POST":  # stateless JSON: no event stream to open with GET
-            body = b"Only POST: this server answers JSON, with no event stream."
-            await _reply(send, 405, body, [(b"allow", b"POST")])
-            return
-        await manager.handle_request(scope, receive, send)
-
-    endpoint: Any = handle
-    middleware: list[Any] = []
-    if digests is not None:
-        bearer = import_module("mcp.server.auth.middleware.bearer_auth")
-        authentication = import_module("starlette.middleware.authentication")
-        starlette_middleware = import_module("starlette.middleware")
-        endpoint = bearer.RequireAuthMiddleware(handle, required_scopes=[])
-        middleware.append(
-            starlette_middleware.Middleware(
-                authentication.AuthenticationMiddleware,
-                backend=bearer.BearerAuthBackend(_TokenVerifier(digests)),
-            )
-        )
-    guarded = _Guard(endpoint, origins, hosts)
-
-    @asynccontextmanager
-    async def lifespan(app: Any) -> Any:
-        async with manager.run():
-            yield
-
-    return starlette_apps.Starlette(
-        routes=[routing.Route(path, endpoint=guarded)], middleware=middleware, lifespan=lifespan
-    )
-
-
-def _token_digests(tokens: Any, allow_anonymous: bool) -> tuple[bytes, ...] | None:
-    if tokens is None:
-        return None
-    if isinstance(tokens, (str, bytes, bytearray)):
-        raise TypeError(
-            "bearer_tokens takes a collection of tokens, not one string: a string would make "
-            f"each of its characters a valid token. Write bearer_tokens=[{tokens!r}]."
-        )
-    digests = []
-    for token in tokens:
-        if not isinstance(token, str) or not token or token != token.strip():
-            raise TypeError(
-                f"each bearer token must be a non-empty str without surrounding spaces, not "
-                f"{type(token).__name__} {token!r}"
-            )
-        digests.append(hashlib.sha256(token.encode()).digest())
-    if not digests and not allow_anonymous:
-        raise ValueError(
-            "bearer_tokens names no token (is the variable that holds them set?), so every "
-            "request would be anonymous: refusing. Pass allow_anonymous=True to serve without "
-            "a token on purpose."
-        )
-    return tuple(digests) or None
-
-
-class _TokenVerifier:
-    """The mcp SDK's TokenVerifier protocol over a fixed set of tokens. Both sides are hashed
-    before comparing, so the time taken says nothing about a token's length or contents, and
-    every accepted token is compared, whichever matches."""
-
-    def __init__(self, digests: tuple[bytes, ...]) -> None:
-        self.digests = digests
-
-    async def verify_token(self, token: str) -> Any:
-        digest = hashlib.sha256(token.encode()).digest()
-        found = False
-        for accepted in self.digests:
-            found |= hmac.compare_digest(digest, accepted)
-        if not found:
-            return None
-        provider = import_module("mcp.server.auth.provider")
-        return provider.AccessToken(token=token, client_id="bearer", scopes=[])
-
-
-def _patterns(values: Collection[str], option: str) -> tuple[str, ...]:
-    if isinstance(values, (str, bytes, bytearray)):
-        raise TypeError(f"{option} takes a collection, not one string: write {option}=[{values!r}]")
-    return tuple(value.lower() for value in values)
-
-
-def _matches(value: str, patterns: tuple[str, ...]) -> bool:
-    """Exact, `*` (anything), or `name:*` (name with any port), as the mcp SDK's settings."""
-    for pattern in patterns:
-        if value == pattern or pattern == "*":
-            return True
-        if (
-            pattern.endswith(":*")
-            and value.startswith(pattern[:-1])
-            and value[len(pattern) - 1 :].isdigit()
-        ):
-            return True
-    return False
-
-
-def _loopback(origin: str) -> bool:
-    scheme, _, rest = origin.partition("://")
-    if scheme not in ("http", "https"):
-        return False
-    host = (
-        rest[: rest.index("]") + 1] if rest.startswith("[") and "]" in rest else rest.split(":")[0]
-    )
-    return host in LOOPBACK
-
-
-class _Guard:
-    """A plain ASGI endpoint (so Starlette hands it the raw request, as the mcp SDK's own
-    streamable HTTP app does) that checks Host and Origin before anything else runs."""
-
-    def __init__(self, app: Any, origins: tuple[str, ...], hosts: tuple[str, ...] | None) -> None:
-        self.app = app
-        self.origins = origins
-        self.hosts = hosts
-
-    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        origin = host = None
-        for key, value in scope["headers"]:
-            if key == b"origin":
-                origin = value.decode("latin-1").lower()
-            elif key == b"host":
-                host = value.decode("latin-1").lower()
-        if self.hosts is not None and (host is None or not _matches(host, self.hosts)):
-            await _reply(send, 421, b"Host not allowed by this server (allowed_hosts).")
-            return
-        if origin is not None and not (_loopback(origin) or _matches(origin, self.origins)):
-            await _reply(send, 403, b"Origin not allowed by this server (allowed_origins).")
-            return
-        await self.app(scope, receive, send)
-
-
-async def _reply(
-    send: Any, status: int, body: bytes, headers: list[tuple[bytes, bytes]] | None = None
-) -> None:
-    await send(
-        {
-            "type": "http.response.start",
-            "status": status,
-            "headers": [
-                (b"content-type", b"text/plain; charset=utf-8"),
-                (b"content-length", str(len(body)).encode()),
-                *(headers or []),
-            ],
-        }
-    )
-    await send({"type": "http.response.body", "body": body})
