@@ -68,9 +68,7 @@ class ConformanceTools(ToolHandlers):
             ),
         ]
 
-    async def test_tool_with_logging(
-        self, args: TestToolWithLoggingArgs, ctx: ToolContext
-    ) -> str:
+    async def test_tool_with_logging(self, args: TestToolWithLoggingArgs, ctx: ToolContext) -> str:
         ctx.log("info", "Tool execution started")
         await asyncio.sleep(0.05)
         ctx.log("info", "Tool processing data")
