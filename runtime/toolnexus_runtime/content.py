@@ -166,6 +166,13 @@ def text_of(parts: Iterable[Part]) -> str:
     return "\n".join(describe(part) for part in parts)
 
 
+def in_words(part: Part) -> bool:
+    """Whether text carries all of a part: text, a text resource, a resource link."""
+    return isinstance(part, (Text, ResourceLink)) or (
+        isinstance(part, Resource) and part.text is not None
+    )
+
+
 def has_media(parts: Sequence[Part]) -> bool:
     """Whether any part is more than text (a provider then replies with a list of blocks)."""
     return any(not isinstance(part, Text) for part in parts)
@@ -183,6 +190,20 @@ def file_name(part: Resource) -> str:
     """A file name for a resource sent as a file: the last segment of its URI."""
     tail = part.uri.rstrip("/").rsplit("/", 1)[-1].split("?", 1)[0]
     return tail or "resource"
+
+
+WEB_IMAGES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
+"""The image types Anthropic, OpenAI and Bedrock all take."""
+
+
+def image_of(part: Part) -> tuple[str, bytes] | None:
+    """(MIME type, bytes) of an image part or of an embedded resource holding an image."""
+    if isinstance(part, Image):
+        return part.mime_type, part.data
+    if isinstance(part, Resource) and part.blob is not None and part.mime_type:
+        if part.mime_type.startswith("image/"):
+            return part.mime_type, part.blob
+    return None
 
 
 def unsent(tool: str, part: Part, provider: str, why: str) -> str:
