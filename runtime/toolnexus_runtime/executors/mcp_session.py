@@ -65,6 +65,11 @@ class _Session:
         self.closing = asyncio.Event()
         self.task = loop.create_task(self._own(), name=f"toolnexus mcp {upstream.settings.name}")
 
+    @property
+    def failed(self) -> bool:
+        """It did not open (its task may still be closing the transport)."""
+        return self.ready.is_set() and self.client is None
+
     async def opened(self) -> Any:
         await self.ready.wait()
         if self.client is None:
@@ -97,6 +102,9 @@ class _Session:
             # One scope for the whole set-up (however many handshakes the version negotiation
             # tries), then one more deadline for tools/list, every page together: a server that
             # pages without end costs about twice its timeout, never a timeout per page.
+            # The session has failed at its deadline, whatever closing its transport then takes
+            # (a server that ignores its closed stdin is given a grace period before the kill).
+            overdue = self.loop.call_later(settings.timeout, self._overdue)
             with anyio.CancelScope(deadline=anyio.current_time() + settings.timeout) as scope:
                 client = Client(
                     _watched(_transport(settings, refused), self),
@@ -110,6 +118,8 @@ class _Session:
                     # again before the first call of each tool otherwise).
                     self.phase = "tools/list"
                     scope.deadline = anyio.current_time() + settings.timeout
+                    overdue.cancel()
+                    overdue = self.loop.call_later(settings.timeout, self._overdue)
                     try:
                         listed, self.task_only = await _list_all(client)
                     except _Unavailable as exc:
@@ -121,6 +131,7 @@ class _Session:
                         raise
                     self.upstream.check_listing(listed)
                     scope.deadline = math.inf
+                    overdue.cancel()
                     self.client = client
                     self.upstream.up()
                     self.ready.set()
@@ -134,8 +145,16 @@ class _Session:
         except Exception as exc:  # noqa: BLE001 (the reason goes to every waiting call)
             self._failed(settings.hide(_explain(exc, settings, refused)))
         finally:
+            overdue.cancel()
             self.client = None
             self.ready.set()
+
+    def _overdue(self) -> None:
+        timeout = self.upstream.settings.timeout
+        if self.phase == "tools/list":
+            self._failed(f"tools/list did not finish within {timeout:g} s")
+        else:
+            self._failed(f"no answer within {timeout:g} s")
 
     def _failed(self, reason: str) -> None:
         """The session did not open: every waiting call is told why, and the server is down."""
@@ -240,7 +259,7 @@ class Upstream:
             if found is not None and found.dead and not found.task.done():
                 logger.warning("MCP server %r closed its session; reopening it", self.settings.name)
                 found.closing.set()
-            if found is None or found.task.done() or found.dead:
+            if found is None or found.task.done() or found.dead or found.failed:
                 wait = self._retry_at - time.monotonic()
                 if wait > 0:
                     raise SourceError(
