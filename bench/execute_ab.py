@@ -58,7 +58,7 @@ def figures(runtime: Any, package: Any) -> dict[str, Callable[[], float]]:
         async def get_weather(self, args: Any, ctx: Any) -> str:
             return str(args.city)
 
-    class Toolkit(runtime.Toolkit):  # type: ignore[misc,name-defined]
+    class Toolkit(runtime.Toolkit):  # type: ignore[misc]
         TOOLS = package.TOOLS
         SCHEMAS = package.__name__
         TOOLSETS = package.TOOLSETS
