@@ -72,7 +72,7 @@ def asgi_app(
     digests = _token_digests(bearer_tokens, allow_anonymous)
     origins = _patterns(allowed_origins, "allowed_origins")
     hosts = None if allowed_hosts is None else _patterns(allowed_hosts, "allowed_hosts")
-    from .mcp import _default_name, mcp_server
+    from .mcp_server import _default_name, mcp_server
 
     streamable = import_module("mcp.server.streamable_http_manager")
     starlette_apps = import_module("starlette.applications")

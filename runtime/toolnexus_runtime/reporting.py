@@ -18,58 +18,24 @@ import asyncio
 import logging
 import math
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any
 
-if TYPE_CHECKING:
-    from .core import ToolContext
+from .datatypes import LOG_LEVELS as LEVELS
+from .datatypes import PYTHON_LEVELS, Reporter, tools_logger
 
-LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
-"""The MCP (syslog) levels, lowest first."""
-PYTHON_LEVELS = {
-    "debug": logging.DEBUG,
-    "info": logging.INFO,
-    "notice": logging.INFO,
-    "warning": logging.WARNING,
-    "error": logging.ERROR,
-    "critical": logging.CRITICAL,
-    "alert": logging.CRITICAL,
-    "emergency": logging.CRITICAL,
-}
+__all__ = ["LEVELS", "PYTHON_LEVELS", "QUEUE_LIMIT", "Relay", "Reporter", "tools_logger"]
 QUEUE_LIMIT = 1000
 """Messages a relay holds for a slow client; past it new ones are dropped and counted."""
 DRAIN_SECONDS = 5.0
 """How long a finished call waits for its queued messages to be sent before its result goes."""
 
-tools_logger = logging.getLogger("toolnexus_runtime.tools")
 logger = logging.getLogger("toolnexus_runtime")
-
-
-class Reporter(Protocol):
-    """Hears one call's progress and log messages; both may be called from any thread."""
-
-    def progress(self, progress: float, total: float | None, message: str | None) -> None: ...
-
-    def log(self, level: str, data: Any, logger: str | None) -> None: ...
 
 
 def check_level(level: Any) -> str:
     if level not in LEVELS:
         raise ValueError(f"log level must be one of {', '.join(LEVELS)}, not {level!r}")
     return str(level)
-
-
-def log(ctx: ToolContext, level: str, data: Any, name: str | None) -> None:
-    level = check_level(level)
-    if ctx.reporter is not None:
-        ctx.reporter.log(level, data, name)
-        return
-    tools_logger.log(
-        PYTHON_LEVELS[level],
-        "%s%s",
-        f"[{name}] " if name else "",
-        data,
-        extra={"tool_name": ctx.tool_name, "call_id": ctx.call_id},
-    )
 
 
 def _number(value: Any, what: str) -> float:

@@ -35,14 +35,15 @@ from typing import TYPE_CHECKING, Any
 from pydantic_core import to_jsonable_python
 
 from ..content import Part, Resource, Text, from_mcp, has_media, text_of
-from ..core import ToolContext, ToolError, ToolResult
-from . import SourceOptions
+from ..datatypes import ToolContext, ToolError, ToolResult
+from .base import SourceOptions
 from .mcp_config import DEFAULT_TIMEOUT, ServerSettings, read_config, settings_for
 from .mcp_session import Upstream
 from .mcp_stdio import MAX_MESSAGE
 
 if TYPE_CHECKING:
-    from ..core import ToolkitCore, ToolSpec
+    from ..datatypes import ToolSpec
+    from .base import ToolkitView
 
 __all__ = [
     "DEFAULT_LIMIT",
@@ -198,5 +199,5 @@ class McpExecutor:
             await upstream.aclose()
 
 
-def executor(toolkit: ToolkitCore[Any], options: SourceOptions) -> McpExecutor:
+def executor(toolkit: ToolkitView[Any], options: SourceOptions) -> McpExecutor:
     return McpExecutor(options)

@@ -30,7 +30,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any, TextIO
 
-from ..core import SourceError, ToolContext, ToolError
+from ..datatypes import SourceError, ToolContext, ToolError
 from ..reporting import PYTHON_LEVELS, tools_logger
 from .mcp_config import ServerSettings
 from .mcp_stdio import stdio_transport

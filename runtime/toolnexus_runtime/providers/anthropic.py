@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..content import WEB_IMAGES, Audio, Part, Resource, b64, describe, has_media, image_of, unsent
-from ..core import RawCall, ToolResult, get
+from ..datatypes import RawCall, ToolResult, get
 from ..loops import Conversation, dump, tools_key
 
 PROVIDER = "Anthropic"

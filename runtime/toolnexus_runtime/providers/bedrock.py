@@ -17,7 +17,7 @@ from ..content import (
     in_words,
     unsent,
 )
-from ..core import RawCall, ToolResult, get
+from ..datatypes import RawCall, ToolResult, get
 from ..loops import Conversation
 from ..toolsets import subset
 

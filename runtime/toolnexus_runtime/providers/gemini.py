@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..content import Image, Part, Resource, describe, has_media, in_words, unsent
-from ..core import RawCall, ToolResult, get
+from ..datatypes import RawCall, ToolResult, get
 from ..loops import Conversation, tools_key
 
 PROVIDER = "Gemini"

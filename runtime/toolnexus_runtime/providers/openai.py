@@ -12,7 +12,7 @@ from types import FunctionType, MethodType
 from typing import Any
 
 from ..content import describe, has_media, in_words, unsent
-from ..core import RawCall, ToolResult, get
+from ..datatypes import RawCall, ToolResult, get
 from ..loops import Conversation, _maybe, dump, omitted, plain, tools_key
 
 TEXT_ONLY = "OpenAI Chat tool messages carry text only"

@@ -17,7 +17,7 @@ from ..content import (
     image_of,
     unsent,
 )
-from ..core import RawCall, ToolResult, get
+from ..datatypes import RawCall, ToolResult, get
 from ..loops import Conversation, dump, tools_key
 
 PROVIDER = "OpenAI Responses"
