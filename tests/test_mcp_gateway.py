@@ -14,10 +14,7 @@ import base64
 import json
 import sys
 import textwrap
-import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +24,7 @@ from mcp_helpers import calls, stdio
 from pydantic import BaseModel
 from toolnexus_runtime import Toolkit, ToolSpec
 from toolnexus_runtime.content import Image, Resource, Text
+from uvicorn_helpers import serving
 
 CONFORMANCE = ROOT / "examples" / "conformance"
 PNG = base64.b64decode(
@@ -63,27 +61,6 @@ def gateway(tmp_path_factory: pytest.TempPathFactory) -> Any:
     server = {"command": sys.executable, "args": [str(CONFORMANCE / "serve.py"), "--stdio"]}
     pkg = sync_and_build(folder, {"up": server}, "gateway_tools")
     return pkg, folder / "mcp.json"
-
-
-@contextmanager
-def serving(app: Any) -> Iterator[str]:
-    """Serve `app` with uvicorn on a free port of 127.0.0.1; yield the /mcp URL."""
-    import uvicorn
-
-    config = uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", lifespan="on")
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not server.started and thread.is_alive() and time.monotonic() < deadline:
-        time.sleep(0.02)
-    assert server.started, "uvicorn did not start"
-    port = server.servers[0].sockets[0].getsockname()[1]
-    try:
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        server.should_exit = True
-        thread.join(10)
 
 
 def test_an_upstream_image_and_resource_reach_the_result_and_a_provider(gateway: Any) -> None:

@@ -48,6 +48,7 @@ def asgi_app(
     instructions: str | None = None,
     toolset: str | None = None,
     stateless: bool = True,
+    stream_calls: bool = True,
 ) -> Any:
     """An ASGI application serving `toolkit` (or, with `toolset=`, that toolset's tools only)
     over MCP streamable HTTP at `path`.
@@ -56,6 +57,8 @@ def asgi_app(
     replicas behind a load balancer can answer any request; a tools/call is answered as an event
     stream when the client accepts one (its progress and log messages, then its result), every
     other request as plain JSON, and any method but POST is 405 (no event stream is held open).
+    stream_calls=False: every request answered in JSON, the fastest (a stream costs a few
+    milliseconds per call), but a call's progress and log messages are not sent.
     stateless=False: sessions kept in this process (serve it with one worker), each answered as
     event streams, with GET (a session's own stream) and DELETE (its end) served too.
     What it refuses by default:
@@ -89,8 +92,10 @@ def asgi_app(
     # Stateless: one manager answers in JSON, one in event streams (for a tools/call whose
     # client takes them); with sessions, one manager holds them all and streams.
     managers = [
-        streamable.StreamableHTTPSessionManager(app=server, stateless=stateless, json_response=json)
-        for json in ((True, False) if stateless else (False,))
+        streamable.StreamableHTTPSessionManager(
+            app=server, stateless=stateless, json_response=in_json
+        )
+        for in_json in ((True, False) if stateless and stream_calls else (stateless,))
     ]
     if digests is None and not allow_anonymous:
         logger.warning(
@@ -108,7 +113,7 @@ def asgi_app(
             await _reply(send, 405, body, [(b"allow", b"POST")])
             return
         message = await receive()  # the whole body (RequestBodyLimitMiddleware read it)
-        manager = managers[1 if _streams(scope, message) else 0]
+        manager = managers[-1] if _streams(scope, message) else managers[0]
         replayed = False
 
         async def replay() -> Any:
