@@ -10,6 +10,9 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
+import sys
+import sysconfig
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +20,7 @@ import pytest
 from conftest import ROOT, cli, write_specs
 from mcp_helpers import project, stdio
 from provider_rules import anthropic_request, violations
+from runtime_only import run as run_runtime_only
 from sdk_check import assert_accepted
 
 from toolnexus_gen.sources import mcp, mcp_config
@@ -128,6 +132,41 @@ def test_a_task_only_tool_is_left_out_with_a_note(tmp_path: Path) -> None:
         "which the runtime does not start), so every call would fail"
     ]
     assert len(snap.specs) == 12 and "simulate-research-query" not in snap.tools.values()
+
+
+def test_the_package_passes_mypy_and_ruff_and_imports_with_only_the_runtime(
+    recorded: tuple[Path, Any],
+) -> None:
+    folder, _ = recorded
+    if not (folder / "recorded_tools").exists():
+        assert cli("build", cwd=folder).exit_code == 0
+    mypy = subprocess.run(
+        [sys.executable, "-m", "mypy", "--strict", "--no-incremental", "recorded_tools"],
+        cwd=folder,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert mypy.returncode == 0, mypy.stdout
+    ruff = str(Path(sysconfig.get_path("scripts")) / "ruff")
+    for rules in ([], ["--extend-select", "I"]):
+        check = subprocess.run(
+            [ruff, "check", "--isolated", *rules, "recorded_tools"],
+            cwd=folder,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert check.returncode == 0, check.stdout
+    script = """
+import recorded_tools
+from recorded_tools import EverythingGzipFileAsResourceArgs, Toolkit
+args = EverythingGzipFileAsResourceArgs()
+print(type(args.data).__name__, len(recorded_tools.TOOLS))
+"""
+    ran = run_runtime_only(script, folder, ("recorded_tools",))
+    assert ran.returncode == 0, ran.stderr
+    assert ran.stdout.split() == ["str", "77"]
 
 
 # -- a source names every tool a build could not take, in one run --------------------------------
