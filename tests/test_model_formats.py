@@ -72,6 +72,9 @@ FORMATS = {
                 "default": "0" * 8 + "-0000-0000-0000-" + "0" * 12,
             },
             "link": {"type": "string", "format": "uri"},
+            # properties named like keywords are properties, not keywords
+            "format": {"type": "string", "enum": ["text", "markdown"]},
+            "default": {"type": "string", "format": "email"},
         },
         required=["to"],
         profile="reach",  # Gemini takes none of these formats in `parameters`

@@ -19,6 +19,7 @@ from toolnexus_gen.diagnostics import Diagnostic, DiagnosticsError
 from toolnexus_gen.incremental.cache import Memo
 from toolnexus_gen.incremental.parallel import Stream
 from toolnexus_gen.ir import ModelJob, Tool
+from toolnexus_gen.toolspec.bundle import ONE_SCHEMA, SCHEMA_LISTS, SCHEMA_MAPS
 
 LINE_LENGTH = 88  # ruff's default (ruff format --isolated): generated code is stable under it
 
@@ -224,13 +225,23 @@ def _model_schema(tool: Tool) -> dict[str, Any]:
 
 def _formats(node: Any) -> Any:
     """The schema with each format a generated package cannot type as pydantic would (see
-    PATTERN_FORMATS, NOT_STR_FORMATS) made a string the model can hold."""
-    if isinstance(node, list):
-        return [_formats(item) for item in node]
+    PATTERN_FORMATS, NOT_STR_FORMATS) made a string the model can hold. Only schema positions
+    are visited: a property may be named `format`."""
     if not isinstance(node, dict):
         return node
-    out = {key: _formats(value) for key, value in node.items()}
+    out = dict(node)
+    for keyword in ONE_SCHEMA:
+        if keyword in node:
+            out[keyword] = _formats(node[keyword])
+    for keyword in SCHEMA_LISTS:
+        if isinstance(node.get(keyword), list):
+            out[keyword] = [_formats(child) for child in node[keyword]]
+    for keyword in SCHEMA_MAPS:
+        if isinstance(node.get(keyword), dict):
+            out[keyword] = {name: _formats(child) for name, child in node[keyword].items()}
     kind = node.get("format")
+    if not isinstance(kind, str):
+        return out
     if kind in PATTERN_FORMATS and "pattern" not in node:
         out["pattern"] = PATTERN_FORMATS[kind]
     elif kind in NOT_STR_FORMATS and isinstance(node.get("default"), str):
