@@ -11,7 +11,6 @@ from __future__ import annotations
 import base64
 import logging
 import sys
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -248,4 +247,3 @@ def test_parts_refuse_base64_text_for_bytes() -> None:
         Image(base64.b64encode(PNG).decode(), "image/png")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="exactly one of text= and blob="):
         Resource("file:///x")
-    assert Path  # (Path is used by the fixtures' tmp folders)

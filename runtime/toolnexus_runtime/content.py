@@ -175,7 +175,7 @@ def in_words(part: Part) -> bool:
 
 def has_media(parts: Sequence[Part]) -> bool:
     """Whether any part is more than text (a provider then replies with a list of blocks)."""
-    return any(not isinstance(part, Text) for part in parts)
+    return bool(parts) and any(not isinstance(part, Text) for part in parts)
 
 
 def b64(data: bytes) -> str:
