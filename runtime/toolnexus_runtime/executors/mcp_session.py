@@ -63,6 +63,7 @@ class _Session:
         self.phase = "set-up"  # then "tools/list"
         self.ready = asyncio.Event()
         self.closing = asyncio.Event()
+        self.overdue: asyncio.TimerHandle | None = None
         self.task = loop.create_task(self._own(), name=f"toolnexus mcp {upstream.settings.name}")
 
     @property
@@ -102,9 +103,10 @@ class _Session:
             # One scope for the whole set-up (however many handshakes the version negotiation
             # tries), then one more deadline for tools/list, every page together: a server that
             # pages without end costs about twice its timeout, never a timeout per page.
-            # The session has failed at its deadline, whatever closing its transport then takes
-            # (a server that ignores its closed stdin is given a grace period before the kill).
-            overdue = self.loop.call_later(settings.timeout, self._overdue)
+            # The session has failed at its deadline (counted once the SDK is imported: a first
+            # import can take seconds), whatever closing its transport then takes (a server
+            # that ignores its closed stdin gets a grace period before the kill).
+            self.overdue = self.loop.call_later(settings.timeout, self._overdue)
             with anyio.CancelScope(deadline=anyio.current_time() + settings.timeout) as scope:
                 client = Client(
                     _watched(_transport(settings, refused), self),
@@ -118,8 +120,8 @@ class _Session:
                     # again before the first call of each tool otherwise).
                     self.phase = "tools/list"
                     scope.deadline = anyio.current_time() + settings.timeout
-                    overdue.cancel()
-                    overdue = self.loop.call_later(settings.timeout, self._overdue)
+                    self.overdue.cancel()
+                    self.overdue = self.loop.call_later(settings.timeout, self._overdue)
                     try:
                         listed, self.task_only = await _list_all(client)
                     except _Unavailable as exc:
@@ -131,7 +133,7 @@ class _Session:
                         raise
                     self.upstream.check_listing(listed)
                     scope.deadline = math.inf
-                    overdue.cancel()
+                    self.overdue.cancel()
                     self.client = client
                     self.upstream.up()
                     self.ready.set()
@@ -145,7 +147,8 @@ class _Session:
         except Exception as exc:  # noqa: BLE001 (the reason goes to every waiting call)
             self._failed(settings.hide(_explain(exc, settings, refused)))
         finally:
-            overdue.cancel()
+            if self.overdue is not None:
+                self.overdue.cancel()
             self.client = None
             self.ready.set()
 
