@@ -190,6 +190,8 @@ def test_a_server_that_exits_is_marked_down_and_not_started_again_at_once(tmp_pa
 
 
 def test_a_server_that_never_answers_costs_its_timeout_per_call_not_more(tmp_path: Path) -> None:
+    import mcp  # noqa: F401 (imported before the clock starts: a first import takes seconds)
+
     # It reads nothing and answers nothing, and ignores its closed stdin.
     server = counting_server(tmp_path, "time.sleep(120)\n")
     timeout = 3.0
