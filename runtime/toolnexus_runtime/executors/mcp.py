@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic_core import to_jsonable_python
 
 from ..content import Part, Resource, Text, from_mcp, has_media, text_of
-from ..datatypes import ToolContext, ToolError, ToolResult
+from ..datatypes import SourceError, ToolContext, ToolError, ToolResult
 from .base import SourceOptions
 from .mcp_config import DEFAULT_TIMEOUT, ServerSettings, read_config, settings_for
 from .mcp_session import Upstream
@@ -131,11 +131,12 @@ class _Bound:
     model and hands on the arguments as sent (the toolkit calls it in place of the model)."""
 
     def __init__(
-        self, model: Any, upstream: Upstream, tool: str, finish: Callable[[Any], Any]
+        self, model: Any, upstream: Upstream, tool: str, limit: int, finish: Callable[[Any], Any]
     ) -> None:
         self._check = model.__pydantic_validator__.validate_python
         self.upstream = upstream
         self.tool = tool
+        self.limit = limit
         self.finish = finish
 
     def validate(self, arguments: Any) -> Any:
@@ -145,7 +146,11 @@ class _Bound:
     async def __call__(self, arguments: Any, ctx: ToolContext) -> Any:
         # JSON values as sent; a caller's Python values (a datetime) as JSON would give them
         sent = to_jsonable_python(arguments)
-        return self.finish(await self.upstream.call(self.tool, sent, ctx))
+        try:
+            answer = await self.upstream.call(self.tool, sent, ctx)
+        except SourceError as exc:  # its text can quote the server's, of any length
+            raise SourceError(_cut(str(exc), self.limit)) from None
+        return self.finish(answer)
 
 
 class McpExecutor:
@@ -192,7 +197,8 @@ class McpExecutor:
         server, tool = spec.binding["mcp"]["server"], spec.binding["mcp"]["tool"]
         upstream = self._upstream(server, spec.name)
         upstream.tools.add(tool)
-        return _Bound(spec.model, upstream, tool, lambda result: to_result(result, self.limit))
+        limit = self.limit
+        return _Bound(spec.model, upstream, tool, limit, lambda result: to_result(result, limit))
 
     async def aclose(self) -> None:
         for upstream in self._upstreams.values():
