@@ -10,12 +10,15 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import sys
 import time
 import zlib
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+import httpx2
 import pytest
+from conftest import ROOT
 from mcp_helpers import free_port
 from pydantic import BaseModel
 from toolnexus_runtime import Toolkit, ToolSpec
@@ -189,3 +192,60 @@ def test_credentials_written_in_a_server_url_are_never_quoted(
     assert "127.0.0.1" in result.output  # still says where
     assert _leaks(result.output) == [], result.output
     assert _leaks(caplog.text) == [], caplog.text
+
+
+# -- our server, to a hostile client -----------------------------------------------------------
+
+WEATHER = ROOT / "examples" / "weather"
+ACCEPT = {"Accept": "application/json, text/event-stream"}
+
+
+@pytest.fixture(scope="module")
+def weather() -> Any:
+    sys.path.insert(0, str(WEATHER))
+    try:
+        import tools
+    finally:
+        sys.path.remove(str(WEATHER))
+
+    class Handlers(tools.ToolHandlers):  # type: ignore[misc]
+        async def get_weather(self, args: Any, ctx: Any) -> str:
+            return f"{args.city}: 21C, clear"
+
+        def now(self, args: Any, ctx: Any) -> str:
+            return "12:00"
+
+    return tools.Toolkit(Handlers())
+
+
+def _post(url: str, token: str, method: str, session: str | None = None) -> httpx2.Response:
+    headers = {**ACCEPT, "Authorization": f"Bearer {token}", "MCP-Protocol-Version": "2025-11-25"}
+    if session is not None:
+        headers["Mcp-Session-Id"] = session
+    params: dict[str, Any] = {}
+    if method == "initialize":
+        params = {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "raw", "version": "1"},
+        }
+    body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
+    return httpx2.post(url, json=body, headers=headers, timeout=10)
+
+
+def test_a_session_answers_only_the_token_that_opened_it(weather: Any) -> None:
+    from toolnexus_runtime.mcp import asgi_app
+
+    app = asgi_app(weather, bearer_tokens=["token-of-alice", "token-of-bob"], stateless=False)
+    with serving(app) as url:
+        opened = _post(url, "token-of-alice", "initialize")
+        assert opened.status_code == 200, opened.text
+        session = opened.headers["mcp-session-id"]
+        # Bob, who knows (or guessed) Alice's session id, is told it does not exist
+        stolen = _post(url, "token-of-bob", "tools/list", session)
+        assert stolen.status_code == 404, stolen.text
+        assert "get_weather" not in stolen.text
+        # Alice still reaches her session, and Bob his own
+        assert _post(url, "token-of-alice", "tools/list", session).status_code == 200
+        own = _post(url, "token-of-bob", "initialize")
+        assert own.status_code == 200 and own.headers["mcp-session-id"] != session
