@@ -14,6 +14,7 @@ import sys
 import time
 import zlib
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any
 
 import httpx2
@@ -21,6 +22,8 @@ import pytest
 from conftest import ROOT
 from mcp_helpers import free_port
 from pydantic import BaseModel
+from test_mcp_gateway import counting_server, raw_server
+from test_mcp_gateway import proxied as proxied_stdio
 from toolnexus_runtime import Toolkit, ToolSpec
 from toolnexus_runtime.executors.mcp import MAX_MESSAGE
 from uvicorn_helpers import serving
@@ -249,3 +252,54 @@ def test_a_session_answers_only_the_token_that_opened_it(weather: Any) -> None:
         assert _post(url, "token-of-alice", "tools/list", session).status_code == 200
         own = _post(url, "token-of-bob", "initialize")
         assert own.status_code == 200 and own.headers["mcp-session-id"] != session
+
+
+# -- a local server's notifications --------------------------------------------------------------
+
+NOISY = raw_server(
+    [{"name": "t", "inputSchema": {"type": "object"}}],
+    """
+    token = request["params"].get("_meta", {}).get("progressToken")
+    progress = {"progressToken": token, "progress": float("nan")}
+    send({"jsonrpc": "2.0", "method": "notifications/progress", "params": progress})
+    text = "done\\nCRITICAL root: forged record \\x1b[31m" + "z" * 100_000
+    send({"jsonrpc": "2.0", "method": "notifications/message",
+          "params": {"level": "error", "data": text, "logger": "a\\nb"}})
+    send({"jsonrpc": "2.0", "id": ident, "result": {"content": [{"type": "text", "text": "ok"}]}})
+    """,
+)
+
+
+def test_a_servers_log_message_is_one_cut_line_and_nan_progress_is_ignored(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    from toolnexus_runtime import ToolContext
+    from toolnexus_runtime.reporting import Relay
+
+    caplog.set_level(logging.INFO)
+    sent: list[Any] = []
+
+    async def with_reporter(tk: Any) -> Any:
+        async def send(item: Any) -> None:
+            sent.append(item)
+
+        relay = Relay(send, "x_t")
+        result = await tk.execute("x_t", {}, ToolContext(reporter=relay))
+        await relay.close()
+        return result
+
+    with proxied_stdio(counting_server(tmp_path, NOISY)) as tk:
+        plain = tk.execute_sync("x_t", {})  # no reporter: to the Python log
+        reported = asyncio.run(with_reporter(tk))  # a reporter: to our client, as said
+    assert plain.output == reported.output == "ok"
+    logged = [r for r in caplog.records if r.name == "toolnexus_runtime.tools"]
+    assert len(logged) == 1 and logged[0].levelno == logging.ERROR
+    message = logged[0].getMessage()
+    assert "\n" not in message and "\x1b" not in message
+    assert message.startswith("[a\\nb] done\\nCRITICAL root: forged record \\x1b[31mzzz")
+    said = len("done\nCRITICAL root: forged record \x1b[31m") + 100_000
+    assert message.endswith(f"... [{said} characters]") and len(message) < 2100
+    assert not [r for r in caplog.records if "progress callback raised" in r.getMessage()]
+    assert sent == [
+        ("log", "error", "done\nCRITICAL root: forged record \x1b[31m" + "z" * 100_000, "a\nb")
+    ]
