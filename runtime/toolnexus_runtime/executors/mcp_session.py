@@ -34,7 +34,8 @@ from typing import Any, TextIO
 from ..datatypes import SourceError, ToolContext, ToolError
 from ..reporting import PYTHON_LEVELS, tools_logger
 from .mcp_config import ServerSettings
-from .mcp_stdio import MAX_MESSAGE, stdio_transport
+from .mcp_remote import http_transport
+from .mcp_stdio import stdio_transport
 
 logger = logging.getLogger("toolnexus_runtime")
 
@@ -409,92 +410,13 @@ class Upstream:
             await session.close()
 
 
-class _Hiding(logging.Filter):
-    """Hides the servers' secrets from what the HTTP libraries log (httpx2 logs each request's
-    URL at INFO, the SDK its endpoint at DEBUG: a URL can hold a key in its query)."""
-
-    LOGGERS = ("httpx2", "httpcore2", "mcp.client.streamable_http")
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.secrets: tuple[str, ...] = ()
-
-    def add(self, secrets: tuple[str, ...]) -> None:
-        if not set(secrets) <= set(self.secrets):
-            self.secrets = tuple(sorted({*self.secrets, *secrets}, key=len, reverse=True))
-            for name in self.LOGGERS:
-                logging.getLogger(name).addFilter(self)  # (once: a logger's filters are a set)
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        message = record.getMessage()
-        hidden = message
-        for secret in self.secrets:
-            hidden = hidden.replace(secret, "***")
-        if hidden != message:
-            record.msg, record.args = hidden, ()
-        return True
-
-
-_HIDING = _Hiding()
-
-
 @asynccontextmanager
 async def _transport(settings: ServerSettings, refused: list[int]) -> AsyncIterator[Any]:
     if settings.url is None:
         async with stdio_transport(settings, _errlog()) as streams:
             yield streams
     else:
-        import httpx2
-
-        _HIDING.add(settings.secrets)
-        from mcp.client.streamable_http import streamable_http_client
-
-        class Capped(httpx2.AsyncByteStream):
-            """A JSON answer's bytes, read up to MAX_MESSAGE: the SDK reads it whole (an SSE
-            event it caps itself)."""
-
-            def __init__(self, stream: Any, why: str | None) -> None:
-                self.stream, self.why = stream, why
-
-            async def __aiter__(self) -> AsyncIterator[bytes]:
-                read = 0
-                async for chunk in self.stream:
-                    read += len(chunk)
-                    if self.why is None and read > MAX_MESSAGE:
-                        self.why = (
-                            f"its answer was over the limit of {MAX_MESSAGE} bytes a message "
-                            "may take; the rest was not read"
-                        )
-                    if self.why is not None:  # the SDK answers the call with this error
-                        raise httpx2.StreamError(self.why)
-                    yield chunk
-
-            async def aclose(self) -> None:
-                await self.stream.aclose()
-
-        async def record(response: httpx2.Response) -> None:
-            if response.status_code >= 400:
-                refused.append(response.status_code)
-            if "text/event-stream" not in response.headers.get("content-type", ""):
-                # Bytes are counted as they arrive, so an answer compressed although none was
-                # asked for (it could inflate to any size) is refused unread.
-                encoding = response.headers.pop("content-encoding", "identity").lower()
-                why = (
-                    None
-                    if encoding == "identity"
-                    else f"its answer was {encoding}-compressed, which was not asked for (it "
-                    f"could inflate past the limit of {MAX_MESSAGE} bytes): it was not read"
-                )
-                response.stream = Capped(response.stream, why)
-
-        timeout = httpx2.Timeout(settings.timeout, read=max(settings.timeout, 300.0))
-        headers = {"accept-encoding": "identity", **settings.headers}
-        async with (
-            httpx2.AsyncClient(
-                headers=headers, timeout=timeout, event_hooks={"response": [record]}
-            ) as http,
-            streamable_http_client(settings.url, http_client=http) as streams,
-        ):
+        async with http_transport(settings, refused) as streams:
             yield streams
 
 
