@@ -21,8 +21,9 @@ provider's reply carries in its own form. `Toolkit(output_limit=30_000)` caps th
 gives the model: text over it is cut with a note of what was cut, structuredContent whose JSON
 is longer is refused (an error result). A local server's message over MAX_MESSAGE bytes is cut
 while it is read (the call gets an error); over HTTP a JSON answer is read up to MAX_MESSAGE
-bytes, never compressed, and an SSE event up to the SDK's 1 MiB (mcp_remote.py). `Toolkit.aclose()` (or `async with`) closes the sessions. Needs the
-official MCP SDK: `pip install 'toolnexus-runtime[mcp]'`, imported when the first session opens.
+bytes, never compressed, and an SSE event up to the SDK's 1 MiB (mcp_remote.py).
+`Toolkit.aclose()` (or `async with`) closes the sessions. Needs the official MCP SDK:
+`pip install 'toolnexus-runtime[mcp]'`, imported when the first session opens.
 """
 
 from __future__ import annotations
