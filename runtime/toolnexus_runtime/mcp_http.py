@@ -199,20 +199,23 @@ def _token_digests(tokens: Any, allow_anonymous: bool) -> tuple[bytes, ...] | No
 class _TokenVerifier:
     """The mcp SDK's TokenVerifier protocol over a fixed set of tokens. Both sides are hashed
     before comparing, so the time taken says nothing about a token's length or contents, and
-    every accepted token is compared, whichever matches."""
+    every accepted token is compared, whichever matches. Each token is its own client
+    (`bearer-<its place in the list>`): the SDK serves a session only to the client that opened
+    it."""
 
     def __init__(self, digests: tuple[bytes, ...]) -> None:
         self.digests = digests
 
     async def verify_token(self, token: str) -> Any:
         digest = hashlib.sha256(token.encode()).digest()
-        found = False
-        for accepted in self.digests:
-            found |= hmac.compare_digest(digest, accepted)
-        if not found:
+        found = -1
+        for index, accepted in enumerate(self.digests):
+            if hmac.compare_digest(digest, accepted):
+                found = index
+        if found < 0:
             return None
         provider = import_module("mcp.server.auth.provider")
-        return provider.AccessToken(token=token, client_id="bearer", scopes=[])
+        return provider.AccessToken(token=token, client_id=f"bearer-{found}", scopes=[])
 
 
 def _patterns(values: Collection[str], option: str) -> tuple[str, ...]:

@@ -20,9 +20,10 @@ resources and resource links the result's `content` (`toolnexus_runtime.content`
 provider's reply carries in its own form. `Toolkit(output_limit=30_000)` caps the text a result
 gives the model: text over it is cut with a note of what was cut, structuredContent whose JSON
 is longer is refused (an error result). A local server's message over MAX_MESSAGE bytes is cut
-while it is read (the call gets an error); over HTTP the SDK reads each message whole (it caps an
-SSE event at 1 MiB). `Toolkit.aclose()` (or `async with`) closes the sessions. Needs the
-official MCP SDK: `pip install 'toolnexus-runtime[mcp]'`, imported when the first session opens.
+while it is read (the call gets an error); over HTTP a JSON answer is read up to MAX_MESSAGE
+bytes, never compressed, and an SSE event up to the SDK's 1 MiB (mcp_remote.py).
+`Toolkit.aclose()` (or `async with`) closes the sessions. Needs the official MCP SDK:
+`pip install 'toolnexus-runtime[mcp]'`, imported when the first session opens.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic_core import to_jsonable_python
 
 from ..content import Part, Resource, Text, from_mcp, has_media, text_of
-from ..datatypes import ToolContext, ToolError, ToolResult
+from ..datatypes import SourceError, ToolContext, ToolError, ToolResult
 from .base import SourceOptions
 from .mcp_config import DEFAULT_TIMEOUT, ServerSettings, read_config, settings_for
 from .mcp_session import Upstream
@@ -131,11 +132,12 @@ class _Bound:
     model and hands on the arguments as sent (the toolkit calls it in place of the model)."""
 
     def __init__(
-        self, model: Any, upstream: Upstream, tool: str, finish: Callable[[Any], Any]
+        self, model: Any, upstream: Upstream, tool: str, limit: int, finish: Callable[[Any], Any]
     ) -> None:
         self._check = model.__pydantic_validator__.validate_python
         self.upstream = upstream
         self.tool = tool
+        self.limit = limit
         self.finish = finish
 
     def validate(self, arguments: Any) -> Any:
@@ -145,7 +147,11 @@ class _Bound:
     async def __call__(self, arguments: Any, ctx: ToolContext) -> Any:
         # JSON values as sent; a caller's Python values (a datetime) as JSON would give them
         sent = to_jsonable_python(arguments)
-        return self.finish(await self.upstream.call(self.tool, sent, ctx))
+        try:
+            answer = await self.upstream.call(self.tool, sent, ctx)
+        except SourceError as exc:  # its text can quote the server's, of any length
+            raise SourceError(_cut(str(exc), self.limit)) from None
+        return self.finish(answer)
 
 
 class McpExecutor:
@@ -192,7 +198,8 @@ class McpExecutor:
         server, tool = spec.binding["mcp"]["server"], spec.binding["mcp"]["tool"]
         upstream = self._upstream(server, spec.name)
         upstream.tools.add(tool)
-        return _Bound(spec.model, upstream, tool, lambda result: to_result(result, self.limit))
+        limit = self.limit
+        return _Bound(spec.model, upstream, tool, limit, lambda result: to_result(result, limit))
 
     async def aclose(self) -> None:
         for upstream in self._upstreams.values():

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qsl, urlsplit
 
 from .base import secret_forms
 
@@ -143,9 +144,10 @@ def settings_for(where: str, name: str, entry: Mapping[str, Any]) -> ServerSetti
     env = strings(entry["env"], "env") if "env" in entry else None
     headers = strings(entry.get("headers", {}), "headers")
     cwd = text(entry["cwd"], "cwd") if "cwd" in entry else None
+    url = text(entry["url"], "url") if "url" in entry else None
     secrets += [
         form
-        for v in (*headers.values(), *(env or {}).values())
+        for v in (*headers.values(), *(env or {}).values(), *_url_secrets(url))
         for form in secret_forms(v, MIN_SECRET)
     ]
     return ServerSettings(
@@ -153,11 +155,25 @@ def settings_for(where: str, name: str, entry: Mapping[str, Any]) -> ServerSetti
         command=tuple(argv),
         env=env,
         cwd=str(entry["_base"] / cwd) if cwd is not None else None,
-        url=text(entry["url"], "url") if "url" in entry else None,
+        url=url,
         headers=headers,
         timeout=float(timeout),
         secrets=tuple(dict.fromkeys(secrets)),
     )
+
+
+def _url_secrets(url: str | None) -> list[str]:
+    """What a URL may carry as a credential, written in mcp.json as it is: its password and the
+    values of its query (`?api_key=...`), hidden from messages as `${VAR}` values are."""
+    if url is None:
+        return []
+    parts = urlsplit(url)
+    try:
+        password = parts.password
+    except ValueError:  # pragma: no cover (urlsplit parses lazily: a bad port)
+        password = None
+    values = [value for _, value in parse_qsl(parts.query, keep_blank_values=False)]
+    return [v for v in (password, *values) if v]
 
 
 def _has_control(value: str) -> bool:

@@ -20,6 +20,7 @@ its log messages reach `ToolContext.log` when that call is the only one running 
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import math
 import os
@@ -33,6 +34,7 @@ from typing import Any, TextIO
 from ..datatypes import SourceError, ToolContext, ToolError
 from ..reporting import PYTHON_LEVELS, tools_logger
 from .mcp_config import ServerSettings
+from .mcp_remote import http_transport
 from .mcp_stdio import stdio_transport
 
 logger = logging.getLogger("toolnexus_runtime")
@@ -79,8 +81,14 @@ class _Session:
 
     async def _log(self, params: Any) -> None:
         level, data, name = params.level, params.data, params.logger
-        if len(self.calls) == 1:  # the message can only be about that call
-            self.calls[0].log(level, data, logger=name)
+        call = self.calls[0] if len(self.calls) == 1 else None  # then it is about that call
+        if call is not None and call.reporter is not None:
+            call.log(level, data, logger=name)  # to our client, as the server said it
+            return
+        # To a Python log: in one line, cut (a newline in it could forge a record)
+        data, name = _one_line(data), None if name is None else _one_line(name)
+        if call is not None:
+            call.log(level, data, logger=name)
             return
         tools_logger.log(
             PYTHON_LEVELS.get(level, logging.INFO),
@@ -187,6 +195,18 @@ class _Session:
                 self.loop.call_soon_threadsafe(self.task.cancel)
         except RuntimeError:  # that loop closed meanwhile
             pass
+
+
+LOG_TEXT = 2000  # characters of a server's log message written to a Python log
+
+
+def _one_line(value: Any) -> str:
+    """A server's log message or logger name for a Python log: its control characters escaped
+    (a newline or a terminal escape sequence), cut at LOG_TEXT characters."""
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+    cut = f"... [{len(text)} characters]" if len(text) > LOG_TEXT else ""
+    shown = "".join(c if c.isprintable() else repr(c)[1:-1] for c in text[:LOG_TEXT])
+    return shown + cut
 
 
 async def _list_all(client: Any) -> tuple[set[str], frozenset[str]]:
@@ -342,7 +362,8 @@ class Upstream:
         if ctx.reporter is not None:
 
             async def progress(done: float, total: float | None, message: str | None) -> None:
-                ctx.report_progress(done, total, message)
+                if math.isfinite(done) and (total is None or math.isfinite(total)):
+                    ctx.report_progress(done, total, message)  # (NaN is valid JSON to the SDK)
 
         session.calls.append(ctx)
         try:
@@ -395,20 +416,7 @@ async def _transport(settings: ServerSettings, refused: list[int]) -> AsyncItera
         async with stdio_transport(settings, _errlog()) as streams:
             yield streams
     else:
-        import httpx2
-        from mcp.client.streamable_http import streamable_http_client
-
-        async def record(response: httpx2.Response) -> None:
-            if response.status_code >= 400:
-                refused.append(response.status_code)
-
-        timeout = httpx2.Timeout(settings.timeout, read=max(settings.timeout, 300.0))
-        async with (
-            httpx2.AsyncClient(
-                headers=dict(settings.headers), timeout=timeout, event_hooks={"response": [record]}
-            ) as http,
-            streamable_http_client(settings.url, http_client=http) as streams,
-        ):
+        async with http_transport(settings, refused) as streams:
             yield streams
 
 
