@@ -46,8 +46,8 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from pydantic import BaseModel
 
-from ..core import SourceError, ToolContext, ToolError, ToolResult
-from . import BoundTool, SourceOptions
+from ..datatypes import SourceError, ToolContext, ToolError, ToolResult
+from .base import BoundTool, SourceOptions
 
 # the configuration's reading, re-exported where it was (mcp_config.py holds the dialect rules)
 from .mcp_config import ServerSettings as ServerSettings
@@ -55,7 +55,8 @@ from .mcp_config import read_config as read_config
 from .mcp_config import settings_for as settings_for
 
 if TYPE_CHECKING:
-    from ..core import ToolkitCore, ToolSpec
+    from ..datatypes import ToolSpec
+    from .base import ToolkitView as ToolkitCore
 
 logger = logging.getLogger("toolnexus_runtime")
 

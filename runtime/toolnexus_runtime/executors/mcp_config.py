@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import secret_forms
+from .base import secret_forms
 
 SERVER_TABLES = ("mcpServers", "servers", "mcp")
 SERVER_KEYS = frozenset(
