@@ -7,13 +7,14 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 from conftest import ROOT, cli
-from mcp_helpers import UPSTREAM, project
+from mcp_helpers import UPSTREAM, free_port, project, wait_for_port
 
 from toolnexus_gen.sources import mcp_config
 
@@ -170,3 +171,36 @@ def test_a_vs_code_file_with_a_script_a_denylist_and_a_bad_server_syncs_the_good
     # only the server asked for: a refused one is exit 2, nothing started
     only = cli("sync", "--server", "typo", cwd=folder)
     assert only.exit_code == 2 and "unknown key 'comand'" in only.stderr
+
+
+def test_an_sse_server_is_synced_and_called(tmp_path: Path) -> None:
+    """`type: "sse"` (Claude Code, Cline, VS Code): the older HTTP+SSE transport, reached with the
+    SDK's SSE client by sync and by the Toolkit alike."""
+    port = free_port()
+    process = subprocess.Popen(
+        [sys.executable, str(UPSTREAM), "--sse", str(port)], stdout=subprocess.DEVNULL
+    )
+    try:
+        wait_for_port(port, process)
+        entry = {"type": "sse", "url": f"http://127.0.0.1:{port}/sse", "timeout": 60}
+        folder = project(tmp_path / "p", {"old": entry}, out="sse_tools")
+        synced = cli("sync", cwd=folder)
+        assert synced.exit_code == 0, synced.output + synced.stderr
+        assert "old: 6 tools (SSE, " in synced.output
+        assert cli("build", cwd=folder).exit_code == 0
+        script = (
+            "import asyncio, sse_tools\n"
+            "async def main():\n"
+            "    async with sse_tools.Toolkit(sse_tools.ToolHandlers(), mcp_config='mcp.json') as tk:\n"
+            "        r = await tk.execute('old_add', {'a': 2, 'b': 3})\n"
+            "        print(r.is_error, r.data)\n"
+            "asyncio.run(main())\n"
+        )
+        called = subprocess.run(
+            [sys.executable, "-c", script], cwd=folder, capture_output=True, text=True, timeout=120
+        )
+        assert called.returncode == 0, called.stderr
+        assert called.stdout.strip() == "False {'sum': 5}"
+    finally:
+        process.terminate()
+        process.wait(10)
