@@ -103,6 +103,8 @@ def settle(
     kept = {rel: dict(spec) for rel, spec in specs.items()}
     refused: dict[str, Refusal] = {}
     unplaced: list[str] = []
+    if not kept:  # nothing to build: the pipeline is not even imported
+        return Settled(kept)
     with tempfile.TemporaryDirectory(prefix="toolnexus-settle-") as scratch:
         folder = Path(scratch) / "specs"
         for rel, text in (shared or {}).items():
