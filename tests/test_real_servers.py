@@ -10,6 +10,7 @@ soak marker)."""
 
 from __future__ import annotations
 
+import base64
 import json
 import subprocess
 import sys
@@ -72,6 +73,11 @@ async def main():
         for tool, arguments in calls:
             r = await tk.execute(tool, arguments)
             print(json.dumps([tool, r.is_error, r.output]))
+        if {image!r}:  # a server's image, as the model receives it
+            use = {{"type": "tool_use", "id": "toolu_1", "name": {image!r}, "input": {{}}}}
+            call = {{"type": "function_call", "call_id": "c1", "name": {image!r}, "arguments": "{{}}"}}
+            print(json.dumps(["#image", await tk.aanthropic_tool_results([use]),
+                              await tk.aopenai_responses_outputs([call])]))
 asyncio.run(main())
 """
 
@@ -132,23 +138,49 @@ def check_real_servers(folder: Path, names: list[str]) -> None:
     assert int(imported.stdout) == sum(s.tools for s in real)
     lap("ruff and import")
 
-    # one call each, through the generated Toolkit, to the real server
+    # one call each, through the generated Toolkit, to the real server; server-everything's
+    # image as an Anthropic image block and an OpenAI Responses input_image
+    image = "everything_get-tiny-image" if "everything" in names else ""
     with page() as url:
         calls = [[s.tool, json.loads(json.dumps(s.arguments).replace("{page}", url))] for s in real]
         called = run(
-            sys.executable, "-c", CALLS.format(package=PACKAGE), json.dumps(calls), cwd=folder
+            sys.executable,
+            "-c",
+            CALLS.format(package=PACKAGE, image=image),
+            json.dumps(calls),
+            cwd=folder,
         )
     assert called.returncode == 0, called.stderr
-    answers = {
-        tool: (is_error, output)
-        for tool, is_error, output in map(json.loads, called.stdout.splitlines())
-    }
+    lines = [json.loads(line) for line in called.stdout.splitlines()]
+    answers = {tool: (is_error, output) for tool, is_error, output in lines if tool != "#image"}
+    if image:
+        [(_, anthropic, responses)] = [line for line in lines if line[0] == "#image"]
+        check_image(anthropic, responses)
     for server in real:
         is_error, output = answers[server.tool]
         assert not is_error, (server.tool, output)
         assert server.expect in output, (server.tool, output)
     lap("calls")
     print("real servers " + ", ".join(f"{k} {v:.1f} s" for k, v in timings.items()))
+
+
+def check_image(anthropic: list[dict[str, Any]], responses: list[dict[str, Any]]) -> None:
+    from anthropic.types import MessageParam
+    from openai.types.responses import ResponseInputItemParam
+    from pydantic import TypeAdapter
+
+    [result] = anthropic
+    TypeAdapter(MessageParam).validate_python({"role": "user", "content": anthropic})
+    [picture] = [block for block in result["content"] if block["type"] == "image"]
+    assert picture["source"]["media_type"] == "image/png"
+    assert base64.b64decode(picture["source"]["data"]).startswith(b"\x89PNG\r\n")
+    [output] = responses
+    TypeAdapter(ResponseInputItemParam).validate_python(output)
+    [item] = [part for part in output["output"] if part["type"] == "input_image"]
+    assert item["image_url"].startswith("data:image/png;base64,")
+    assert base64.b64decode(item["image_url"].split(",", 1)[1]) == base64.b64decode(
+        picture["source"]["data"]
+    )
 
 
 def test_one_pypi_and_one_npm_server_sync_build_type_check_and_answer(tmp_path: Path) -> None:
