@@ -306,3 +306,30 @@ def test_specs_strictified_by_their_own_profile_keep_anthropic_within_its_limits
     strict = {e["name"] for e in anthropic if e.get("strict")}
     assert "own" in strict  # the author's choice stays; the sourced ones make room
     assert len(strict) == 17  # 16 union parameters: the author's tool and 16 sourced ones
+
+
+def test_settle_keeps_a_specs_own_target_selection(tmp_path: Path) -> None:
+    from toolnexus_gen.config.options import BuildOptions
+    from toolnexus_gen.sources.carry import carried, settle
+
+    chain = {
+        "type": "object",
+        "properties": {"next": {"$ref": "#"}},
+        "required": ["next"],
+    }
+    specs = {
+        "s/chain.json": carried(
+            {"description": "d", "input_schema": chain, "targets": {"only": ["gemini", "openai"]}}
+        ),
+        "s/fine.json": carried({"description": "d", "input_schema": OBJECT}),
+    }
+    options = BuildOptions(specs=tmp_path / "specs", out=tmp_path / "out", root=tmp_path)
+    settled = settle(specs, options, mcp.spec_text)
+    assert settled.specs["s/chain.json"]["targets"] == {
+        "only": ["gemini", "openai"],
+        "exclude": ["gemini"],
+    }
+    assert settled.specs["s/fine.json"] == specs["s/fine.json"]
+    (refusal,) = settled.refused
+    assert (refusal.spec, refusal.targets, refusal.left_out) == ("s/chain.json", ("gemini",), False)
+    assert "error[TN315]" in refusal.reason and str(tmp_path) in refusal.reason.split(":")[0]

@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import cli, snapshot, write_specs
-from mcp_helpers import TOKEN, TOOLS, Upstream, free_port, project, stdio
+from conftest import cli, cli_process, snapshot, write_specs
+from mcp_helpers import TOKEN, TOOLS, UPSTREAM, Upstream, free_port, project, stdio
 
 
 @pytest.fixture
@@ -338,16 +338,21 @@ def test_bad_mcp_json_is_located_and_writes_nothing(tmp_path: Path) -> None:
         '{"mcpServers": {"a": {"url": "ftp://h"}}}': ("1:23", "TN402", "http:// or https://"),
         '{"mcpServers": {"../up": {"command": "x"}}}': ("1:17", "TN402", "server name"),
         '{"servers": {}, "mcpServers": {}}': ("1:2", "TN402", "keep one"),
-        '{"tools": []}': ("1:2", "TN402", "unknown key 'tools'"),
-        '{"mcpServers": {"a": {"type": "sse", "url": "http://h/sse"}}}': (
+        '{"tools": []}': ("1:1", "TN402", "no mcpServers object (nor servers, nor mcp)"),
+        '{"mcpServers": {"a": {"type": "websocket", "url": "ws://h/mcp"}}}': (
             "1:23",
             "TN402",
-            "streamable HTTP",
+            "type must be one of 'stdio', 'local', 'http', 'streamable-http'",
         ),
         '{"mcpServers": {"a": {"command": "x", "args": ["${input:key}"]}}}': (
             "1:39",
             "TN404",
-            "not an environment variable reference",
+            "input 'key' (in args) is read from the environment variable KEY, which is not set",
+        ),
+        '{"mcpServers": {"a": {"command": "x", "args": ["${config:editor.tabSize}"]}}}': (
+            "1:39",
+            "TN404",
+            "is not a variable this file can use",
         ),
     }
     for text, (where, code, words) in cases.items():
@@ -519,3 +524,29 @@ def test_sync_says_how_to_install_the_sdk_and_build_never_needs_it(
         text=True,
     )
     assert build.returncode == 0, build.stderr
+
+
+def test_a_server_that_prints_on_stdout_is_one_line_never_a_traceback(tmp_path: Path) -> None:
+    """A server that logs its start-up on stdout (a print, a JSON line that is not JSON-RPC):
+    the SDK logged each line with a pydantic traceback; sync says it in one warning naming the
+    server and the first line, and the tools are synced all the same. The server is started by
+    a `python -c` script: a newline and a tab in args are what such a script holds."""
+    script = (
+        "import runpy, sys\n"
+        "if True:\n"
+        "\tprint('Starting wiki server v1.2 on stdio...', flush=True)\n"
+        '\tprint(\'{"level": "info", "msg": "ready"}\', flush=True)\n'
+        "sys.argv = ['upstream_mcp.py']\n"
+        f"runpy.run_path({str(UPSTREAM)!r}, run_name='__main__')\n"
+    )
+    folder = project(tmp_path / "p", {"noisy": {"command": sys.executable, "args": ["-c", script]}})
+    result = cli_process("sync", cwd=folder)
+    assert result.returncode == 0, result.stderr
+    assert "Traceback" not in result.stderr and "ValidationError" not in result.stderr
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert lines == [
+        "mcp.json:3:5: warning[TN412]: server 'noisy' (stdio): it wrote 2 lines on stdout that "
+        "are not MCP (the first: 'Starting wiki server v1.2 on stdio...'), skipped; a stdio "
+        "server must log to stderr"
+    ]
+    assert "noisy: 6 tools (stdio, " in result.stdout

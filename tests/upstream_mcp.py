@@ -1,6 +1,7 @@
 """A third-party MCP server for the tests, written with the official SDK's low-level `Server`.
 
     python upstream_mcp.py [--tools FILE] [--page N] [--count FILE] [--http PORT --token T]
+                           [--sse PORT]
                            [--cursor loop|endless] [--delay SECONDS] [--huge N]
     python upstream_mcp.py --mode hang|garbage|escapes|exit
 
@@ -210,6 +211,30 @@ def serve_http(server: Any, port: int, token: str, counter: str | None) -> None:
     uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning")
 
 
+def serve_sse(server: Any, port: int) -> None:
+    """The older HTTP+SSE transport: GET /sse opens the event stream, POST /messages/ sends."""
+    import uvicorn
+    from mcp.server.sse import SseServerTransport
+    from starlette.applications import Starlette
+    from starlette.responses import Response
+    from starlette.routing import Mount, Route
+
+    sse = SseServerTransport("/messages/")
+
+    async def handle_sse(request: Any) -> Any:
+        async with sse.connect_sse(request.scope, request.receive, request._send) as streams:
+            await server.run(streams[0], streams[1], server.create_initialization_options())
+        return Response()
+
+    app = Starlette(
+        routes=[
+            Route("/sse", endpoint=handle_sse, methods=["GET"]),
+            Mount("/messages/", app=sse.handle_post_message),
+        ]
+    )
+    uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning")
+
+
 ESCAPES = "\x1b]0;PWNED\x07\x1b[2J\x1b[31mall good\x1b[0m\nspecs/x.json: fine"
 
 
@@ -236,6 +261,7 @@ def main() -> None:
     parser.add_argument("--page", type=int, default=2)
     parser.add_argument("--count")
     parser.add_argument("--http", type=int)
+    parser.add_argument("--sse", type=int)
     parser.add_argument("--token", default="")
     parser.add_argument("--mode")
     parser.add_argument("--cursor", choices=["loop", "endless"])
@@ -250,6 +276,8 @@ def main() -> None:
     )
     if options.http:
         serve_http(server, options.http, options.token, options.count)
+    elif options.sse:
+        serve_sse(server, options.sse)
     else:
         count(options.count)
         serve_stdio(server)

@@ -467,5 +467,15 @@ def sync(server: str | None, check: bool) -> None:
             fg="red",
             bold=True,
         )
+    if outcome.refused:
+        _echo(
+            f"{_plural(len(outcome.refused), 'server')} refused for a wrong entry in "
+            f"{outcome.config} ({', '.join(outcome.refused)}); the others were "
+            f"{'checked' if check else 'synced'}.",
+            err=True,
+            fg="red",
+            bold=True,
+        )
+        sys.exit(ExitCode.INVALID)
     if outcome.failed or (check and outcome.drifted):
         sys.exit(ExitCode.STALE)

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from toolnexus_gen import __version__
-from toolnexus_gen.diagnostics import Diagnostic, DiagnosticsError
+from toolnexus_gen.diagnostics import Diagnostic, DiagnosticsError, Severity
 
 if TYPE_CHECKING:
     from toolnexus_gen.commands.importer import Imported
@@ -353,6 +353,7 @@ class SyncOutcome:
     servers: list[ServerSync] = field(default_factory=list)
     diagnostics: list[Diagnostic] = field(default_factory=list)  # failures and warnings
     skipped: list[str] = field(default_factory=list)  # disabled servers
+    refused: list[str] = field(default_factory=list)  # servers whose entry is wrong (exit 2)
     unlisted: list[str] = field(default_factory=list)  # snapshot folders mcp.json does not list
 
     @property
@@ -381,24 +382,33 @@ def sync(
         specs_dir = config.specs or Path(DEFAULT_SPECS)
         servers = mcp_config.read(config.mcp_config or config.root / "mcp.json")
     outcome = SyncOutcome(servers.display, check)
+    outcome.diagnostics += servers.notes  # other clients' keys, ignored
+    refused = dict(servers.refused)  # a wrong entry refuses its server alone
     if server is not None:
+        if server in refused:
+            raise DiagnosticsError([*servers.notes, *refused[server]])
         chosen = servers.server(server)
         if chosen is None:
-            listed = ", ".join(s.name for s in servers.servers) or "none"
+            listed = ", ".join(servers.names) or "none"
             raise UserError(f"{servers.display} has no server {server!r} (it has: {listed})")
         if not chosen.enabled:
             raise UserError(f"server {server!r} is disabled in {servers.display} (enabled: false)")
-        selected = [chosen]
+        selected, refused = [chosen], {}
     else:
         selected = [s for s in servers.servers if s.enabled]
         outcome.skipped = [s.name for s in servers.servers if not s.enabled]
-    expanded, problems = [], []
+    expanded = []
     for entry in selected:
         resolved, found = mcp_config.expand(servers, entry, os.environ)
-        expanded.append(resolved)
-        problems += found
-    if problems:
-        raise DiagnosticsError(problems)
+        if found:
+            refused[entry.name] = tuple(found)
+        else:
+            expanded.append(resolved)
+    outcome.refused = list(refused)
+    for why in refused.values():
+        outcome.diagnostics += why
+    if refused and not expanded:  # nothing can start
+        raise DiagnosticsError(outcome.diagnostics)
     try:
         listings = mcp.list_servers(
             expanded,
@@ -427,6 +437,11 @@ def sync(
                 message = f"server {entry.name!r} ({entry.transport}): {listing.failure.reason}"
                 outcome.diagnostics.append(servers.diagnostic(entry, listing.failure.code, message))
                 continue
+            if listing.noise_note is not None:  # listed all the same: a warning
+                message = f"server {entry.name!r} ({entry.transport}): {listing.noise_note}"
+                outcome.diagnostics.append(
+                    servers.diagnostic(entry, "TN412", message, severity=Severity.WARNING)
+                )
             snap, notes = mcp.snapshot(servers, listing, specs_dir)
             found_problems += notes
             if snap.refused is not None:  # a tool name no snapshot file can have

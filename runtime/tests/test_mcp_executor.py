@@ -14,7 +14,8 @@ from pydantic import BaseModel
 
 from toolnexus_runtime import ToolError, Toolkit, ToolResult, ToolSpec
 from toolnexus_runtime.content import Image, Resource, ResourceLink, Text
-from toolnexus_runtime.executors.mcp import read_config, settings_for, to_result
+from toolnexus_runtime.executors.mcp import to_result
+from toolnexus_runtime.executors.mcp_config import read_config, settings_for
 
 
 class Args(BaseModel):
@@ -33,10 +34,14 @@ def test_a_path_or_a_dict_and_where_each_mistake_is(tmp_path: Path) -> None:
     path.write_text('{"mcpServers": {"w": {"command": "x",}}}')
     with pytest.raises(ValueError, match=r"mcp.json:1:38: invalid JSON"):
         read_config(path)
+    # a server's wrong entry fails that server alone, when its settings are made
+    where, servers = read_config({"mcpServers": {"w": {"comand": "x"}, "ok": {"url": "http://h"}}})
     with pytest.raises(ValueError, match=r"unknown key 'comand'"):
-        read_config({"mcpServers": {"w": {"comand": "x"}}})
+        settings_for(where, "w", servers["w"])
+    assert settings_for(where, "ok", servers["ok"]).url == "http://h"
+    _, servers = read_config({"mcpServers": {"w": {"env": {}}}})
     with pytest.raises(ValueError, match=r"either a command or a url"):
-        read_config({"mcpServers": {"w": {"env": {}}}})
+        settings_for(where, "w", servers["w"])
     with pytest.raises(ValueError, match=r"no mcpServers"):
         read_config({"tools": []})
     with pytest.raises(ValueError, match=r"cannot read"):
@@ -65,8 +70,8 @@ def test_variables_are_expanded_and_never_shown(monkeypatch: pytest.MonkeyPatch)
     assert "s3cret" not in str(caught.value)
     _, servers = read_config({"mcpServers": {"r": {"url": "${NOT_SET}", "enabled": False}}})
     assert not settings_for("mcp_config", "r", servers["r"]).enabled  # needs none of its variables
-    _, servers = read_config({"mcpServers": {"r": {"command": "x", "args": ["${input:k}"]}}})
-    with pytest.raises(ValueError, match=r"not an environment variable reference"):
+    _, servers = read_config({"mcpServers": {"r": {"command": "x", "args": ["${config:k}"]}}})
+    with pytest.raises(ValueError, match=r"'\$\{config:k\}' in args is not a variable"):
         settings_for("mcp_config", "r", servers["r"])
 
 

@@ -230,15 +230,15 @@ def _formats(node: Any) -> Any:
     if not isinstance(node, dict):
         return node
     out = dict(node)
-    for keyword in ONE_SCHEMA:
-        if keyword in node:
-            out[keyword] = _formats(node[keyword])
-    for keyword in SCHEMA_LISTS:
-        if isinstance(node.get(keyword), list):
-            out[keyword] = [_formats(child) for child in node[keyword]]
-    for keyword in SCHEMA_MAPS:
-        if isinstance(node.get(keyword), dict):
-            out[keyword] = {name: _formats(child) for name, child in node[keyword].items()}
+    for one in ONE_SCHEMA:
+        if one in node:
+            out[one] = _formats(node[one])
+    for many in SCHEMA_LISTS:
+        if isinstance(node.get(many), list):
+            out[many] = [_formats(child) for child in node[many]]
+    for named in SCHEMA_MAPS:
+        if isinstance(node.get(named), dict):
+            out[named] = {name: _formats(child) for name, child in node[named].items()}
     kind = node.get("format")
     if not isinstance(kind, str):
         return out

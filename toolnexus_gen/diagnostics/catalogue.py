@@ -375,9 +375,12 @@ CODES: dict[str, tuple[str, str]] = {
         "invalid mcp.json setting",
         "A key or value of the MCP configuration is unknown or has the wrong type. Servers go under\n"
         "mcpServers (also servers or mcp); each takes command (a string plus args, or one array), env,\n"
-        "cwd, url, headers, type, enabled, timeout (seconds), tools (an allowlist) and prefix. Keys\n"
-        "starting with x- are ignored. A server's name becomes a folder (specs/<server>/), so it is\n"
-        "letters, digits, _ . - and starts with a letter or digit.\nFix: as the message says.",
+        "envFile, cwd, url, headers, type (stdio, http, streamable-http, sse; transportType too),\n"
+        "enabled or disabled, timeout (seconds), tools (an allowlist), disabledTools and prefix; other\n"
+        "clients' keys are noted (TN419). Keys starting with x- are ignored. A server's name becomes a\n"
+        "folder (specs/<server>/), so it is letters, digits, _ . - and starts with a letter or digit.\n"
+        "A wrong entry refuses that server alone: the file's other servers are synced (exit 2).\n"
+        "Fix: as the message says.",
     ),
     "TN403": (
         "server with neither command nor url",
@@ -386,8 +389,11 @@ CODES: dict[str, tuple[str, str]] = {
     ),
     "TN404": (
         "environment variable not set",
-        "${VAR} in command, args, env, cwd, url or headers is expanded from the environment, and VAR\n"
-        "is not set (${VAR:-default} gives a default). Values are never printed.\n"
+        "A variable in command, args, env, envFile, cwd, url or headers is read from the environment,\n"
+        "and it is not set: ${VAR} (${VAR:-default} gives a default), ${env:VAR}, or VS Code's\n"
+        "${input:ID}, read from the environment variable ID or ID in capitals (github-token:\n"
+        "GITHUB_TOKEN). ${workspaceFolder} and ${userHome} are filled in; other ${...} forms are not\n"
+        "variables here. Values are never printed. Only that server is refused.\n"
         "Fix: export the variable, or give it a default.",
     ),
     "TN405": (
@@ -488,6 +494,17 @@ CODES: dict[str, tuple[str, str]] = {
         "than 128 tools for OpenAI, 512 Gemini declarations, two tools with one name in a provider's\n"
         "file). The snapshot is written; a build reports the same error.\n"
         "Fix: select tools with the server's `tools` allowlist, or split them into toolsets.",
+    ),
+    "TN419": (
+        "another client's mcp.json key, ignored",
+        "mcp.json is read as every client writes it (Claude Desktop, Claude Code, Cursor, VS Code,\n"
+        "Cline, Roo Code). A key another client uses that means nothing to a sync or a Toolkit is\n"
+        "ignored, and named once with the servers that have it: autoApprove and alwaysAllow (nothing\n"
+        "here asks before a call), VS Code's sandboxEnabled and sandbox (the server is started\n"
+        "unsandboxed), dev, gallery, version, description, Claude Code's oauth and headersHelper\n"
+        "(send a token in headers instead), and unknown top-level keys. Keys that do mean something\n"
+        "are honoured: disabled (not enabled), disabledTools (left out), envFile (read), inputs\n"
+        "(${input:ID} read from the environment).\nFix: nothing to do; remove the key to silence it.",
     ),
     "TN460": (
         "unknown group or tool in a toolset",

@@ -103,16 +103,19 @@ def settle(
     kept = {rel: dict(spec) for rel, spec in specs.items()}
     refused: dict[str, Refusal] = {}
     unplaced: list[str] = []
+    if not kept:  # nothing to build: the pipeline is not even imported
+        return Settled(kept)
     with tempfile.TemporaryDirectory(prefix="toolnexus-settle-") as scratch:
         folder = Path(scratch) / "specs"
         for rel, text in (shared or {}).items():
             _write(folder / rel, text)
-        for _ in range(MAX_ROUNDS):
+        for round_ in range(MAX_ROUNDS):
             for rel, spec in kept.items():
                 _write(folder / rel, render(spec, Path(rel).suffix))
             errors, unplaced = _errors(folder, options)
             if not errors:
                 break
+            last = round_ == MAX_ROUNDS - 1  # what still fails then is left out
             for rel, found in errors.items():
                 spec = kept[rel]
                 wrong = sorted({d.target for d in found if d.target is not None})
@@ -120,14 +123,16 @@ def settle(
                 structural = any(d.target is None for d in found)
                 texts = [_shown(d, folder, options.specs) for d in sorted(found)]
                 before = refused.get(rel)
-                if structural or not reachable:
+                if structural or not reachable or last:
                     del kept[rel]
                     (folder / rel).unlink()
                     gone = tuple(_targets_of(spec, options))
                     refused[rel] = Refusal(rel, gone, _joined(before, texts), True)
                 else:
                     excluded = sorted({*(before.targets if before else ()), *wrong})
-                    kept[rel] = {**spec, "targets": {"exclude": excluded}}
+                    selection = spec.get("targets")
+                    selection = selection if isinstance(selection, dict) else {}
+                    kept[rel] = {**spec, "targets": {**selection, "exclude": excluded}}
                     refused[rel] = Refusal(rel, tuple(excluded), _joined(before, texts), False)
     return Settled(kept, [refused[rel] for rel in sorted(refused)], unplaced)
 

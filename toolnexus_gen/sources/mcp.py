@@ -17,10 +17,11 @@ the same bytes, and only files whose bytes change are written.
 from __future__ import annotations
 
 import json
+import logging
 import tempfile
 import time
-from collections.abc import AsyncIterator, Callable, Iterable
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
@@ -64,6 +65,14 @@ class Listing:
     tools: list[dict[str, Any]] | None = None
     failure: _Failed | None = None
     seconds: float = 0.0
+    noise: list[str] = field(default_factory=list)  # stdout lines that were not MCP (skipped)
+
+    @property
+    def noise_note(self) -> str | None:
+        """One line about what the server wrote on stdout that is not MCP (None: nothing)."""
+        if not self.noise:
+            return None
+        return f"{noise_text(self.noise)}, skipped; a stdio server must log to stderr"
 
 
 # -- listing: the only part that connects --------------------------------------------------------
@@ -93,8 +102,24 @@ def list_servers(
             for server in servers:
                 group.start_soon(one, server, limiter)
 
-    anyio.run(all_servers)
+    with _sdk_logging_silenced():
+        anyio.run(all_servers)
     return [found[server.name] for server in servers]
+
+
+@contextmanager
+def _sdk_logging_silenced() -> Iterator[None]:
+    """The SDK logs each stdout line that is not JSON-RPC with a traceback (logger.exception);
+    only the CLI prints, and what a server did wrong is its one line. The lines reach the
+    listing as values instead (`Listing.noise`)."""
+    sdk = logging.getLogger("mcp")
+    kept = sdk.propagate, sdk.handlers[:]
+    sdk.propagate = False
+    sdk.handlers = [logging.NullHandler()]
+    try:
+        yield
+    finally:
+        sdk.propagate, sdk.handlers = kept[0], kept[1]
 
 
 async def _listing(server: Server) -> Listing:
@@ -103,7 +128,9 @@ async def _listing(server: Server) -> Listing:
     refused: list[int] = []  # HTTP statuses >= 400 the server answered
     with tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace") as errlog:
         try:
-            listing.tools = await _list_tools(server, _transport(server, errlog, refused))
+            listing.tools = await _list_tools(
+                server, _transport(server, errlog, refused), listing.noise
+            )
         except _Failed as failed:
             listing.failure = _Failed(failed.code, hide(failed.reason, server))
         except Exception as exc:  # noqa: BLE001 (one line per server, never a traceback)
@@ -119,16 +146,14 @@ async def _listing(server: Server) -> Listing:
     return listing
 
 
-async def _list_tools(server: Server, transport: Any) -> list[dict[str, Any]]:
+async def _list_tools(server: Server, transport: Any, noise: list[str]) -> list[dict[str, Any]]:
     import anyio
     from mcp import Client
     from mcp.types import Implementation
 
-    garbage: list[Exception] = []
-
     async def on_message(message: Any) -> None:
         if isinstance(message, Exception):  # a line that is not JSON-RPC: kept for the reason
-            garbage.append(message)
+            noise.append(_line_of(message))
         await anyio.lowlevel.checkpoint()
 
     tools: list[dict[str, Any]] | None = None
@@ -171,8 +196,10 @@ async def _list_tools(server: Server, transport: Any) -> list[dict[str, Any]]:
     if tools is not None:  # listed; a slow goodbye changes nothing
         return tools
     if scope.cancelled_caught:
-        if garbage:
-            raise _Failed("TN412", f"it wrote output that is not MCP on stdout: {garbage[0]}")
+        if noise:
+            raise _Failed(
+                "TN412", f"no answer within {server.timeout:g} s, and {noise_text(noise)}"
+            )
         if phase.startswith("tools/list"):
             raise _Failed(
                 "TN411", f"tools/list did not finish within {server.timeout:g} s ({phase})"
@@ -183,8 +210,9 @@ async def _list_tools(server: Server, transport: Any) -> list[dict[str, Any]]:
 
 @asynccontextmanager
 async def _transport(server: Server, errlog: TextIO, refused: list[int]) -> AsyncIterator[Any]:
-    """The SDK's transport for the server: stdio (its stderr to `errlog`) or streamable HTTP
-    (each HTTP status >= 400 recorded in `refused`, which the SDK's errors leave out)."""
+    """The SDK's transport for the server: stdio (its stderr to `errlog`), streamable HTTP or
+    HTTP+SSE (each HTTP status >= 400 recorded in `refused`, which the SDK's errors leave
+    out)."""
     if server.local:
         from mcp.client.stdio import StdioServerParameters, stdio_client
 
@@ -206,6 +234,27 @@ async def _transport(server: Server, errlog: TextIO, refused: list[int]) -> Asyn
 
         assert server.url is not None
         timeout = httpx2.Timeout(server.timeout, read=max(server.timeout, 300.0))
+        if server.sse:  # the older HTTP+SSE transport (type: sse)
+            from mcp.client.sse import sse_client
+
+            def client(
+                headers: dict[str, str] | None = None,
+                timeout: httpx2.Timeout | None = None,
+                auth: httpx2.Auth | None = None,
+            ) -> httpx2.AsyncClient:
+                return httpx2.AsyncClient(
+                    headers=headers, timeout=timeout, auth=auth, event_hooks={"response": [record]}
+                )
+
+            async with sse_client(
+                server.url,
+                headers=dict(server.headers),
+                timeout=server.timeout,
+                sse_read_timeout=max(server.timeout, 300.0),
+                httpx_client_factory=client,
+            ) as streams:
+                yield streams
+            return
         async with (
             httpx2.AsyncClient(
                 headers=dict(server.headers), timeout=timeout, event_hooks={"response": [record]}
@@ -213,6 +262,25 @@ async def _transport(server: Server, errlog: TextIO, refused: list[int]) -> Asyn
             streamable_http_client(server.url, http_client=http) as streams,
         ):
             yield streams
+
+
+def _line_of(error: Exception) -> str:
+    """The stdout line the SDK could not read as JSON-RPC (its pydantic error holds it)."""
+    errors = getattr(error, "errors", None)
+    if callable(errors):
+        try:
+            found = errors(include_url=False)
+        except Exception:  # noqa: BLE001 (a best effort: the type's name then)
+            found = []
+        if found and isinstance(found[0].get("input"), str):
+            return str(found[0]["input"])
+    return f"({type(error).__name__})"
+
+
+def noise_text(noise: list[str]) -> str:
+    first = noise[0] if len(noise[0]) <= 80 else noise[0][:77] + "..."
+    lines = "1 line" if len(noise) == 1 else f"{len(noise)} lines"
+    return f"it wrote {lines} on stdout that are not MCP (the first: {first!r})"
 
 
 def _leaves(exc: BaseException) -> list[BaseException]:
@@ -321,7 +389,7 @@ def snapshot(
     names = {tool["name"] for tool in sent}
     unusable = []
     for tool in sent:
-        if server.tools is not None and tool["name"] not in server.tools:
+        if not server.wanted(tool["name"]):
             continue
         if task_only(tool):
             warnings.append(
@@ -589,7 +657,7 @@ def drift(snap: Snapshot, file: str) -> list[str]:
 
 def stale_folders(config: McpConfig, specs_dir: Path) -> Iterable[Path]:
     """Snapshot folders of servers mcp.json no longer lists."""
-    names = {server.name for server in config.servers}
+    names = set(config.names)
     if not specs_dir.is_dir():
         return []
     return [

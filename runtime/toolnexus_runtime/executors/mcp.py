@@ -1,11 +1,11 @@
 """The MCP proxy: tools snapshotted from MCP servers (`toolnexus-gen sync`) called on their server.
 
 `Toolkit(handlers, mcp_config="mcp.json")` (a path or the same data as a dict) says how to reach
-each server, in the format clients use (`mcpServers`, also `servers` or `mcp`; `command`/`args`/
-`env`/`cwd` for a local server over stdio, `url`/`headers` for streamable HTTP; `enabled`,
-`timeout`). `${VAR}` and `${VAR:-default}` are expanded from the environment when the Toolkit is
-made, for the servers its tools use; a missing variable is an error naming it, and values are
-never logged nor written anywhere (mcp_config.py).
+each server, in the format every client writes (mcp_config.py: `mcpServers`, `servers` or `mcp`;
+`command`/`args`/`env`/`envFile`/`cwd` for a local server over stdio, `url`/`headers` for
+streamable HTTP or HTTP+SSE; `enabled`/`disabled`, `timeout`). Variables are expanded for a
+server when its first tool is called; a missing one is an error naming it, and values are never
+logged nor written anywhere. A server whose entry is wrong fails its own tools only.
 
 A call is validated by the tool's typed model (so the model's mistakes never cost a round trip)
 and reaches the server under the tool's original name with the arguments exactly as the model

@@ -20,7 +20,7 @@ class _Hiding(logging.Filter):
     """Hides the servers' secrets from what the HTTP libraries log (httpx2 logs each request's
     URL at INFO, the SDK its endpoint at DEBUG: a URL can hold a key in its query)."""
 
-    LOGGERS = ("httpx2", "httpcore2", "mcp.client.streamable_http")
+    LOGGERS = ("httpx2", "httpcore2", "mcp.client.streamable_http", "mcp.client.sse")
 
     def __init__(self) -> None:
         super().__init__()
@@ -95,6 +95,27 @@ async def http_transport(settings: ServerSettings, refused: list[int]) -> AsyncI
 
     timeout = httpx2.Timeout(settings.timeout, read=max(settings.timeout, 300.0))
     headers = {"accept-encoding": "identity", **settings.headers}
+    if settings.transport == "sse":  # the older HTTP+SSE transport (type: sse)
+        from mcp.client.sse import sse_client
+
+        def client(
+            headers: dict[str, str] | None = None,
+            timeout: httpx2.Timeout | None = None,
+            auth: httpx2.Auth | None = None,
+        ) -> httpx2.AsyncClient:
+            return httpx2.AsyncClient(
+                headers=headers, timeout=timeout, auth=auth, event_hooks={"response": [record]}
+            )
+
+        async with sse_client(
+            settings.url,
+            headers=headers,
+            timeout=settings.timeout,
+            sse_read_timeout=max(settings.timeout, 300.0),
+            httpx_client_factory=client,
+        ) as streams:
+            yield streams
+        return
     async with (
         httpx2.AsyncClient(
             headers=headers, timeout=timeout, event_hooks={"response": [record]}
