@@ -324,6 +324,8 @@ def import_(
         _echo(f"wrote {display_path(path)}", fg="green")
     for note in imported.notes:  # one line each, whatever the document holds
         _echo(f"note: {printable(note)}", err=True, fg="yellow")
+    for skipped in getattr(imported, "skipped", []):  # located: the operation is not imported
+        _echo(skipped.format(), err=True, fg="yellow")
     env: dict[str, str] = getattr(imported, "env", {})
     if env:
         servers: dict[str, list[str]] = getattr(imported, "env_servers", {})

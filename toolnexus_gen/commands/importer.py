@@ -104,7 +104,9 @@ def spec_text(spec: dict[str, Any], suffix: str) -> str:
 
 
 def plan(imported: Imported, specs_dir: Path, suffix: str, force: bool) -> dict[Path, str]:
-    """The files to write; raises ImportError_ when one exists (unless force) or clashes."""
+    """The files to write; raises ImportError_ when one exists (unless force) or clashes.
+    An OpenAPI import's shared schemas go into their folder as JSON; one already there with
+    the same text is no clash (two imports of one document, with different --tag)."""
     files: dict[Path, str] = {}
     existing = {p.stem: p for p in specs_dir.glob("*") if p.suffix in SPEC_SUFFIXES}
     clashes = []
@@ -114,6 +116,16 @@ def plan(imported: Imported, specs_dir: Path, suffix: str, force: bool) -> dict[
         if other is not None and (other != path or not force):
             clashes.append(other)
         files[path] = spec_text(spec, suffix)
+    shared: dict[str, Any] = getattr(imported, "shared", {})
+    for name, schema in shared.items():
+        path = specs_dir / getattr(imported, "folder") / f"{name}.json"
+        text = spec_text(schema, ".json")
+        if path.is_file():
+            if path.read_text("utf-8", "replace") == text:
+                continue
+            if not force:
+                clashes.append(path)
+        files[path] = text
     if clashes:
         listed = ", ".join(p.as_posix() for p in clashes)
         hint = " (pass --force to replace them)" if all(p.suffix == suffix for p in clashes) else ""
