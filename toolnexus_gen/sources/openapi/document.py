@@ -200,16 +200,13 @@ class Files:
         return node, at
 
     def _load(self, path: Path, ref: str, at: At) -> Document:
+        if not path.is_file():
+            raise Skip("TN451", f"$ref {ref!r} names a file that does not exist", at.join("$ref"))
         if path not in self._docs:
-            if not path.is_file():
-                self._docs[path] = LoadError(
-                    Diagnostic(at.doc.display, 1, 1, "TN451", f"$ref {ref!r}: no such file")
-                )
-            else:
-                try:
-                    self._docs[path] = load(path)
-                except LoadError as exc:
-                    self._docs[path] = exc
+            try:
+                self._docs[path] = load(path)
+            except LoadError as exc:
+                self._docs[path] = exc
         found = self._docs[path]
         if isinstance(found, LoadError):
             d = found.diagnostic
