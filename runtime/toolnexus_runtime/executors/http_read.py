@@ -12,7 +12,7 @@ import re
 import zlib
 from typing import Any
 
-from . import secret_forms
+from .base import secret_forms
 
 MAX_DEPTH = 128  # JSON nested deeper is returned as text (serialisers stop near 255)
 MIN_SECRET = 8  # shorter values are not searched for in results
