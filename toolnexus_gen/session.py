@@ -267,6 +267,7 @@ def import_specs(
         except importer.ImportError_ as exc:
             raise UserError(str(exc)) from None
         output.create_user_files(files, replace=force)
+        importer.add_toolsets(imported, config, file)
     return ImportOutcome(folder, list(files), imported)
 
 

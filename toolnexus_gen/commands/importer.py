@@ -16,6 +16,7 @@ normalisations (documented in the README):
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -23,13 +24,17 @@ from urllib.parse import urlsplit
 
 import yaml
 
+from toolnexus_gen.config.pyproject import Config
+from toolnexus_gen.fs.output import atomic_write
 from toolnexus_gen.fs.paths import SPEC_SUFFIXES
 from toolnexus_gen.targets import TARGETS
 from toolnexus_gen.targets.reading import Imported, ImportError_
 
-__all__ = ["OPENAPI", "ImportError_", "Imported", "plan", "read", "spec_text"]
+__all__ = ["OPENAPI", "ImportError_", "Imported", "plan", "read", "spec_text", "toolsets_text"]
 
 OPENAPI = "openapi"
+TOOL_LIMIT = 128  # tools in one OpenAI request: the smallest limit a target has
+TOOLSET_NAME = re.compile(r"[^A-Za-z0-9_-]+")
 
 
 def read(
@@ -118,7 +123,7 @@ def plan(imported: Imported, specs_dir: Path, suffix: str, force: bool) -> dict[
         files[path] = spec_text(spec, suffix)
     shared: dict[str, Any] = getattr(imported, "shared", {})
     for name, schema in shared.items():
-        path = specs_dir / getattr(imported, "folder") / f"{name}.json"
+        path = specs_dir / str(getattr(imported, "folder", "")) / f"{name}.json"
         text = spec_text(schema, ".json")
         if path.is_file():
             if path.read_text("utf-8", "replace") == text:
@@ -131,3 +136,62 @@ def plan(imported: Imported, specs_dir: Path, suffix: str, force: bool) -> dict[
         hint = " (pass --force to replace them)" if all(p.suffix == suffix for p in clashes) else ""
         raise ImportError_(f"these specs already exist: {listed}; nothing written{hint}")
     return files
+
+
+def toolsets_text(imported: Imported, taken: set[str], source: str) -> str:
+    """TOML for [tool.toolnexus-gen.toolsets] when an import holds more tools than one request
+    takes: a toolset per tag (its group), a large tag cut into parts of at most TOOL_LIMIT
+    tools; "" when none is needed. `taken`: the toolset names the project already has."""
+    if len(imported.specs) <= TOOL_LIMIT:
+        return ""
+    groups: dict[str, list[str]] = dict(getattr(imported, "groups", {}))
+    grouped = {tool for tools in groups.values() for tool in tools}
+    untagged = sorted(name for name in imported.specs if name not in grouped)
+    lines = [
+        f"\n# toolsets written by `toolnexus-gen import openapi {source}`: one per tag, as no "
+        f"request takes all {len(imported.specs)} tools (OpenAI: at most {TOOL_LIMIT})"
+    ]
+    entries: list[tuple[str, str, list[str]]] = []
+    for group, tools in sorted(groups.items()):
+        if len(tools) <= TOOL_LIMIT:
+            entries.append((group, "groups", [group]))
+        else:
+            entries.extend(_parts(group, sorted(tools)))
+    entries.extend(_parts("untagged", untagged) if len(untagged) > TOOL_LIMIT else [])
+    if untagged and len(untagged) <= TOOL_LIMIT:
+        entries.append(("untagged", "tools", untagged))
+    for base, key, names in entries:
+        name = TOOLSET_NAME.sub("_", base).strip("_")[:60] or "toolset"
+        name, n = name, 2
+        while name in taken:
+            name, n = f"{name[:60]}_{n}", n + 1
+        taken.add(name)
+        listed = ", ".join(json.dumps(item) for item in names)
+        lines.append(f"[tool.toolnexus-gen.toolsets.{name}]\n{key} = [{listed}]")
+    return "\n".join(lines) + "\n"
+
+
+def _parts(base: str, tools: list[str]) -> list[tuple[str, str, list[str]]]:
+    count = -(-len(tools) // TOOL_LIMIT)
+    size = -(-len(tools) // count)
+    return [(f"{base}_{i + 1}", "tools", tools[i * size : (i + 1) * size]) for i in range(count)]
+
+
+def add_toolsets(imported: Imported, config: Config, source: Path) -> None:
+    """Append the toolsets a large import needs to the project's pyproject.toml (made when
+    there is none), and say so in the import's notes: the build then checks each request
+    against its provider's limit per toolset, and the whole set only warns."""
+    taken = {toolset.name for toolset in config.many.toolsets}
+    text = toolsets_text(imported, taken, source.name)
+    if not text:
+        return
+    path = config.path or config.root / "pyproject.toml"
+    before = path.read_text("utf-8") if path.is_file() else ""
+    if before and not before.endswith("\n"):
+        before += "\n"
+    atomic_write(path, (before + text).encode("utf-8"))
+    count = text.count("[tool.toolnexus-gen.toolsets.")
+    imported.notes.append(
+        f"{len(imported.specs)} tools are more than one request takes ({TOOL_LIMIT}): "
+        f"{count} toolsets added to {path.name}, one per tag (to_openai(toolset=...))"
+    )

@@ -115,9 +115,9 @@ class Shared:
             if where.key in reach or where.key in self._sensitive:
                 continue
             own, refs = False, []
-            for holder, ref_at in _scan(node, where):
-                if holder is None:
-                    own = True
+            for kind, holder, ref_at in _scan(node, where):
+                if kind == "property":  # is it readOnly or writeOnly?
+                    own = own or any(self.flagged(holder, ref_at, f) for f in HIDDEN.values())
                     continue
                 try:
                     target, target_at = self.files.follow(holder["$ref"], ref_at)
@@ -137,6 +137,20 @@ class Shared:
                     result[key] = changed = True
         self._sensitive.update(result)
         return self._sensitive[at.key]
+
+    def flagged(self, value: Any, at: At, flag: str) -> bool:
+        """A property schema marked readOnly (or writeOnly), itself or through its $ref."""
+        if not isinstance(value, dict):
+            return False
+        if value.get(flag) is True:
+            return True
+        if "$ref" in value:
+            try:
+                target, _ = self.files.deref(value, at)
+            except Skip:
+                return False
+            return isinstance(target, dict) and target.get(flag) is True
+        return False
 
     def check_loops(self, start: Any) -> None:
         """Skip for a shared schema that reaches itself through $ref, allOf, anyOf, oneOf, not
@@ -202,23 +216,21 @@ def _relocated(node: Any, prefix: str) -> Any:
     return node
 
 
-def _scan(node: Any, at: At) -> Iterator[tuple[dict[str, Any] | None, At]]:
-    """(None, place) where a property is readOnly or writeOnly, and (holder, place) for each
-    $ref, in a schema (not following the refs)."""
+def _scan(node: Any, at: At) -> Iterator[tuple[str, dict[str, Any], At]]:
+    """(property schema, place) for each property, and (holder, place) for each $ref, in a
+    schema (not following the refs)."""
     stack = [(node, at)]
     while stack:
         here, where = stack.pop()
         if not isinstance(here, dict):
             continue
         if "$ref" in here:
-            yield here, where
+            yield "ref", here, where
         props = here.get("properties")
         if isinstance(props, dict):
             for name, value in props.items():
-                if isinstance(value, dict) and (
-                    value.get("readOnly") is True or value.get("writeOnly") is True
-                ):
-                    yield None, where
+                if isinstance(value, dict):
+                    yield "property", value, where.join("properties", name)
                 stack.append((value, where.join("properties", name)))
         for key in ONE_SCHEMA:
             if key in here:
@@ -290,7 +302,7 @@ class Converter:
                 out[key] = {
                     k: self.convert(v, where.join(k))
                     for k, v in value.items()
-                    if not (key == "properties" and isinstance(v, dict) and v.get(hidden) is True)
+                    if not (key == "properties" and self.shared.flagged(v, where.join(k), hidden))
                 }
             else:
                 out[key] = value
@@ -306,7 +318,7 @@ class Converter:
                 r
                 for r in out["required"]
                 if r in out["properties"]
-                or not (isinstance(props.get(r), dict) and props[r].get(hidden) is True)
+                or not self.shared.flagged(props.get(r), at.join("properties", r), hidden)
             ]
         if node.get("nullable") is True:
             return self._nullable(out, at)
