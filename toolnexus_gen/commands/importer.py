@@ -85,7 +85,12 @@ def _absolute(url: str) -> bool:
     return parts.scheme in ("http", "https") and bool(parts.netloc) and not parts.fragment
 
 
-class _Dumper(yaml.SafeDumper):
+# libyaml's emitter where PyYAML has it (the same text, several times faster: a large
+# document's specs took a minute to write with the pure-Python one)
+_SafeDumper: Any = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+
+
+class _Dumper(_SafeDumper):  # type: ignore[misc]
     """Plain YAML: a value reached twice is written twice, never as an &anchor/*alias."""
 
     def ignore_aliases(self, data: Any) -> bool:

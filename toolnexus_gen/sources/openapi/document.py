@@ -10,6 +10,8 @@ when a message needs one, so a 13 MB JSON document costs one `json.loads`.
 
 from __future__ import annotations
 
+import bisect
+import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,8 +21,8 @@ from urllib.parse import unquote, urlsplit
 from toolnexus_gen.diagnostics import Diagnostic, Severity
 from toolnexus_gen.fs.paths import display_path
 from toolnexus_gen.ir import Document, Positions
-from toolnexus_gen.toolspec.load import LoadError, parse_json
-from toolnexus_gen.toolspec.pointer import MISSING, join_pointer, resolve
+from toolnexus_gen.toolspec.load import LoadError
+from toolnexus_gen.toolspec.pointer import MISSING, join_pointer, resolve, unescape
 
 MAX_DEPTH = 256  # nesting; Kubernetes' documents go deepest among the real ones
 MAX_NODES = 50_000_000  # YAML values (aliases expand): far above any real document
@@ -65,30 +67,64 @@ class Skip(Exception):
 
 
 class _LazyJsonPositions(Positions):
-    """The positions of a JSON text, found the first time one is asked for."""
+    """The positions of a JSON text, found when one is asked for: a walk along the pointer
+    alone, skipping the values beside it at the C parser's speed (a 13 MB document would take
+    a minute to map whole, for one warning)."""
 
     def __init__(self, text: str) -> None:
         super().__init__()
-        self._text: str | None = text
-
-    def _fill(self) -> None:
-        if self._text is not None:
-            text, self._text = self._text, None
-            filled = parse_json(text, _never)[1]  # parsed once already: cannot fail
-            self.values.update(filled.values)
-            self.keys.update(filled.keys)
+        self._text = text
+        self._decoder = json.JSONDecoder()
+        self._lines: list[int] | None = None
 
     def value(self, pointer: str) -> tuple[int, int]:
-        self._fill()
-        return super().value(pointer)
+        return self._where(self._walk(pointer)[0])
 
     def key(self, pointer: str) -> tuple[int, int]:
-        self._fill()
-        return super().key(pointer)
+        value_at, key_at = self._walk(pointer)
+        return self._where(key_at if key_at is not None else value_at)
 
+    def _where(self, offset: int) -> tuple[int, int]:
+        if self._lines is None:
+            self._lines = [0] + [m.end() for m in re.finditer("\n", self._text)]
+        index = bisect.bisect_right(self._lines, offset) - 1
+        return index + 1, offset - self._lines[index] + 1
 
-def _never(code: str, message: str, line: int = 1, col: int = 1) -> Exception:
-    return ValueError(message)
+    def _skip(self, i: int) -> int:
+        text = self._text
+        while i < len(text) and text[i] in " \t\r\n":
+            i += 1
+        return i
+
+    def _walk(self, pointer: str) -> tuple[int, int | None]:
+        """(offset of the value, of its key) at `pointer`, or of the nearest one above it."""
+        text, i, key_at = self._text, self._skip(0), None
+        for raw in pointer.split("/")[1:] if pointer else ():
+            token, here, here_key = unescape(raw), i, key_at
+            if text[i] == "{":
+                i, found = self._skip(i + 1), None
+                while i < len(text) and text[i] == '"':
+                    key, j = json.decoder.scanstring(text, i + 1)  # type: ignore[attr-defined]
+                    j = self._skip(self._skip(j) + 1)  # past ':'
+                    if key == token:
+                        found = (j, i)
+                        break
+                    j = self._skip(self._decoder.raw_decode(text, j)[1])
+                    i = self._skip(j + 1) if text[j] == "," else j
+                if found is None:
+                    return here, here_key
+                i, key_at = found
+            elif text[i] == "[" and token.isdigit():
+                i, n = self._skip(i + 1), 0
+                while i < len(text) and text[i] != "]" and n < int(token):
+                    j = self._skip(self._decoder.raw_decode(text, i)[1])
+                    i, n = (self._skip(j + 1) if text[j] == "," else j), n + 1
+                if n < int(token) or text[i] == "]":
+                    return here, here_key
+                key_at = None
+            else:
+                return here, here_key
+        return i, key_at
 
 
 def load(path: Path, display: str | None = None) -> Document:
@@ -115,8 +151,6 @@ def load(path: Path, display: str | None = None) -> Document:
     if not text.strip():
         raise fail("TN103", "file is empty")
     if path.suffix.lower() == ".json" or text.lstrip().startswith(("{", "[")):
-        import json
-
         try:
             data = json.loads(text, parse_constant=_no_constant)
         except json.JSONDecodeError as exc:

@@ -191,12 +191,19 @@ class Operation:
         return text
 
     def _groups(self) -> list[str]:
+        """The operation's tags; without any, the first word of its path that is not a
+        version (`/v1/customers/{id}` is in `customers`), so untagged documents group too."""
         tags = self.operation.get("tags")
         found: list[str] = []
         for tag in tags if isinstance(tags, list) else ():
             group = group_name(tag) if isinstance(tag, str) else None
             if group and group not in found:
                 found.append(group)
+        if not found:
+            for word in self.route.partition("#")[0].split("/"):
+                if word and "{" not in word and not re.fullmatch(r"v\d+(\.\d+)*|api", word):
+                    group = group_name(word)
+                    return [group] if group else []
         return found
 
     def _parameters(self) -> list[tuple[dict[str, Any], At]]:
@@ -311,6 +318,8 @@ class Operation:
             plain = inputs.plain_object(schema)
             if mode == "form" and plain is None and inputs.kinds(schema) != {"object"}:
                 why = "its form body is not an object with properties"
+        if why is not None and self.method.upper() in ("GET", "HEAD") and not needed:
+            return Body("none")  # Stripe declares an empty form body on every GET: nothing lost
         if why is not None:
             if needed:
                 raise Skip(
