@@ -323,7 +323,7 @@ class _Arguments:
                 pointer,
             )
             return
-        kinds = _scalar_kinds(self._resolve(self.properties[name]))
+        kinds = self._kinds(self.properties[name])
         if not required:  # a header: null leaves it out; lists and objects are comma-joined
             kinds.discard("null")
         allowed = (
@@ -346,6 +346,32 @@ class _Arguments:
                 "to input_schema.required); a URL cannot leave it out",
                 pointer,
             )
+
+    def _kinds(self, schema: Any, depth: int = 0) -> set[str]:
+        """The JSON types a value can have: its type or enum, or those of every branch of its
+        anyOf/oneOf ($refs followed); empty when that is not plain."""
+        saved = self.resolver  # each branch's $refs are relative to where the branch is
+        try:
+            return self._branch_kinds(schema, depth)
+        finally:
+            self.resolver = saved
+
+    def _branch_kinds(self, schema: Any, depth: int) -> set[str]:
+        schema = self._resolve(schema)
+        kinds = _scalar_kinds(schema)
+        if kinds or not isinstance(schema, dict) or depth > 8:
+            return kinds
+        for keyword in ("anyOf", "oneOf"):
+            branches = schema.get(keyword)
+            if isinstance(branches, list) and branches:
+                found: set[str] = set()
+                for branch in branches:
+                    more = self._kinds(branch, depth + 1)
+                    if not more:
+                        return set()
+                    found |= more
+                return found
+        return set()
 
     def _known(self) -> str:
         return (

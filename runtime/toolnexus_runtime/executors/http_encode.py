@@ -80,7 +80,7 @@ def query_parts(name: str, value: Any, style: Mapping[str, Any] | None) -> list[
         text = value if isinstance(value, str) else _compact(value)
         return [f"{_q(name)}={_q(text)}"]
     if kind == "deepObject":
-        return [f"{key}={_q(text)}" for key, text in _deep(_q(name), value)]
+        return [f"{_q(key)}={_q(text)}" for key, text in _deep(name, value)]
     if isinstance(value, dict):
         if explode and kind == "form":
             return [part for key, item in value.items() for part in query_parts(key, item, None)]
@@ -112,7 +112,7 @@ def _flat(name: str, item: Any) -> str:
 def _deep(key: str, value: Any) -> list[tuple[str, str]]:
     """(key with brackets, text) for every leaf: a[x]=1, a[y][0]=2; null leaves left out."""
     if isinstance(value, dict):
-        return [pair for k, v in value.items() for pair in _deep(f"{key}[{_q(str(k))}]", v)]
+        return [pair for k, v in value.items() for pair in _deep(f"{key}[{k}]", v)]
     if isinstance(value, list):
         return [pair for i, v in enumerate(value) for pair in _deep(f"{key}[{i}]", v)]
     if value is None:
