@@ -38,6 +38,8 @@ STYLES_DOC = document(
                 param("rgb", "query", OBJECT, explode=False),
                 param("space", "query", ANY, style="spaceDelimited", explode=False),
                 param("pipe", "query", ANY, style="pipeDelimited", explode=False),
+                # Twilio: a name Anthropic refuses as a property key: an alias on our side
+                param("StartTime<", "query", {"type": "string"}),
             )
         },
         "/deep": {
@@ -125,10 +127,12 @@ def test_query_styles_as_the_document_says(styles_package: Any) -> None:
         "rgb": {"r": 1, "g": 2},
         "space": ["x y", "z"],
         "pipe": ["p", "q"],
+        "StartTime_lt": "2024-01-01",
     }
     seen = call(styles_package, "formStyles", args, "GET", "/form")
     assert seen.target == (
         "/form?ids=a&ids=b&fields=id,name&r=1&g=2&rgb=r,1,g,2&space=x%20y%20z&pipe=p|q"
+        "&StartTime%3C=2024-01-01"
     )
 
 

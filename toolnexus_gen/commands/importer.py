@@ -167,6 +167,8 @@ def toolsets_text(imported: Imported, taken: set[str], source: str) -> str:
         entries.append(("untagged", "tools", untagged))
     for base, key, names in entries:
         name = TOOLSET_NAME.sub("_", base).strip("_")[:60] or "toolset"
+        if not name[0].isalpha():  # a toolset name starts with a letter or _
+            name = f"t_{name}"[:60]
         name, n = name, 2
         while name in taken:
             name, n = f"{name[:60]}_{n}", n + 1

@@ -189,7 +189,7 @@ def http_binding(
         if http.get(key):
             binding[key] = http[key]
     binding["body"] = body
-    for key in ("body_arg", "timeout", "result", "styles", "encoding"):
+    for key in ("body_arg", "timeout", "result", "styles", "encoding", "names"):
         if key in http:
             binding[key] = http[key]
     return binding
@@ -218,6 +218,8 @@ def _check_styles(
                 f"{', '.join(sorted(allowed))}, not {style.get('style')!r}",
                 f"{pointer}/style",
             )
+    for name in http.get("names", {}):
+        arguments.check_named(name, f"/http/names/{_escape(name)}", "names", problem)
     if http.get("encoding") and body != "form":
         problem("TN442", "encoding describes a form body: set body to form", "/http/encoding")
     for name, style in http.get("encoding", {}).items():

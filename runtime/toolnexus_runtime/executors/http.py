@@ -21,7 +21,8 @@ A call, after the arguments passed the tool's model:
   string; otherwise the others are the JSON object or urlencoded form body; with `body_arg`,
   that argument's value is the body and the others go to the query string. Lists, objects and
   nulls are written as the binding's `styles` (and a form's `encoding`) say, after OpenAPI's
-  serialisation styles (http_encode.py), else lists as repeated keys and objects as JSON;
+  serialisation styles (http_encode.py), else lists as repeated keys and objects as JSON; an
+  argument whose name a provider refuses goes under its own name (`names`: `StartTime<`);
 - redirects are followed (5 at most) only within the same origin (scheme, host, port): a
   redirect elsewhere is an error result, so headers carrying credentials never leave the origin;
 - the whole exchange (connection, redirects, the body) has one deadline: the binding's timeout,
@@ -259,6 +260,7 @@ class _Call:
     # argument -> its OpenAPI serialisation ({style, explode}); form-body property -> encoding
     styles: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     encoding: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    names: Mapping[str, str] = field(default_factory=dict)  # argument -> name on the wire
 
     @classmethod
     def make(cls, name: str, binding: Mapping[str, Any], base_url: Any) -> _Call:
@@ -289,6 +291,7 @@ class _Call:
             binding.get("result"),
             dict(binding.get("styles", {})),
             dict(binding.get("encoding", {})),
+            dict(binding.get("names", {})),
         )
 
     def request(self, args: dict[str, Any], secrets: Secrets) -> dict[str, Any]:
@@ -314,7 +317,7 @@ class _Call:
             if key in used:
                 continue
             if key in self.query or self.body == "none" or (self.body_arg and key != self.body_arg):
-                params.extend(query_parts(key, value, self.styles.get(key)))
+                params.extend(query_parts(self.names.get(key, key), value, self.styles.get(key)))
             elif key != self.body_arg:
                 rest[key] = value
         if params:  # after the URL's own query (httpx's params= would replace it)
@@ -326,12 +329,15 @@ class _Call:
             payload = args.get(self.body_arg) if self.body_arg else rest
             if self.body_arg is None or self.body_arg in args:
                 if self.body == "json":
+                    if self.body_arg is None and self.names:
+                        payload = {self.names.get(k, k): v for k, v in rest.items()}
                     out["json"] = payload
                 elif isinstance(payload, Mapping):
+                    named = self.names if self.body_arg is None else {}
                     form = [
                         part
                         for key, value in payload.items()
-                        for part in query_parts(key, value, self.encoding.get(key))
+                        for part in query_parts(named.get(key, key), value, self.encoding.get(key))
                     ]
                     headers["Content-Type"] = "application/x-www-form-urlencoded"
                     out["content"] = "&".join(form).encode("ascii")

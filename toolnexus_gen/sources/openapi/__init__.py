@@ -87,6 +87,8 @@ class Reader:
         self.env_prefix = env_prefix
         self.problems: list[Diagnostic] = []
         self.base_url_hint: str | None = None
+        # (in, name) of a credential parameter -> the tools it was left out of
+        self.credentials: dict[tuple[str, str], list[str]] = {}
         self.shared: Shared
         self.security: Security
 
@@ -149,6 +151,12 @@ class Reader:
                 for group in spec.get("groups", ()):
                     out.groups.setdefault(group, []).append(operation.name)
         out.notes.extend(self.security.notes)
+        for (place, name), tools in self.credentials.items():
+            which = tools[0] if len(tools) == 1 else f"{len(tools)} operations"
+            out.notes.append(
+                f"{place} parameter {name!r} carries a credential: it is no argument for a model "
+                f"({which}; the security headers, or your http_client, send it)"
+            )
         out.env, out.env_servers = self.security.env, self.security.env_servers
         out.base_url_hint = self.base_url_hint
         out.shared = self.shared.texts() if out.specs else {}

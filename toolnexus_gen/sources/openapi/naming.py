@@ -9,6 +9,7 @@ from typing import Any
 
 MAX_NAME = 64  # what OpenAI, Gemini and Bedrock take
 GROUP = re.compile(r"[^A-Za-z0-9_.:-]+")  # what spec.schema.json lets a group name hold
+ARGUMENT = re.compile(r"[A-Za-z0-9_.-]{1,64}")  # a property name every provider takes
 
 
 def tool_name(operation_id: Any, method: str, route: str) -> str:
@@ -89,3 +90,14 @@ def env_name(scheme: str, prefix: str) -> str:
             words = words[size:]
             break
     return "_".join([*head, *words]) if words else "_".join([*head, "KEY"])
+
+
+def argument_name(name: str, taken: set[str]) -> str:
+    """`name` when every provider takes it as a property name, else a safe form of it
+    (Twilio's `StartTime<` is `StartTime_lt`, `page[size]` is `page_size`), unique in `taken`;
+    the binding's `names` maps it back to the name on the wire."""
+    if ARGUMENT.fullmatch(name):
+        return name
+    words = name.replace("<=", "_le").replace(">=", "_ge").replace("<", "_lt").replace(">", "_gt")
+    safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", words).strip("_")[:60] or "arg"
+    return free(safe, taken)

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from toolnexus_gen.sources.openapi.document import At, Skip
-from toolnexus_gen.sources.openapi.naming import free, group_name, tool_name
+from toolnexus_gen.sources.openapi.naming import argument_name, free, group_name, tool_name
 from toolnexus_gen.sources.openapi.schemas import INPUT, OUTPUT, Converter
 from toolnexus_gen.toolspec.http import header_problem
 
@@ -95,11 +95,18 @@ class Operation:
         headers: dict[str, str] = {}
         query: list[str] = []
         styles: dict[str, dict[str, Any]] = {}
+        names: dict[str, str] = {}  # argument -> its name on the wire, where they differ
         for param, at in params:
             arg, place = param["name"], param["in"]
             if place != "query":
                 if arg in taken:
                     arg = free(f"{arg}_{place}", taken)
+                taken.add(arg)
+            safe = argument_name(arg, taken | set(properties))
+            if safe != arg:
+                if place == "query":
+                    names[safe] = arg
+                arg = safe
                 taken.add(arg)
             schema, style = self._param_schema(param, at, inputs)
             if place == "path":
@@ -128,8 +135,16 @@ class Operation:
         body = self._body(inputs, taken)
         if body.flat is not None:
             body_properties, body_required, _ = body.flat
-            properties.update(body_properties)
-            required += [r for r in body_required if r not in required]
+            renamed: dict[str, str] = {}  # field -> argument
+            for field in body_properties:
+                renamed[field] = argument_name(field, taken | set(properties))
+                if renamed[field] != field:
+                    names[renamed[field]] = field
+                taken.add(renamed[field])
+            properties.update({renamed[k]: v for k, v in body_properties.items()})
+            required += [renamed[r] for r in body_required if renamed[r] not in required]
+            if body.encoding:
+                body.encoding = {renamed.get(k, k): v for k, v in body.encoding.items()}
         elif body.arg is not None:
             properties[body.arg] = body.schema
             if body.required:
@@ -155,6 +170,8 @@ class Operation:
             http["styles"] = styles
         if body.encoding:
             http["encoding"] = body.encoding
+        if names:
+            http["names"] = names
         spec["http"] = http
         if properties:
             schema_out: dict[str, Any] = {"type": "object", "properties": properties}
@@ -236,10 +253,7 @@ class Operation:
             if place == "header" and name.lower() in IGNORED_HEADERS:
                 continue
             if security.is_credential(place, name):
-                self.note(
-                    f"{place} parameter {name!r} carries a credential: it is no argument for a "
-                    "model (the security headers, or your http_client, send it)"
-                )
+                self.reader.credentials.setdefault((place, name), []).append(self.name)
                 continue
             why = header_problem(name) if place == "header" else None
             if why is not None:  # Host, Content-Length, ... or not a header name at all
