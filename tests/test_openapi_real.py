@@ -54,11 +54,20 @@ def provider_files(out: Path) -> dict[str, Any]:
     return files
 
 
-def test_digitalocean_multi_file_layout_imports_every_operation(tmp_path: Path) -> None:
+@pytest.fixture(scope="module")
+def digitalocean(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Any]:
+    project = tmp_path_factory.mktemp("digitalocean")
+    source = FIXTURES / "digitalocean" / "DigitalOcean-public.v2.yaml"
+    imported, _ = import_and_build(project, source, "do_tools")
+    return project, imported
+
+
+def test_digitalocean_multi_file_layout_imports_every_operation(
+    digitalocean: tuple[Path, Any],
+) -> None:
     # every operation is `get: {$ref: resources/.../x.yml}`: read as nothing, it gave empty
     # tools and exit 0
-    source = FIXTURES / "digitalocean" / "DigitalOcean-public.v2.yaml"
-    imported, _ = import_and_build(tmp_path, source, "do_tools")
+    tmp_path, imported = digitalocean
     specs = {p.stem: yaml.safe_load(p.read_text()) for p in (tmp_path / "specs").glob("*.yaml")}
     assert len(specs) == 11 and "11 specs imported" in imported.output
     create = specs["sshKeys_create"]  # from resources/ssh_keys/sshKeys_create.yml
@@ -97,9 +106,8 @@ def test_digitalocean_multi_file_layout_imports_every_operation(tmp_path: Path) 
     assert seen.headers["Authorization"] == "Bearer dop_v1_example_token"
 
 
-def test_the_generated_package_type_checks_and_lints(tmp_path: Path) -> None:
-    source = FIXTURES / "digitalocean" / "DigitalOcean-public.v2.yaml"
-    import_and_build(tmp_path, source, "do_tools")
+def test_the_generated_package_type_checks_and_lints(digitalocean: tuple[Path, Any]) -> None:
+    tmp_path, _ = digitalocean
     for command in (
         [sys.executable, "-m", "mypy", "--strict", "do_tools"],
         [sys.executable, "-m", "ruff", "check", "do_tools"],
