@@ -20,21 +20,13 @@ from rest_server import Answer, serving
 from sdk_check import assert_accepted
 
 FIXTURES = ROOT / "tests" / "fixtures" / "openapi"
-REACH = 'profile = "reach"\n'
-GEMINI_JSON_SCHEMA = '[tool.toolnexus-gen.gemini]\nschema_field = "parametersJsonSchema"\n'
 # document -> (tools, [tool.toolnexus-gen] settings it needs for all six targets, import flags)
 DOCUMENTS: dict[str, tuple[int, str, tuple[str, ...]]] = {
-    # Gemini's parameters field takes the OpenAPI subset: reach describes what it cannot carry
-    "petstore.yaml": (19, REACH, ()),
-    # free-form values (no type) fit no strict mode and not Gemini's subset: Gemini's JSON
-    # Schema field takes them, the other targets take them as they are
-    "scalar_galaxy.yaml": (9, REACH + GEMINI_JSON_SCHEMA, ()),
-    "twilio_studio_v2.json": (19, GEMINI_JSON_SCHEMA, ()),
-    "kubernetes_authorization_v1.json": (
-        5,
-        'base_url = "https://kubernetes.default.svc"\n' + GEMINI_JSON_SCHEMA,
-        (),
-    ),
+    # default settings: each imported spec carries `profile: reach` (what each provider needs)
+    "petstore.yaml": (19, "", ()),
+    "scalar_galaxy.yaml": (9, "", ()),
+    "twilio_studio_v2.json": (19, "", ()),
+    "kubernetes_authorization_v1.json": (5, 'base_url = "https://kubernetes.default.svc"\n', ()),
 }
 _built: dict[str, Path] = {}
 
@@ -875,3 +867,60 @@ def test_server_and_tag_belong_to_openapi(tmp_path: Path) -> None:
     )
     other = cli("import", "mcp", str(FIXTURES / "petstore.yaml"), "--tag", "x", cwd=tmp_path)
     assert other.exit_code == 2 and "apply to `import openapi` only" in other.stderr
+
+
+def test_what_the_import_writes_the_build_takes(tmp_path: Path) -> None:
+    # Box tells operations on one path apart by a fragment (sent, it was TN441); a nullable
+    # header parameter was TN442 ("it is null, string"); a recursive response: Gemini's
+    # parameters cannot inline it, the other targets take it (TN416, never a traceback)
+    node = {
+        "type": "object",
+        "properties": {"kids": {"type": "array", "items": {"$ref": "#/components/schemas/Node"}}},
+    }
+    ok = {
+        "description": "ok",
+        "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Node"}}},
+    }
+    nullable = {"name": "X-Trace", "in": "header", "schema": {"type": "string", "nullable": True}}
+    doc = document(
+        components={"schemas": {"Node": node}},
+        paths={
+            "/files/{id}#add_shared_link": {
+                "put": {
+                    "parameters": [
+                        {
+                            "name": "id",
+                            "in": "path",
+                            "required": True,
+                            "schema": {"type": "string"},
+                        },
+                        nullable,
+                    ],
+                    "responses": {"200": ok},
+                }
+            },
+            "/files/{id}#get_shared_link": {
+                "get": {
+                    "parameters": [
+                        {"name": "id", "in": "path", "required": True, "schema": {"type": "string"}}
+                    ],
+                    "responses": {"200": ok},
+                }
+            },
+        },
+    )
+    found = imported(tmp_path, doc)
+    add = found["put_files_id_add_shared_link"]
+    assert add["http"]["url"] == "/files/{id}" and add["profile"] == "reach"
+    assert add["input_schema"]["properties"]["X-Trace"]["type"] == ["string", "null"]
+    assert found["get_files_id_get_shared_link"]["http"]["url"] == "/files/{id}"
+    project = tmp_path / "p"
+    (project / "pyproject.toml").write_text("[tool.toolnexus-gen]\n")  # default settings
+    built = cli("build", "specs", "--out", "box_tools", cwd=project)
+    assert built.exit_code == 0, built.stderr
+    assert "error[" not in built.stderr
+    files = {
+        p.stem: json.loads(p.read_text())
+        for p in (project / "box_tools" / "schemas").glob("*.json")
+    }
+    assert len(files["mcp"]) == 2 and len(files["anthropic"]) == 2

@@ -22,12 +22,8 @@ from sdk_check import assert_accepted
 from test_openapi import load_package
 
 FIXTURES = ROOT / "tests" / "fixtures" / "openapi"
-# Gemini's `parameters` takes an OpenAPI subset that real documents overflow (examples, allOf,
-# readOnly, untyped values); its JSON Schema field takes them as they are.
-SETTINGS = (
-    '[project]\nname = "p"\nversion = "0"\n[tool.toolnexus-gen]\n'
-    '[tool.toolnexus-gen.gemini]\nschema_field = "parametersJsonSchema"\n'
-)
+# default settings: an import carries what each provider needs (`profile: reach` per spec)
+SETTINGS = '[project]\nname = "p"\nversion = "0"\n[tool.toolnexus-gen]\n'
 TARGETS = {"gemini", "openai", "openai_responses", "anthropic", "mcp", "bedrock"}
 
 

@@ -98,11 +98,9 @@ STYLES_DOC = document(
 def styles_package(tmp_path_factory: pytest.TempPathFactory) -> Any:
     project = tmp_path_factory.mktemp("styles")
     (project / "doc.json").write_text(json.dumps(STYLES_DOC))
+    (project / "pyproject.toml").write_text("[tool.toolnexus-gen]\n")  # default settings
     result = cli("import", "openapi", "doc.json", "--specs", "specs", cwd=project)
     assert result.exit_code == 0, result.stderr
-    (project / "pyproject.toml").write_text(
-        '[tool.toolnexus-gen]\n[tool.toolnexus-gen.gemini]\nschema_field = "parametersJsonSchema"\n'
-    )
     built = cli("build", "specs", "--out", "styles_tools", cwd=project)
     assert built.exit_code == 0, built.stderr
     return load_package(project, "styles_tools")

@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -202,3 +203,48 @@ def add_toolsets(imported: Imported, config: Config, source: Path) -> None:
         f"{len(imported.specs)} tools are more than one request takes ({TOOL_LIMIT}): "
         f"{count} toolsets added to {path.name}, one per tag (to_openai(toolset=...))"
     )
+
+
+def carry(imported: Imported, config: Config, folder: Path, suffix: str) -> None:
+    """An OpenAPI import's specs, each with `profile: reach`, checked by a build with the
+    project's targets and target options before anything is written (sources/carry.py): a tool
+    some targets cannot take is kept for the others (`targets.exclude`), one no target takes is
+    left out, each said with the build's own reason (TN416, TN415), all in this one run."""
+    from toolnexus_gen.sources.carry import carried, options_for, settle
+
+    folder_name = str(getattr(imported, "folder", ""))
+    specs = {f"{name}{suffix}": carried(spec) for name, spec in imported.specs.items()}
+    shared = {
+        f"{folder_name}/{name}.json": spec_text(schema, ".json")
+        for name, schema in getattr(imported, "shared", {}).items()
+    }
+    options = options_for(config, folder)
+    if options.base_url is None and getattr(imported, "base_url_hint", None) is not None:
+        # a relative server: the project sets base_url (the summary says so); checked as if set
+        options = replace(options, base_url="https://base-url.invalid")
+    settled = settle(specs, options, spec_text, shared)
+    refused = {refusal.spec: refusal for refusal in settled.refused}
+    for rel in specs:
+        name = rel[: -len(suffix)]
+        refusal = refused.get(rel)
+        if refusal is not None and refusal.left_out:
+            del imported.specs[name]
+            imported.notes.append(
+                f"{name}: left out (TN415): no target can take it: {refusal.reason}"
+            )
+            continue
+        imported.specs[name] = settled.specs[rel]
+        if refusal is not None:
+            imported.notes.append(
+                f"{name}: not sent to {', '.join(refusal.targets)} (TN416, targets.exclude): "
+                f"{refusal.reason}"
+            )
+    groups: dict[str, list[str]] = getattr(imported, "groups", {})
+    for group, tools in list(groups.items()):
+        groups[group] = [tool for tool in tools if tool in imported.specs]
+    limit = len(imported.specs) > TOOL_LIMIT  # toolsets answer a whole-set limit
+    imported.notes += [
+        f"the imported tools build one by one, but not as a whole set: {text}"
+        for text in settled.unplaced
+        if not (limit and "TN33" in text)
+    ]
