@@ -61,6 +61,38 @@ STYLES_DOC = document(
                 param("X-Obj", "header", OBJECT, explode=True),
             )
         },
+        # values as the model wrote them: pydantic would send "https://example.com/" (AnyUrl's
+        # slash), 1.0 for a number written 1, "...Z" for a date-time written "+00:00"
+        "/written": {
+            "get": operation(
+                "writtenQuery",
+                param("site", "query", {"type": "string", "format": "uri"}),
+                param("ratio", "query", {"type": "number"}),
+                param("since", "query", {"type": "string", "format": "date-time"}),
+            ),
+            "post": operation(
+                "writtenBody",
+                requestBody={
+                    "required": True,
+                    "content": {
+                        "application/json": {
+                            "schema": {
+                                "type": "object",
+                                "properties": {
+                                    "site": {"type": "string", "format": "uri"},
+                                    "ratio": {"type": "number"},
+                                    "since": {"type": "string", "format": "date-time"},
+                                    "links": {
+                                        "type": "array",
+                                        "items": {"type": "string", "format": "uri"},
+                                    },
+                                },
+                            }
+                        }
+                    },
+                },
+            ),
+        },
         "/customers": {
             "post": operation(
                 "formBody",
@@ -174,6 +206,30 @@ def test_a_form_body_as_its_encoding_says(styles_package: Any) -> None:
         "name=Ada&metadata%5Bplan%5D=pro&items%5B0%5D%5Br%5D=1&items%5B1%5D%5Br%5D=2"
         "&items%5B1%5D%5Bg%5D=3&tax_ids=t1&tax_ids=t2&card=%7B%22r%22%3A9%7D&flags=x,y"
     )
+
+
+WRITTEN = {"site": "https://example.com", "ratio": 1, "since": "2024-05-01T10:00:00+00:00"}
+
+
+def test_query_values_are_sent_as_the_model_wrote_them(styles_package: Any) -> None:
+    seen = call(styles_package, "writtenQuery", dict(WRITTEN), "GET", "/written")
+    assert seen.target == (
+        "/written?site=https%3A%2F%2Fexample.com&ratio=1&since=2024-05-01T10%3A00%3A00%2B00%3A00"
+    )
+
+
+def test_body_values_are_sent_as_the_model_wrote_them(styles_package: Any) -> None:
+    args = {**WRITTEN, "links": ["https://a.example", "http://b.example/x"]}
+    seen = call(styles_package, "writtenBody", args, "POST", "/written")
+    # byte for byte (1 stays 1, not 1.0; no value here holds a space)
+    assert seen.body.replace(b" ", b"") == json.dumps(args, separators=(",", ":")).encode()
+    # what the model got wrong is still refused before anything is sent
+    with serving() as server:
+        tk = styles_package.Toolkit(styles_package.ToolHandlers(), base_url=server.url)
+        result = tk.execute_sync("writtenBody", {"ratio": "many"})
+        tk.close()
+    assert result.is_error and result.error_type == "invalid_arguments"
+    assert server.seen == []
 
 
 def test_the_binding_says_each_style(tmp_path: Path) -> None:

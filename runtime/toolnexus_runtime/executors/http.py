@@ -6,7 +6,8 @@ calls; it keeps no cookies) and closed by `Toolkit.aclose()`; `Toolkit(handlers,
 http_client=...)` uses a client of your own (auth, proxies, retries, mTLS; an httpx2 client works
 too) and leaves closing it to you.
 
-A call, after the arguments passed the tool's model:
+A call, after the arguments passed the tool's model (and sent as the model wrote them, not
+as pydantic normalises them: a URL without an added slash, a number as written):
 - `{name}` in the URL path is the argument, percent-encoded as one path segment; a value that is
   empty, `.` or `..`, or holds `/`, `\\` or a control character (also once or twice
   percent-decoded) is an invalid-arguments result and nothing is sent: proxies that decode and
@@ -46,7 +47,6 @@ from __future__ import annotations
 import asyncio
 import importlib
 import inspect
-import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -54,10 +54,18 @@ from http.cookiejar import CookieJar, DefaultCookiePolicy
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
+from pydantic_core import to_jsonable_python
+
 from ..datatypes import SourceError, ToolError, ToolResult
 from ..failures import _invalid_text
 from .base import BoundTool, SourceOptions
-from .http_encode import TOKEN, Unsendable, fill_url, header_text, query_parts
+from .http_encode import (
+    Unsendable,
+    fill_header,
+    fill_url,
+    query_parts,
+    sendable_header,
+)
 from .http_read import ACCEPT_ENCODING, Secrets, Unreadable, body_text, parse_json, read_body
 
 if TYPE_CHECKING:
@@ -73,13 +81,6 @@ ERROR_READ = 64 * 1024  # bytes of a non-2xx body read at most
 ERROR_BODY = 2_000  # characters of a non-2xx body in the error result
 
 JSON_TYPE = re.compile(r"^application/(?:[\w.+-]+\+)?json\b|^text/json\b", re.IGNORECASE)
-HEADER_NAME = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")  # RFC 9110 token
-HEADER_TEXT = re.compile(r"[\t\x20-\x7e]*")  # what httpx sends as a header value (ASCII)
-# headers the HTTP library owns (framing, routing, the connection): a tool never sets them
-RESERVED_HEADERS = frozenset(
-    {"host", "content-length", "transfer-encoding", "connection", "te", "upgrade", "expect"}
-    | {"trailer", "keep-alive"}
-)
 
 
 class HttpStatusError(ToolError):
@@ -135,13 +136,7 @@ class HttpExecutor:
     def bind(self, spec: ToolSpec) -> BoundTool:
         assert spec.binding is not None
         call = _Call.make(spec.name, spec.binding["http"], self._base_url)
-
-        async def run(args: BaseModel, ctx: ToolContext) -> Any:
-            return await self._send(
-                call, args.model_dump(mode="json", by_alias=True, exclude_unset=True)
-            )
-
-        return run
+        return _Bound(spec.model, call, self._send)
 
     async def aclose(self) -> None:
         client, self._client = self._client, None
@@ -231,6 +226,38 @@ class HttpExecutor:
             ) from None
 
 
+class _Bound:
+    """One http tool. Its `validate` checks the arguments with the tool's typed model and hands
+    on the arguments as the model wrote them (the toolkit calls it in place of the model): a URL
+    without the slash pydantic's AnyUrl adds, a number or a date as written. Only the arguments
+    the model keeps are sent (an extra key it ignores is not)."""
+
+    def __init__(self, model: type[BaseModel], call: _Call, send: Any) -> None:
+        self._check = model.__pydantic_validator__.validate_python
+        self._wire: dict[str, str] = {}  # a field's alias or own name -> the name sent
+        for name, info in model.model_fields.items():
+            alias = info.alias or name
+            self._wire[alias] = alias
+            self._wire.setdefault(name, alias)
+        self.call, self._send = call, send
+
+    def validate(self, arguments: Any) -> Any:
+        model = self._check(arguments)  # raises ValidationError: the toolkit answers the model
+        if type(arguments) is not dict:  # a model instance a caller passed: its own values
+            return model.model_dump(mode="json", by_alias=True, exclude_unset=True)
+        extra = model.model_extra or {}
+        wire = self._wire
+        return {
+            wire.get(key, key): value
+            for key, value in arguments.items()
+            if key in wire or key in extra
+        }
+
+    async def __call__(self, arguments: Any, ctx: ToolContext) -> Any:
+        # JSON values as sent; a caller's Python values (a datetime) as JSON would give them
+        return await self._send(self.call, to_jsonable_python(arguments))
+
+
 class _BadArgument(Exception):
     """An argument the request cannot carry: an invalid-arguments result, nothing sent."""
 
@@ -306,7 +333,7 @@ class _Call:
         url = fill_url(self.url, args, used, self.styles)
         headers = {}
         for header, template in self.headers.items():
-            value = self._header(header, template, args, used, secrets)
+            value = fill_header(self.name, header, template, args, used, secrets, self.styles)
             if value is not None:
                 headers[header] = value
         if not any(header.lower() == "accept-encoding" for header in headers):
@@ -347,50 +374,6 @@ class _Call:
                     )
         return out
 
-    def _header(
-        self, header: str, template: str, args: dict[str, Any], used: set[str], secrets: Secrets
-    ) -> str | None:
-        parts, start = [], 0
-        for match in TOKEN.finditer(template):
-            parts.append(template[start : match.start()])
-            start = match.end()
-            env, arg = match.groups()
-            if env is not None:
-                value = os.environ.get(env)
-                if value is None:
-                    raise ToolError(
-                        f"Tool '{self.name}' cannot run: the environment variable {env} is not set "
-                        f"(the {header} header is read from it)"
-                    )
-                secrets.add(value)
-                if not HEADER_TEXT.fullmatch(value):
-                    raise ToolError(
-                        f"Tool '{self.name}' cannot run: the environment variable {env} holds "
-                        f"{_unsendable(value, show=False)}, which a header cannot carry (the "
-                        f"{header} header is read from it; its value is not shown)"
-                    )
-                parts.append(value)
-            else:
-                used.add(arg)
-                if args.get(arg) is None:
-                    return None  # an optional argument that is absent: no header
-                text = header_text(arg, args[arg], self.styles.get(arg))
-                if not HEADER_TEXT.fullmatch(text):
-                    raise _BadArgument(
-                        arg,
-                        f"a header value must be printable ASCII; this one holds "
-                        f"{_unsendable(text, show=True)}",
-                    )
-                parts.append(text)
-        parts.append(template[start:])
-        value = "".join(parts).strip(" \t")  # a field value has no whitespace around it
-        if not HEADER_TEXT.fullmatch(value):  # a literal part: the build refuses it (TN444)
-            raise ToolError(
-                f"Tool '{self.name}': the {header} header cannot be sent: it holds "
-                f"{_unsendable(value, show=False)}"
-            )
-        return value
-
     async def result(self, response: Any, secrets: Secrets) -> Any:
         status = response.status_code
         if not 200 <= status < 300:
@@ -428,26 +411,6 @@ class _Call:
                         f"{response.headers.get('content-type', 'no Content-Type')})"
                     ) from None
         return body_text(response, body)
-
-
-def sendable_header(name: str) -> bool:
-    """A header name a tool may set: an HTTP token the HTTP client does not own."""
-    lower = name.lower()
-    return (
-        bool(HEADER_NAME.fullmatch(name))
-        and lower not in RESERVED_HEADERS
-        and not lower.startswith("proxy-")
-    )
-
-
-def _unsendable(text: str, *, show: bool) -> str:
-    """What in `text` a header cannot carry, in words (the character itself only if `show`)."""
-    bad = next(c for c in text if not HEADER_TEXT.fullmatch(c))
-    if bad in "\r\n":
-        return "a line break"
-    if ord(bad) < 0x20 or ord(bad) == 0x7F:
-        return f"a control character (U+{ord(bad):04X})"
-    return f"a non-ASCII character ({bad!r})" if show else "a non-ASCII character"
 
 
 # -- URLs ---------------------------------------------------------------------------------------

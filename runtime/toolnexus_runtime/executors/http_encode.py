@@ -21,16 +21,29 @@ Every value and key is percent-encoded; the delimiters a style puts between them
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, unquote
+
+from ..datatypes import ToolError
+
+if TYPE_CHECKING:
+    from .http_read import Secrets
 
 QUERY_STYLES = frozenset({"form", "spaceDelimited", "pipeDelimited", "deepObject", "json"})
 PATH_STYLES = frozenset({"simple", "label", "matrix"})
 HEADER_STYLES = frozenset({"simple", "json"})
 
 
+HEADER_NAME = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")  # RFC 9110 token
+HEADER_TEXT = re.compile(r"[\t\x20-\x7e]*")  # what httpx sends as a header value (ASCII)
+# headers the HTTP library owns (framing, routing, the connection): a tool never sets them
+RESERVED_HEADERS = frozenset(
+    {"host", "content-length", "transfer-encoding", "connection", "te", "upgrade", "expect"}
+    | {"trailer", "keep-alive"}
+)
 # ${VAR} (the environment) or {name} (an argument)
 TOKEN = re.compile(r"\$\{([^{}]*)\}|\{([^{}]*)\}")
 
@@ -165,6 +178,79 @@ def header_text(name: str, value: Any, style: Mapping[str, Any] | None) -> str:
     if isinstance(value, list):
         return ",".join(_flat(name, v) for v in value if v is not None)
     return scalar(value)
+
+
+def fill_header(
+    tool: str,
+    header: str,
+    template: str,
+    args: dict[str, Any],
+    used: set[str],
+    secrets: Secrets,
+    styles: Mapping[str, Mapping[str, Any]],
+) -> str | None:
+    """A header's value: `${VAR}` read from the environment now (into `secrets`), `{name}` the
+    argument (None when an optional one is absent: no header)."""
+    parts, start = [], 0
+    for match in TOKEN.finditer(template):
+        parts.append(template[start : match.start()])
+        start = match.end()
+        env, arg = match.groups()
+        if env is not None:
+            value = os.environ.get(env)
+            if value is None:
+                raise ToolError(
+                    f"Tool '{tool}' cannot run: the environment variable {env} is not set "
+                    f"(the {header} header is read from it)"
+                )
+            secrets.add(value)
+            if not HEADER_TEXT.fullmatch(value):
+                raise ToolError(
+                    f"Tool '{tool}' cannot run: the environment variable {env} holds "
+                    f"{unsendable(value, show=False)}, which a header cannot carry (the "
+                    f"{header} header is read from it; its value is not shown)"
+                )
+            parts.append(value)
+        else:
+            used.add(arg)
+            if args.get(arg) is None:
+                return None
+            text = header_text(arg, args[arg], styles.get(arg))
+            if not HEADER_TEXT.fullmatch(text):
+                raise Unsendable(
+                    arg,
+                    f"a header value must be printable ASCII; this one holds "
+                    f"{unsendable(text, show=True)}",
+                )
+            parts.append(text)
+    parts.append(template[start:])
+    value = "".join(parts).strip(" \t")  # a field value has no whitespace around it
+    if not HEADER_TEXT.fullmatch(value):  # a literal part: the build refuses it (TN444)
+        raise ToolError(
+            f"Tool '{tool}': the {header} header cannot be sent: it holds "
+            f"{unsendable(value, show=False)}"
+        )
+    return value
+
+
+def sendable_header(name: str) -> bool:
+    """A header name a tool may set: an HTTP token the HTTP client does not own."""
+    lower = name.lower()
+    return (
+        bool(HEADER_NAME.fullmatch(name))
+        and lower not in RESERVED_HEADERS
+        and not lower.startswith("proxy-")
+    )
+
+
+def unsendable(text: str, *, show: bool) -> str:
+    """What in `text` a header cannot carry, in words (the character itself only if `show`)."""
+    bad = next(c for c in text if not HEADER_TEXT.fullmatch(c))
+    if bad in "\r\n":
+        return "a line break"
+    if ord(bad) < 0x20 or ord(bad) == 0x7F:
+        return f"a control character (U+{ord(bad):04X})"
+    return f"a non-ASCII character ({bad!r})" if show else "a non-ASCII character"
 
 
 def fill_url(
