@@ -210,7 +210,7 @@ def carry(imported: Imported, config: Config, folder: Path, suffix: str) -> None
     project's targets and target options before anything is written (sources/carry.py): a tool
     some targets cannot take is kept for the others (`targets.exclude`), one no target takes is
     left out, each said with the build's own reason (TN416, TN415), all in this one run."""
-    from toolnexus_gen.sources.carry import carried, options_for, settle
+    from toolnexus_gen.sources.carry import carried, options_for, settle, whole_set_limits
 
     folder_name = str(getattr(imported, "folder", ""))
     specs = {f"{name}{suffix}": carried(spec) for name, spec in imported.specs.items()}
@@ -246,5 +246,5 @@ def carry(imported: Imported, config: Config, folder: Path, suffix: str) -> None
     imported.notes += [
         f"the imported tools build one by one, but not as a whole set: {text}"
         for text in settled.unplaced
-        if not (limit and "TN33" in text)
+        if not (limit and any(f"[{code}]" in text for code in whole_set_limits()))
     ]
