@@ -18,6 +18,7 @@ import yaml
 from conftest import ROOT, cli
 from openapi_documents import document
 from rest_server import Answer, serving
+from runtime_only import run as run_runtime_only
 from sdk_check import assert_accepted
 from test_openapi import load_package
 
@@ -161,3 +162,13 @@ def test_a_real_document_imports_and_builds_for_every_target(name: str, tmp_path
     assert_accepted(files)
     pkg = load_package(tmp_path, f"{name}_tools")
     assert len(pkg.TOOLS) == len(specs)
+    # with only the runtime installed (httpx, its `rest` extra, is imported on the first call)
+    code = f"import {name}_tools as p\nprint(len(p.TOOLS))\n"
+    ran = run_runtime_only(code, tmp_path, (f"{name}_tools",))
+    assert ran.returncode == 0 and ran.stdout.split() == [str(len(specs))], ran.stderr[-2000:]
+    for command in (
+        [sys.executable, "-m", "mypy", "--strict", f"{name}_tools"],
+        [sys.executable, "-m", "ruff", "check", f"{name}_tools"],
+    ):
+        done = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, check=False)
+        assert done.returncode == 0, (done.stdout + done.stderr)[-3000:]
