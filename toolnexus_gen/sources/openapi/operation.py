@@ -22,16 +22,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import urlsplit
 
 from toolnexus_gen.sources.openapi.document import At, Skip
 from toolnexus_gen.sources.openapi.naming import argument_name, free, group_name, tool_name
 from toolnexus_gen.sources.openapi.schemas import INPUT, OUTPUT, Converter
 from toolnexus_gen.toolspec.http import header_problem
-
-if TYPE_CHECKING:
-    from toolnexus_gen.sources.openapi import Reader
 
 BODY_METHODS = ("POST", "PUT", "PATCH")  # where the binding's default body is json
 IGNORED_HEADERS = {"accept", "content-type", "authorization"}  # OpenAPI: SHALL be ignored
@@ -55,7 +52,7 @@ class Body:
 class Operation:
     def __init__(
         self,
-        reader: Reader,
+        reader: Any,  # the package's Reader (imports this module: not imported back)
         route: str,
         item: dict[str, Any],
         item_at: At,
