@@ -20,21 +20,13 @@ from rest_server import Answer, serving
 from sdk_check import assert_accepted
 
 FIXTURES = ROOT / "tests" / "fixtures" / "openapi"
-REACH = 'profile = "reach"\n'
-GEMINI_JSON_SCHEMA = '[tool.toolnexus-gen.gemini]\nschema_field = "parametersJsonSchema"\n'
 # document -> (tools, [tool.toolnexus-gen] settings it needs for all six targets, import flags)
 DOCUMENTS: dict[str, tuple[int, str, tuple[str, ...]]] = {
-    # Gemini's parameters field takes the OpenAPI subset: reach describes what it cannot carry
-    "petstore.yaml": (19, REACH, ()),
-    # free-form values (no type) fit no strict mode and not Gemini's subset: Gemini's JSON
-    # Schema field takes them, the other targets take them as they are
-    "scalar_galaxy.yaml": (9, REACH + GEMINI_JSON_SCHEMA, ()),
-    "twilio_studio_v2.json": (19, GEMINI_JSON_SCHEMA, ()),
-    "kubernetes_authorization_v1.json": (
-        5,
-        'base_url = "https://kubernetes.default.svc"\n' + GEMINI_JSON_SCHEMA,
-        (),
-    ),
+    # default settings: each imported spec carries `profile: reach` (what each provider needs)
+    "petstore.yaml": (19, "", ()),
+    "scalar_galaxy.yaml": (9, "", ()),
+    "twilio_studio_v2.json": (19, "", ()),
+    "kubernetes_authorization_v1.json": (5, 'base_url = "https://kubernetes.default.svc"\n', ()),
 }
 _built: dict[str, Path] = {}
 
@@ -105,12 +97,17 @@ def test_petstore_specs_say_what_the_document_says(
         "method": "GET",
         "url": "/pet/{petId}",
         "base_url": "https://petstore3.swagger.io/api/v3",
-        "headers": {"api_key": "${SWAGGER_PETSTORE_API_KEY}"},  # the first alternative it can carry
+        "headers": {"api_key": "${TOOLNEXUS_SWAGGER_PETSTORE_API_KEY}"},  # the first it can carry
     }
     assert get["description"] == "Find pet by ID.\n\nReturns a single pet."
     assert get["input_schema"]["required"] == ["petId"]
     assert get["output_schema"]["type"] == "object"  # #/components/schemas/Pet, at the root
-    assert set(get["output_schema"]["$defs"]) == {"Category", "Tag"}
+    # the components it reaches are shared files beside the specs, not copies in each spec
+    assert get["output_schema"]["properties"]["category"] == {
+        "$ref": "_swagger_petstore/Category.json"
+    }
+    assert "$defs" not in get["output_schema"]
+    assert (project / "specs" / "_swagger_petstore" / "Tag.json").is_file()
     assert get["annotations"] == {"readOnlyHint": True}
     add = spec(project, "addPet")  # a required object body: its properties are arguments
     assert list(add["input_schema"]["properties"]) == [
@@ -123,7 +120,7 @@ def test_petstore_specs_say_what_the_document_says(
     ]
     assert add["input_schema"]["required"] == ["name", "photoUrls"]
     # petstore_auth under the title's SWAGGER_PETSTORE: the word is not repeated
-    assert add["http"]["headers"] == {"Authorization": "Bearer ${SWAGGER_PETSTORE_AUTH}"}
+    assert add["http"]["headers"] == {"Authorization": "Bearer ${TOOLNEXUS_SWAGGER_PETSTORE_AUTH}"}
     assert "body" not in add["http"]  # POST: json by default
     form = spec(project, "updatePetWithForm")  # POST without a body: arguments to the query
     assert form["http"]["body"] == "none"
@@ -135,11 +132,11 @@ def test_the_summary_names_the_variables_and_what_was_left_out(tmp_path: Path) -
     assert result.exit_code == 0, result.stderr
     assert "headers read from the environment when a tool is called:" in result.output
     assert (
-        "  SCALAR_GALAXY_BEARER_AUTH: a bearer token (bearerAuth), sent as Authorization: Bearer, "
+        "  TOOLNEXUS_SCALAR_GALAXY_BEARER_AUTH: a bearer token (bearerAuth), sent as Authorization: Bearer, "
         "to https://galaxy.scalar.com\n"
     ) in result.output
     assert "uploadImage: its optional request body is not carried (its body is " in result.stderr
-    assert "9 specs imported into specs" in result.output
+    assert "9 specs imported into specs" in result.output, result.output
     twilio = import_openapi(tmp_path / "t", FIXTURES / "twilio_studio_v2.json")
     assert "security scheme 'accountSid_authToken' is not carried (http basic)" in twilio.stderr
 
@@ -148,8 +145,8 @@ def test_imported_petstore_tools_call_the_server_as_the_document_says(
     tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     pkg = load_package(built("petstore.yaml", tmp_path_factory), "petstore_tools")
-    monkeypatch.setenv("SWAGGER_PETSTORE_API_KEY", "key-1234567890")
-    monkeypatch.setenv("SWAGGER_PETSTORE_AUTH", "token-1234567890")
+    monkeypatch.setenv("TOOLNEXUS_SWAGGER_PETSTORE_API_KEY", "key-1234567890")
+    monkeypatch.setenv("TOOLNEXUS_SWAGGER_PETSTORE_AUTH", "token-1234567890")
     pet = {"id": 7, "name": "Rex", "photoUrls": ["u"], "status": "sold"}
     with serving() as server:
         server.route("GET", "/pet/7", Answer(200, pet))
@@ -162,7 +159,9 @@ def test_imported_petstore_tools_call_the_server_as_the_document_says(
         assert tk.execute_sync("addPet", new).data == {**new, "id": 8}
         assert tk.execute_sync("findPetsByStatus", {"status": "sold"}).data == [pet]
         tk.execute_sync("updatePetWithForm", {"petId": 7, "name": "Max"})
-        tk.execute_sync("deletePet", {"petId": 7, "api_key": "k"})
+        # the api_key header is the security scheme's: never a model's argument
+        assert "api_key" not in pkg.DeletePetArgs.model_fields
+        tk.execute_sync("deletePet", {"petId": 7})
         missing = tk.execute_sync("getOrderById", {"orderId": 3})
         tk.close()
     get, add, find, update, delete, order = server.seen
@@ -171,7 +170,9 @@ def test_imported_petstore_tools_call_the_server_as_the_document_says(
     assert add.headers["Authorization"] == "Bearer token-1234567890"
     assert find.target == "/pet/findByStatus?status=sold"
     assert (update.method, update.target, update.body) == ("POST", "/pet/7?name=Max", b"")
-    assert (delete.method, delete.target, delete.headers["api_key"]) == ("DELETE", "/pet/7", "k")
+    assert (delete.method, delete.target) == ("DELETE", "/pet/7")
+    assert "api_key" not in delete.headers  # its security is the OAuth token
+    assert delete.headers["Authorization"] == "Bearer token-1234567890"
     assert order.target == "/store/order/3"
     assert missing.is_error and missing.output.startswith("HTTP 404: ")
 
@@ -225,11 +226,13 @@ def test_kubernetes_allof_components_and_a_relative_server(
     assert "base_url" not in http  # no server in the document: the project's base_url
     assert http["query"] == ["dryRun", "fieldManager", "fieldValidation", "pretty"]
     schema = review["input_schema"]
-    # dotted component names (io.k8s.api...) become plain $defs names; allOf kept
-    assert "ObjectMeta" in schema["$defs"] and not any("." in n for n in schema["$defs"])
-    assert schema["$defs"]["LocalSubjectAccessReview"]["properties"]["metadata"]["allOf"] == [
-        {"$ref": "#/$defs/ObjectMeta"}
-    ]
+    # dotted component names (io.k8s.api...) become plain shared file names; allOf kept
+    shared = project / "specs" / "_kubernetes"
+    assert (shared / "ObjectMeta.json").is_file()
+    assert not any("." in p.stem for p in shared.iterdir())
+    assert schema["properties"]["body"] == {"$ref": "_kubernetes/LocalSubjectAccessReview.json"}
+    review_schema = json.loads((shared / "LocalSubjectAccessReview.json").read_text())
+    assert review_schema["properties"]["metadata"]["allOf"] == [{"$ref": "ObjectMeta.json"}]
     tools = load_package(project, "kubernetes_authorization_v1_tools")
     binding = tools.TOOLS["getAuthorizationV1APIResources"].binding["http"]
     assert binding["base_url"] == "https://kubernetes.default.svc"
@@ -312,14 +315,21 @@ def test_openapi_30_schemas_become_json_schema_2020_12(tmp_path: Path) -> None:
     assert inputs["properties"]["kind"] == {"type": ["string", "null"], "enum": ["a", "b", None]}
     assert inputs["properties"]["score"] == {"type": "number", "maximum": 9, "exclusiveMinimum": 0}
     assert inputs["properties"]["other"] == {
-        "anyOf": [{"allOf": [{"$ref": "#/$defs/Part"}]}, {"type": "null"}]
+        "anyOf": [{"allOf": [{"$ref": "_t/Part.json"}]}, {"type": "null"}]
     }
-    assert inputs["properties"]["part"] == {"$ref": "#/$defs/Part"}  # 3.0: $ref siblings ignored
+    assert inputs["properties"]["part"] == {"$ref": "_t/Part.json"}  # 3.0: $ref siblings ignored
     assert inputs["properties"]["any"] == {"description": "anything"}  # already takes null
     output = make["output_schema"]
     assert "secret" not in output["properties"] and "id" in output["properties"]  # writeOnly out
     assert output["required"] == ["id", "name"]
     assert not {"x-internal", "discriminator", "xml"} & set(output)
+    # Thing differs between a request and a response: two shared files; Part is one
+    shared = tmp_path / "p" / "specs" / "_t"
+    assert sorted(p.name for p in shared.iterdir()) == [
+        "Part.json",
+        "Thing.json",
+        "Thing_input.json",
+    ]
 
 
 def test_openapi_31_keeps_ref_siblings_and_types(tmp_path: Path) -> None:
@@ -353,10 +363,11 @@ def test_openapi_31_keeps_ref_siblings_and_types(tmp_path: Path) -> None:
     )
     get = imported(tmp_path, doc)["getA"]
     assert get["input_schema"]["properties"]["v"] == {
-        "$ref": "#/$defs/V",
+        "$ref": "_t/V.json",
         "description": "kept in 3.1",
     }
-    assert get["input_schema"]["$defs"]["V"] == {"type": ["string", "null"], "examples": ["x"]}
+    shared = json.loads((tmp_path / "p" / "specs" / "_t" / "V.json").read_text())
+    assert shared == {"type": ["string", "null"], "examples": ["x"]}
 
 
 def test_parameters_and_body_share_one_flat_argument_object(tmp_path: Path) -> None:
@@ -435,7 +446,10 @@ def test_names_servers_and_security(tmp_path: Path) -> None:
     assert len(name) == 64 and name.startswith("listEverything")
     listed = found["pets_list_all"]["http"]
     assert listed["base_url"] == "https://h.test/api"  # server variables at their defaults
-    assert listed["headers"] == {"Cookie": "sid=${T_COOKIE_KEY}", "X-Key": "${T_HEADER_KEY}"}
+    assert listed["headers"] == {
+        "Cookie": "sid=${TOOLNEXUS_T_COOKIE_KEY}",
+        "X-Key": "${TOOLNEXUS_T_HEADER_KEY}",
+    }
     assert "headers" not in found[name]["http"]  # security: [] means none
     (tmp_path / "again").mkdir()
     again = imported(tmp_path / "again", doc, "--server", "http://127.0.0.1:8080/x/")
@@ -450,7 +464,7 @@ def test_a_document_never_chooses_the_environment_variables_sent_to_its_server(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # scheme names that are real variables: their values would have gone to the document's
-    # own server; every name now starts with the API's title
+    # own server; every name now starts with TOOLNEXUS_ and the API's title
     doc = document(
         info={"title": "Weather API", "version": "1"},
         servers=[{"url": "https://weather.test"}],
@@ -464,19 +478,20 @@ def test_a_document_never_chooses_the_environment_variables_sent_to_its_server(
         },
         paths={"/w": {"get": {"operationId": "w", "responses": {}}}},
     )
-    monkeypatch.setenv("WEATHER_HOME", "set-before-the-import")
+    monkeypatch.setenv("TOOLNEXUS_WEATHER_HOME", "set-before-the-import")
     found = imported(tmp_path, doc)
     assert found["w"]["http"]["headers"] == {
-        "Authorization": "Bearer ${WEATHER_OPENAI_API_KEY}",
-        "X-Home": "${WEATHER_HOME}",
-        "Cookie": "k=${WEATHER_AWS_SECRET_ACCESS_KEY}",
+        "Authorization": "Bearer ${TOOLNEXUS_WEATHER_OPENAI_API_KEY}",
+        "X-Home": "${TOOLNEXUS_WEATHER_HOME}",
+        "Cookie": "k=${TOOLNEXUS_WEATHER_AWS_SECRET_ACCESS_KEY}",
     }
     out = found["_result"]
-    for var in ("WEATHER_OPENAI_API_KEY", "WEATHER_HOME", "WEATHER_AWS_SECRET_ACCESS_KEY"):
-        assert f"  {var}: " in out.output and "to https://weather.test" in out.output
+    for var in ("OPENAI_API_KEY", "HOME", "AWS_SECRET_ACCESS_KEY"):
+        assert f"  TOOLNEXUS_WEATHER_{var}: " in out.output
+    assert "to https://weather.test" in out.output
     assert (
-        "note: WEATHER_HOME is already set in this environment: the tools will send it to "
-        "https://weather.test; if it holds a credential for another service, import again "
+        "note: TOOLNEXUS_WEATHER_HOME is already set in this environment: the tools will send it "
+        "to https://weather.test; if it holds a credential for another service, import again "
         "with --env-prefix NAME"
     ) in out.stderr
     (tmp_path / "mine").mkdir()
@@ -485,6 +500,35 @@ def test_a_document_never_chooses_the_environment_variables_sent_to_its_server(
     bad = import_openapi(tmp_path / "bad", tmp_path / "doc.json", "--env-prefix", "1-x")
     assert bad.exit_code == 2
     assert "--env-prefix '1-x' must be a variable name" in bad.stderr
+
+
+@pytest.mark.parametrize(
+    ("title", "scheme", "unrelated"),
+    [
+        ("Anthropic", "apiKey", "ANTHROPIC_API_KEY"),
+        ("OpenAI", "API_KEY", "OPENAI_API_KEY"),
+        ("AWS", "secretAccessKey", "AWS_SECRET_ACCESS_KEY"),
+        ("GitHub", "token", "GITHUB_TOKEN"),
+        ("", "HOME", "HOME"),
+    ],
+)
+def test_a_title_and_a_scheme_name_cannot_spell_an_unrelated_secret(
+    tmp_path: Path, title: str, scheme: str, unrelated: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a document titled "Anthropic" with a scheme "apiKey" made ANTHROPIC_API_KEY, and every
+    # call then sent that variable's value to the document's own server
+    monkeypatch.setenv(unrelated, "sk-unrelated-secret-value")
+    doc = document(
+        info={"title": title, "version": "1"},
+        servers=[{"url": "https://evil.test"}],
+        security=[{scheme: []}],
+        components={"securitySchemes": {scheme: {"type": "apiKey", "in": "header", "name": "X-K"}}},
+        paths={"/w": {"get": {"operationId": "w", "responses": {}}}},
+    )
+    found = imported(tmp_path, doc)
+    value = found["w"]["http"]["headers"]["X-K"]
+    assert value.startswith("${TOOLNEXUS_") and value != f"${{{unrelated}}}"
+    assert unrelated not in found["_result"].output.split()
 
 
 @pytest.mark.parametrize(
@@ -651,9 +695,11 @@ def test_a_recursive_schema_with_something_in_between_still_imports(tmp_path: Pa
         paths={"/n": {"get": {"operationId": "n", "responses": {"200": ok}}}},
     )
     found = imported(tmp_path, doc)
-    assert found["n"]["output_schema"]["$defs"]["Node"]["properties"]["next"] == {
-        "allOf": [{"$ref": "#/$defs/Node"}]
+    assert found["n"]["output_schema"]["properties"]["next"] == {
+        "allOf": [{"$ref": "_t/Node.json"}]
     }
+    shared = json.loads((tmp_path / "p" / "specs" / "_t" / "Node.json").read_text())
+    assert shared["properties"]["kids"]["items"] == {"$ref": "Node.json"}  # beside itself
 
 
 def test_a_component_many_operations_share_is_meta_validated_once(
@@ -709,8 +755,9 @@ def test_tag_filter(tmp_path: Path) -> None:
 def test_importing_twice_gives_the_same_files(tmp_path: Path) -> None:
     for folder in ("a", "b"):
         assert import_openapi(tmp_path / folder, FIXTURES / "scalar_galaxy.yaml").exit_code == 0
-    first = {p.name: p.read_bytes() for p in (tmp_path / "a" / "specs").iterdir()}
-    assert first == {p.name: p.read_bytes() for p in (tmp_path / "b" / "specs").iterdir()}
+    first = {p.relative_to(tmp_path / "a"): p.read_bytes() for p in (tmp_path / "a").rglob("*.*")}
+    again = {p.relative_to(tmp_path / "b"): p.read_bytes() for p in (tmp_path / "b").rglob("*.*")}
+    assert first == again and len(first) > 9
 
 
 # -- bad input: located errors, nothing written -----------------------------------------------
@@ -732,7 +779,7 @@ def test_malformed_yaml_is_located(tmp_path: Path) -> None:
 
 def test_not_openapi_3(tmp_path: Path) -> None:
     stderr = refused(tmp_path, '{"swagger": "2.0", "paths": {}}', ".json")
-    assert "api.json:1:1: error[TN450]: this is a Swagger 2.0 document: convert it" in stderr
+    assert "api.json:1:1: error[TN470]: this is a Swagger 2.0 document, not OpenAPI 3" in stderr
 
 
 def test_a_broken_ref_names_the_file_pointer_and_line(tmp_path: Path) -> None:
@@ -757,15 +804,18 @@ def test_a_broken_ref_names_the_file_pointer_and_line(tmp_path: Path) -> None:
     ) in stderr
 
 
-def test_an_external_ref_is_refused(tmp_path: Path) -> None:
-    doc = document(
-        paths={"/a": {"get": {"parameters": [{"$ref": "common.yaml#/Limit"}], "responses": {}}}}
-    )
-    stderr = refused(tmp_path, json.dumps(doc, indent=2), ".json")
-    assert "error[TN451]: $ref 'common.yaml#/Limit' is not a reference inside this document" in (
-        stderr
-    )
-    assert "(at /paths/~1a/get/parameters/0/$ref)" in stderr
+def test_a_ref_to_a_url_or_out_of_the_documents_folder_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "secret.yaml").write_text("Limit: {name: limit, in: query}\n")
+    for ref, message in (
+        ("https://example.test/common.yaml#/Limit", "is a URL: nothing is fetched"),
+        ("../secret.yaml#/Limit", "leaves the document's folder"),
+        ("common.yaml#/Limit", "names a file that does not exist"),
+    ):
+        doc = document(paths={"/a": {"get": {"parameters": [{"$ref": ref}], "responses": {}}}})
+        (tmp_path / "doc").mkdir(exist_ok=True)
+        stderr = refused(tmp_path / "doc", json.dumps(doc, indent=2), ".json")
+        assert f"error[TN451]: $ref {ref!r} {message}" in stderr
+        assert "(at /paths/~1a/get/parameters/0/$ref)" in stderr
 
 
 def test_a_schema_invalid_after_conversion_is_located(tmp_path: Path) -> None:
@@ -791,8 +841,12 @@ def test_two_operations_with_one_name(tmp_path: Path) -> None:
             "/b": {"get": {"operationId": "pets_list", "responses": {}}},
         }
     )
-    stderr = refused(tmp_path, json.dumps(doc, indent=2), ".json")
-    assert "error[TN452]: GET /b and GET /a both give the tool name 'pets_list'" in stderr
+    found = imported(tmp_path, doc)  # the first is imported, the second skipped and said
+    assert set(found) == {"_result", "pets_list"}
+    assert found["pets_list"]["http"]["url"] == "/a"
+    assert "warning[TN452]: GET /b and GET /a both give the tool name 'pets_list'" in (
+        found["_result"].stderr
+    )
 
 
 def test_existing_specs_are_never_replaced_without_force(tmp_path: Path) -> None:
@@ -813,3 +867,60 @@ def test_server_and_tag_belong_to_openapi(tmp_path: Path) -> None:
     )
     other = cli("import", "mcp", str(FIXTURES / "petstore.yaml"), "--tag", "x", cwd=tmp_path)
     assert other.exit_code == 2 and "apply to `import openapi` only" in other.stderr
+
+
+def test_what_the_import_writes_the_build_takes(tmp_path: Path) -> None:
+    # Box tells operations on one path apart by a fragment (sent, it was TN441); a nullable
+    # header parameter was TN442 ("it is null, string"); a recursive response: Gemini's
+    # parameters cannot inline it, the other targets take it (TN416, never a traceback)
+    node = {
+        "type": "object",
+        "properties": {"kids": {"type": "array", "items": {"$ref": "#/components/schemas/Node"}}},
+    }
+    ok = {
+        "description": "ok",
+        "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Node"}}},
+    }
+    nullable = {"name": "X-Trace", "in": "header", "schema": {"type": "string", "nullable": True}}
+    doc = document(
+        components={"schemas": {"Node": node}},
+        paths={
+            "/files/{id}#add_shared_link": {
+                "put": {
+                    "parameters": [
+                        {
+                            "name": "id",
+                            "in": "path",
+                            "required": True,
+                            "schema": {"type": "string"},
+                        },
+                        nullable,
+                    ],
+                    "responses": {"200": ok},
+                }
+            },
+            "/files/{id}#get_shared_link": {
+                "get": {
+                    "parameters": [
+                        {"name": "id", "in": "path", "required": True, "schema": {"type": "string"}}
+                    ],
+                    "responses": {"200": ok},
+                }
+            },
+        },
+    )
+    found = imported(tmp_path, doc)
+    add = found["put_files_id_add_shared_link"]
+    assert add["http"]["url"] == "/files/{id}" and add["profile"] == "reach"
+    assert add["input_schema"]["properties"]["X-Trace"]["type"] == ["string", "null"]
+    assert found["get_files_id_get_shared_link"]["http"]["url"] == "/files/{id}"
+    project = tmp_path / "p"
+    (project / "pyproject.toml").write_text("[tool.toolnexus-gen]\n")  # default settings
+    built = cli("build", "specs", "--out", "box_tools", cwd=project)
+    assert built.exit_code == 0, built.stderr
+    assert "error[" not in built.stderr
+    files = {
+        p.stem: json.loads(p.read_text())
+        for p in (project / "box_tools" / "schemas").glob("*.json")
+    }
+    assert len(files["mcp"]) == 2 and len(files["anthropic"]) == 2

@@ -320,10 +320,20 @@ def import_(
         session.import_specs, fmt, file, specs_dir, suffix, force, server, tags, env_prefix
     )
     imported, folder = outcome.imported, outcome.folder
+    folder_name = getattr(imported, "folder", "")
+    shared = [p for p in outcome.written if folder_name and p.parent.name == folder_name]
     for path in outcome.written:
-        _echo(f"wrote {display_path(path)}", fg="green")
+        if path not in shared:
+            _echo(f"wrote {display_path(path)}", fg="green")
+    if shared:
+        _echo(
+            f"wrote {_plural(len(shared), 'shared schema')} into {display_path(shared[0].parent)}",
+            fg="green",
+        )
     for note in imported.notes:  # one line each, whatever the document holds
         _echo(f"note: {printable(note)}", err=True, fg="yellow")
+    for skipped in getattr(imported, "skipped", []):  # located: the operation is not imported
+        _echo(skipped.format(), err=True, fg="yellow")
     env: dict[str, str] = getattr(imported, "env", {})
     if env:
         servers: dict[str, list[str]] = getattr(imported, "env_servers", {})
@@ -356,7 +366,8 @@ def import_(
             err=True,
             fg="yellow",
         )
-    click.echo(f"{_plural(len(outcome.written), 'spec')} imported into {display_path(folder)}")
+    specs = len(outcome.written) - len(shared)
+    click.echo(f"{_plural(specs, 'spec')} imported into {display_path(folder)}")
 
 
 @main.command()

@@ -266,10 +266,13 @@ def import_specs(
         folder = specs_dir or config.specs or Path(DEFAULT_SPECS)
         try:
             imported = importer.read(fmt, file, server=server, tags=tags, env_prefix=env_prefix)
+            if fmt == importer.OPENAPI:
+                importer.carry(imported, config, folder, f".{suffix}")
             files = importer.plan(imported, folder, f".{suffix}", force)
         except importer.ImportError_ as exc:
             raise UserError(str(exc)) from None
         output.create_user_files(files, replace=force)
+        importer.add_toolsets(imported, config, file)
     return ImportOutcome(folder, list(files), imported)
 
 

@@ -16,20 +16,26 @@ normalisations (documented in the README):
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 import yaml
 
+from toolnexus_gen.config.pyproject import Config
+from toolnexus_gen.fs.output import atomic_write
 from toolnexus_gen.fs.paths import SPEC_SUFFIXES
 from toolnexus_gen.targets import TARGETS
 from toolnexus_gen.targets.reading import Imported, ImportError_
 
-__all__ = ["OPENAPI", "ImportError_", "Imported", "plan", "read", "spec_text"]
+__all__ = ["OPENAPI", "ImportError_", "Imported", "plan", "read", "spec_text", "toolsets_text"]
 
 OPENAPI = "openapi"
+TOOL_LIMIT = 128  # tools in one OpenAI request: the smallest limit a target has
+TOOLSET_NAME = re.compile(r"[^A-Za-z0-9_-]+")
 
 
 def read(
@@ -80,7 +86,12 @@ def _absolute(url: str) -> bool:
     return parts.scheme in ("http", "https") and bool(parts.netloc) and not parts.fragment
 
 
-class _Dumper(yaml.SafeDumper):
+# libyaml's emitter where PyYAML has it (the same text, several times faster: a large
+# document's specs took a minute to write with the pure-Python one)
+_SafeDumper: Any = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+
+
+class _Dumper(_SafeDumper):  # type: ignore[misc]
     """Plain YAML: a value reached twice is written twice, never as an &anchor/*alias."""
 
     def ignore_aliases(self, data: Any) -> bool:
@@ -104,7 +115,9 @@ def spec_text(spec: dict[str, Any], suffix: str) -> str:
 
 
 def plan(imported: Imported, specs_dir: Path, suffix: str, force: bool) -> dict[Path, str]:
-    """The files to write; raises ImportError_ when one exists (unless force) or clashes."""
+    """The files to write; raises ImportError_ when one exists (unless force) or clashes.
+    An OpenAPI import's shared schemas go into their folder as JSON; one already there with
+    the same text is no clash (two imports of one document, with different --tag)."""
     files: dict[Path, str] = {}
     existing = {p.stem: p for p in specs_dir.glob("*") if p.suffix in SPEC_SUFFIXES}
     clashes = []
@@ -114,8 +127,124 @@ def plan(imported: Imported, specs_dir: Path, suffix: str, force: bool) -> dict[
         if other is not None and (other != path or not force):
             clashes.append(other)
         files[path] = spec_text(spec, suffix)
+    shared: dict[str, Any] = getattr(imported, "shared", {})
+    for name, schema in shared.items():
+        path = specs_dir / str(getattr(imported, "folder", "")) / f"{name}.json"
+        text = spec_text(schema, ".json")
+        if path.is_file():
+            if path.read_text("utf-8", "replace") == text:
+                continue
+            if not force:
+                clashes.append(path)
+        files[path] = text
     if clashes:
         listed = ", ".join(p.as_posix() for p in clashes)
         hint = " (pass --force to replace them)" if all(p.suffix == suffix for p in clashes) else ""
         raise ImportError_(f"these specs already exist: {listed}; nothing written{hint}")
     return files
+
+
+def toolsets_text(imported: Imported, taken: set[str], source: str) -> str:
+    """TOML for [tool.toolnexus-gen.toolsets] when an import holds more tools than one request
+    takes: a toolset per tag (its group), a large tag cut into parts of at most TOOL_LIMIT
+    tools; "" when none is needed. `taken`: the toolset names the project already has."""
+    if len(imported.specs) <= TOOL_LIMIT:
+        return ""
+    groups: dict[str, list[str]] = dict(getattr(imported, "groups", {}))
+    grouped = {tool for tools in groups.values() for tool in tools}
+    untagged = sorted(name for name in imported.specs if name not in grouped)
+    lines = [
+        f"\n# toolsets written by `toolnexus-gen import openapi {source}`: one per tag, as no "
+        f"request takes all {len(imported.specs)} tools (OpenAI: at most {TOOL_LIMIT})"
+    ]
+    entries: list[tuple[str, str, list[str]]] = []
+    for group, tools in sorted(groups.items()):
+        if len(tools) <= TOOL_LIMIT:
+            entries.append((group, "groups", [group]))
+        else:
+            entries.extend(_parts(group, sorted(tools)))
+    entries.extend(_parts("untagged", untagged) if len(untagged) > TOOL_LIMIT else [])
+    if untagged and len(untagged) <= TOOL_LIMIT:
+        entries.append(("untagged", "tools", untagged))
+    for base, key, names in entries:
+        name = TOOLSET_NAME.sub("_", base).strip("_")[:60] or "toolset"
+        if not name[0].isalpha():  # a toolset name starts with a letter or _
+            name = f"t_{name}"[:60]
+        name, n = name, 2
+        while name in taken:
+            name, n = f"{name[:60]}_{n}", n + 1
+        taken.add(name)
+        listed = ", ".join(json.dumps(item) for item in names)
+        lines.append(f"[tool.toolnexus-gen.toolsets.{name}]\n{key} = [{listed}]")
+    return "\n".join(lines) + "\n"
+
+
+def _parts(base: str, tools: list[str]) -> list[tuple[str, str, list[str]]]:
+    count = -(-len(tools) // TOOL_LIMIT)
+    size = -(-len(tools) // count)
+    return [(f"{base}_{i + 1}", "tools", tools[i * size : (i + 1) * size]) for i in range(count)]
+
+
+def add_toolsets(imported: Imported, config: Config, source: Path) -> None:
+    """Append the toolsets a large import needs to the project's pyproject.toml (made when
+    there is none), and say so in the import's notes: the build then checks each request
+    against its provider's limit per toolset, and the whole set only warns."""
+    taken = {toolset.name for toolset in config.many.toolsets}
+    text = toolsets_text(imported, taken, source.name)
+    if not text:
+        return
+    path = config.path or config.root / "pyproject.toml"
+    before = path.read_text("utf-8") if path.is_file() else ""
+    if before and not before.endswith("\n"):
+        before += "\n"
+    atomic_write(path, (before + text).encode("utf-8"))
+    count = text.count("[tool.toolnexus-gen.toolsets.")
+    imported.notes.append(
+        f"{len(imported.specs)} tools are more than one request takes ({TOOL_LIMIT}): "
+        f"{count} toolsets added to {path.name}, one per tag (to_openai(toolset=...))"
+    )
+
+
+def carry(imported: Imported, config: Config, folder: Path, suffix: str) -> None:
+    """An OpenAPI import's specs, each with `profile: reach`, checked by a build with the
+    project's targets and target options before anything is written (sources/carry.py): a tool
+    some targets cannot take is kept for the others (`targets.exclude`), one no target takes is
+    left out, each said with the build's own reason (TN416, TN415), all in this one run."""
+    from toolnexus_gen.sources.carry import carried, options_for, settle, whole_set_limits
+
+    folder_name = str(getattr(imported, "folder", ""))
+    specs = {f"{name}{suffix}": carried(spec) for name, spec in imported.specs.items()}
+    shared = {
+        f"{folder_name}/{name}.json": spec_text(schema, ".json")
+        for name, schema in getattr(imported, "shared", {}).items()
+    }
+    options = options_for(config, folder)
+    if options.base_url is None and getattr(imported, "base_url_hint", None) is not None:
+        # a relative server: the project sets base_url (the summary says so); checked as if set
+        options = replace(options, base_url="https://base-url.invalid")
+    settled = settle(specs, options, spec_text, shared)
+    refused = {refusal.spec: refusal for refusal in settled.refused}
+    for rel in specs:
+        name = rel[: -len(suffix)]
+        refusal = refused.get(rel)
+        if refusal is not None and refusal.left_out:
+            del imported.specs[name]
+            imported.notes.append(
+                f"{name}: left out (TN415): no target can take it: {refusal.reason}"
+            )
+            continue
+        imported.specs[name] = settled.specs[rel]
+        if refusal is not None:
+            imported.notes.append(
+                f"{name}: not sent to {', '.join(refusal.targets)} (TN416, targets.exclude): "
+                f"{refusal.reason}"
+            )
+    groups: dict[str, list[str]] = getattr(imported, "groups", {})
+    for group, tools in list(groups.items()):
+        groups[group] = [tool for tool in tools if tool in imported.specs]
+    limit = len(imported.specs) > TOOL_LIMIT  # toolsets answer a whole-set limit
+    imported.notes += [
+        f"the imported tools build one by one, but not as a whole set: {text}"
+        for text in settled.unplaced
+        if not (limit and any(f"[{code}]" in text for code in whole_set_limits()))
+    ]

@@ -337,24 +337,29 @@ CODES: dict[str, tuple[str, str]] = {
         "`toolnexus-gen import openapi` found something that is not OpenAPI 3.0 or 3.1 where the\n"
         "message points: no `openapi: 3.x` field (Swagger 2.0 documents need converting first), a\n"
         "paths, operation, parameter or schema that is not an object, a parameter without name or\n"
-        "`in`. Nothing is written.\nFix: correct the document there.",
+        "`in`. A problem in one operation skips that operation (a warning at its place); one in the\n"
+        "document itself is an error and nothing is written.\nFix: correct the document there.",
     ),
     "TN451": (
         "OpenAPI $ref broken or not local",
-        "A $ref in the OpenAPI document points to nothing in it, or to another file or a URL:\n"
-        "only references inside the document (#/components/...) are followed, and nothing is fetched.\n"
-        "Nothing is written.\nFix: correct the reference, or bundle the document into one file first.",
+        "A $ref in the OpenAPI document points to nothing, names a URL (nothing is fetched), a file\n"
+        "that does not exist, or a file outside the root document's folder (only files beside the\n"
+        "document or under its folder are read); or a schema reaches itself with nothing in between.\n"
+        "The operations that reach it are skipped, each with this warning; the others are imported.\n"
+        "Fix: correct the reference (save a remote file beside the document and refer to its path).",
     ),
     "TN452": (
         "OpenAPI operations give one tool name twice",
         "Two operations have the same operationId, or names that become the same once made safe for a\n"
-        "tool (`pets.list` and `pets_list`). Nothing is written.\nFix: give them distinct operationIds.",
+        "tool (`pets.list` and `pets_list`). The first is imported, the later one skipped with this\n"
+        "warning.\nFix: give them distinct operationIds.",
     ),
     "TN453": (
         "OpenAPI schema not valid after conversion",
         "A schema the import made (OpenAPI 3.0 nullable, boolean exclusiveMinimum and example turned\n"
         "into JSON Schema 2020-12) is not valid JSON Schema; the message names the keyword at the\n"
-        "place in the document it came from. Nothing is written.\nFix: correct the schema there.",
+        "place in the document it came from. Every operation that reaches the schema is skipped with\n"
+        "this warning; the others are imported.\nFix: correct the schema there.",
     ),
     "TN454": (
         "OpenAPI security scheme or header not usable",
@@ -364,6 +369,21 @@ CODES: dict[str, tuple[str, str]] = {
         "document must not be able to put template syntax there, or choose which environment\n"
         "variable is read and sent to its server. Nothing is written.\n"
         "Fix: correct the name in the document.",
+    ),
+    "TN470": (
+        "OpenAPI: a Swagger 2 document",
+        "`toolnexus-gen import openapi` reads OpenAPI 3.0 and 3.1. The file is a Swagger 2.0 (or 1.x)\n"
+        "document; it is told before anything else in it is read. Nothing is written.\n"
+        "Fix: convert it to OpenAPI 3 first (`npx swagger2openapi doc.json -o openapi.json`), then\n"
+        "import the result.",
+    ),
+    "TN471": (
+        "OpenAPI operation skipped: body the runtime cannot send",
+        "The operation requires a request body in a form the runtime does not send: multipart,\n"
+        "binary (application/octet-stream), XML or plain text, or an urlencoded form that is not an\n"
+        "object. The operation is skipped with this warning at its requestBody; the others are\n"
+        "imported (an optional body of that kind is left out and said in a note).\n"
+        "Fix: none needed; write a spec with a handler of your own for that operation.",
     ),
     "TN401": (
         "mcp.json cannot be read",

@@ -197,11 +197,21 @@ def _errors(folder: Path, options: BuildOptions) -> tuple[dict[str, list[Diagnos
         if not diagnostic.is_error or diagnostic in placed:
             continue
         rel = _rel(diagnostic.path, folder)
-        if rel is not None:
+        # a whole set over a provider's tool count names one tool, but is no tool's fault:
+        # leaving that one out would only move the error to the next (one build per tool)
+        if rel is not None and diagnostic.code not in whole_set_limits():
             by_spec.setdefault(rel, []).append(diagnostic)
         else:
             unplaced.append(_shown(diagnostic, folder, options.specs))
     return by_spec, unplaced
+
+
+def whole_set_limits() -> frozenset[str]:
+    """The codes of the targets' limits on the number of tools in one request (TN318, TN330):
+    toolsets answer them, never a spec of its own."""
+    from toolnexus_gen.targets import TARGETS
+
+    return frozenset(t.max_tools[1] for t in TARGETS.values() if t.max_tools is not None)
 
 
 def _rel(path: str, folder: Path) -> str | None:

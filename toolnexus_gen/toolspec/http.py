@@ -61,6 +61,10 @@ def header_problem(name: str) -> str | None:
 
 
 SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
+# the serialisation styles the runtime writes (toolnexus_runtime/executors/http_encode.py)
+QUERY_STYLES = frozenset({"form", "spaceDelimited", "pipeDelimited", "deepObject", "json"})
+PATH_STYLES = frozenset({"simple", "label", "matrix", "json"})
+HEADER_STYLES = frozenset({"simple", "json"})
 
 Add = Callable[[str, str, str], None]  # (code, message, pointer)
 
@@ -175,6 +179,7 @@ def http_binding(
         elif body_arg in used or body_arg in query:
             where = used.get(body_arg, "query")
             problem("TN442", f"body_arg {body_arg!r} is already used by {where}", "/http/body_arg")
+    _check_styles(http, arguments, used, body, problem)
     if found:
         return None
     binding: dict[str, Any] = {"method": method, "url": url}
@@ -184,10 +189,47 @@ def http_binding(
         if http.get(key):
             binding[key] = http[key]
     binding["body"] = body
-    for key in ("body_arg", "timeout", "result"):
+    for key in ("body_arg", "timeout", "result", "styles", "encoding", "names"):
         if key in http:
             binding[key] = http[key]
     return binding
+
+
+def _check_styles(
+    http: dict[str, Any], arguments: _Arguments, used: dict[str, str], body: str, problem: Add
+) -> None:
+    """Each style names an argument and suits where that argument goes (a URL path segment,
+    a header, the query string or a form body); `encoding` belongs to a form body."""
+    for name, style in http.get("styles", {}).items():
+        pointer = f"/http/styles/{_escape(name)}"
+        arguments.check_named(name, pointer, "styles", problem)
+        where = used.get(name, "the query")
+        allowed = (
+            PATH_STYLES
+            if where == "the URL"
+            else HEADER_STYLES
+            if where.startswith("header")
+            else QUERY_STYLES
+        )
+        if style.get("style") not in allowed:
+            problem(
+                "TN442",
+                f"styles: {name!r} goes to {where}, where the style is one of "
+                f"{', '.join(sorted(allowed))}, not {style.get('style')!r}",
+                f"{pointer}/style",
+            )
+    for name in http.get("names", {}):
+        arguments.check_named(name, f"/http/names/{_escape(name)}", "names", problem)
+    if http.get("encoding") and body != "form":
+        problem("TN442", "encoding describes a form body: set body to form", "/http/encoding")
+    for name, style in http.get("encoding", {}).items():
+        if style.get("style") not in QUERY_STYLES:
+            problem(
+                "TN442",
+                f"encoding: {name!r} is a form field, whose style is one of "
+                f"{', '.join(sorted(QUERY_STYLES))}, not {style.get('style')!r}",
+                f"/http/encoding/{_escape(name)}/style",
+            )
 
 
 def _check_url(url: str, base_url: str | None, problem: Add) -> None:
@@ -283,11 +325,17 @@ class _Arguments:
                 pointer,
             )
             return
-        kinds = _scalar_kinds(self._resolve(self.properties[name]))
-        allowed = {"string", "integer"} if required else {"string", "integer", "number", "boolean"}
+        kinds = self._kinds(self.properties[name])
+        if not required:  # a header: null leaves it out; lists and objects are comma-joined
+            kinds.discard("null")
+        allowed = (
+            {"string", "integer"}
+            if required
+            else {"string", "integer", "number", "boolean", "array", "object"}
+        )
         if not kinds or not kinds <= allowed:
             what = ", ".join(sorted(kinds)) if kinds else "no single type"
-            wanted = "a string or an integer" if required else "a string, number or boolean"
+            wanted = "a string or an integer" if required else "a string, number, boolean or list"
             problem(
                 "TN442",
                 f"placeholder {{{name}}}: argument {name!r} must be {wanted} (it is {what})",
@@ -300,6 +348,32 @@ class _Arguments:
                 "to input_schema.required); a URL cannot leave it out",
                 pointer,
             )
+
+    def _kinds(self, schema: Any, depth: int = 0) -> set[str]:
+        """The JSON types a value can have: its type or enum, or those of every branch of its
+        anyOf/oneOf ($refs followed); empty when that is not plain."""
+        saved = self.resolver  # each branch's $refs are relative to where the branch is
+        try:
+            return self._branch_kinds(schema, depth)
+        finally:
+            self.resolver = saved
+
+    def _branch_kinds(self, schema: Any, depth: int) -> set[str]:
+        schema = self._resolve(schema)
+        kinds = _scalar_kinds(schema)
+        if kinds or not isinstance(schema, dict) or depth > 8:
+            return kinds
+        for keyword in ("anyOf", "oneOf"):
+            branches = schema.get(keyword)
+            if isinstance(branches, list) and branches:
+                found: set[str] = set()
+                for branch in branches:
+                    more = self._kinds(branch, depth + 1)
+                    if not more:
+                        return set()
+                    found |= more
+                return found
+        return set()
 
     def _known(self) -> str:
         return (

@@ -6,7 +6,8 @@ calls; it keeps no cookies) and closed by `Toolkit.aclose()`; `Toolkit(handlers,
 http_client=...)` uses a client of your own (auth, proxies, retries, mTLS; an httpx2 client works
 too) and leaves closing it to you.
 
-A call, after the arguments passed the tool's model:
+A call, after the arguments passed the tool's model (and sent as the model wrote them, not
+as pydantic normalises them: a URL without an added slash, a number as written):
 - `{name}` in the URL path is the argument, percent-encoded as one path segment; a value that is
   empty, `.` or `..`, or holds `/`, `\\` or a control character (also once or twice
   percent-decoded) is an invalid-arguments result and nothing is sent: proxies that decode and
@@ -18,9 +19,11 @@ A call, after the arguments passed the tool's model:
   in a header is the argument, the header left out when it is absent; a header value is
   printable ASCII, or the call is refused before anything is sent;
 - the arguments `query` lists, and all the others when the body is `none`, go to the query
-  string (lists as repeated keys, objects as JSON, nulls left out); otherwise the others are the
-  JSON object or form body; with `body_arg`, that argument's value is the body and the others
-  go to the query string;
+  string; otherwise the others are the JSON object or urlencoded form body; with `body_arg`,
+  that argument's value is the body and the others go to the query string. Lists, objects and
+  nulls are written as the binding's `styles` (and a form's `encoding`) say, after OpenAPI's
+  serialisation styles (http_encode.py), else lists as repeated keys and objects as JSON; an
+  argument whose name a provider refuses goes under its own name (`names`: `StartTime<`);
 - redirects are followed (5 at most) only within the same origin (scheme, host, port): a
   redirect elsewhere is an error result, so headers carrying credentials never leave the origin;
 - the whole exchange (connection, redirects, the body) has one deadline: the binding's timeout,
@@ -42,24 +45,28 @@ JSON-escaped or percent-encoded; nothing here logs.
 from __future__ import annotations
 
 import asyncio
-import base64
-import binascii
 import importlib
 import inspect
-import json
-import math
-import os
 import re
-import zlib
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from http.cookiejar import CookieJar, DefaultCookiePolicy
 from typing import TYPE_CHECKING, Any
-from urllib.parse import quote, unquote, urlencode, urlsplit
+from urllib.parse import urlsplit
+
+from pydantic_core import to_jsonable_python
 
 from ..datatypes import SourceError, ToolError, ToolResult
 from ..failures import _invalid_text
-from .base import BoundTool, SourceOptions, secret_forms
+from .base import BoundTool, SourceOptions
+from .http_encode import (
+    Unsendable,
+    fill_header,
+    fill_url,
+    query_parts,
+    sendable_header,
+)
+from .http_read import ACCEPT_ENCODING, Secrets, Unreadable, body_text, parse_json, read_body
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -72,23 +79,8 @@ MAX_REDIRECTS = 5
 MAX_BODY = 10 * 1024 * 1024  # bytes of a 2xx body read at most (after decompression)
 ERROR_READ = 64 * 1024  # bytes of a non-2xx body read at most
 ERROR_BODY = 2_000  # characters of a non-2xx body in the error result
-MIN_SECRET = 8  # shorter values are not searched for in results
-MAX_DEPTH = 128  # JSON nested deeper is returned as text (serialisers stop near 255)
-ACCEPT_ENCODING = "gzip, deflate"  # what is decompressed here, bounded
-TOKEN = re.compile(r"\$\{([^{}]*)\}|\{([^{}]*)\}")
+
 JSON_TYPE = re.compile(r"^application/(?:[\w.+-]+\+)?json\b|^text/json\b", re.IGNORECASE)
-HEADER_NAME = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")  # RFC 9110 token
-HEADER_TEXT = re.compile(r"[\t\x20-\x7e]*")  # what httpx sends as a header value (ASCII)
-# headers the HTTP library owns (framing, routing, the connection): a tool never sets them
-RESERVED_HEADERS = frozenset(
-    {"host", "content-length", "transfer-encoding", "connection", "te", "upgrade", "expect"}
-    | {"trailer", "keep-alive"}
-)
-# headers whose value is a credential, whoever set them (the binding, a client's auth=, hooks)
-CREDENTIAL = re.compile(
-    r"(?i)^(authorization|proxy-authorization|cookie)$"
-    r"|api[-_]?key|token|secret|passw|auth|key$|signature|session|credential"
-)
 
 
 class HttpStatusError(ToolError):
@@ -144,13 +136,7 @@ class HttpExecutor:
     def bind(self, spec: ToolSpec) -> BoundTool:
         assert spec.binding is not None
         call = _Call.make(spec.name, spec.binding["http"], self._base_url)
-
-        async def run(args: BaseModel, ctx: ToolContext) -> Any:
-            return await self._send(
-                call, args.model_dump(mode="json", by_alias=True, exclude_unset=True)
-            )
-
-        return run
+        return _Bound(spec.model, call, self._send)
 
     async def aclose(self) -> None:
         client, self._client = self._client, None
@@ -169,7 +155,7 @@ class HttpExecutor:
         return self._client
 
     async def _send(self, call: _Call, args: dict[str, Any]) -> Any:
-        secrets = _Secrets()
+        secrets = Secrets()
         deadline = call.timeout
         if deadline is None and self._given is None:
             deadline = DEFAULT_TIMEOUT
@@ -192,7 +178,7 @@ class HttpExecutor:
         except ToolError as exc:  # an error result says no more than a result does
             raise type(exc)(secrets.redact(str(exc))) from None
 
-    async def _exchange(self, call: _Call, args: dict[str, Any], secrets: _Secrets) -> Any:
+    async def _exchange(self, call: _Call, args: dict[str, Any], secrets: Secrets) -> Any:
         request_args = call.request(args, secrets)
         httpx = self._httpx
         client = self._client_now()
@@ -240,16 +226,44 @@ class HttpExecutor:
             ) from None
 
 
+class _Bound:
+    """One http tool. Its `validate` checks the arguments with the tool's typed model and hands
+    on the arguments as the model wrote them (the toolkit calls it in place of the model): a URL
+    without the slash pydantic's AnyUrl adds, a number or a date as written. Only the arguments
+    the model keeps are sent (an extra key it ignores is not)."""
+
+    def __init__(self, model: type[BaseModel], call: _Call, send: Any) -> None:
+        self._check = model.__pydantic_validator__.validate_python
+        self._wire: dict[str, str] = {}  # a field's alias or own name -> the name sent
+        for name, info in model.model_fields.items():
+            alias = info.alias or name
+            self._wire[alias] = alias
+            self._wire.setdefault(name, alias)
+        self.call, self._send = call, send
+
+    def validate(self, arguments: Any) -> Any:
+        model = self._check(arguments)  # raises ValidationError: the toolkit answers the model
+        if type(arguments) is not dict:  # a model instance a caller passed: its own values
+            return model.model_dump(mode="json", by_alias=True, exclude_unset=True)
+        extra = model.model_extra or {}
+        wire = self._wire
+        return {
+            wire.get(key, key): value
+            for key, value in arguments.items()
+            if key in wire or key in extra
+        }
+
+    async def __call__(self, arguments: Any, ctx: ToolContext) -> Any:
+        # JSON values as sent; a caller's Python values (a datetime) as JSON would give them
+        return await self._send(self.call, to_jsonable_python(arguments))
+
+
 class _BadArgument(Exception):
     """An argument the request cannot carry: an invalid-arguments result, nothing sent."""
 
     def __init__(self, argument: str, message: str) -> None:
         super().__init__(message)
         self.argument, self.message = argument, message
-
-
-class _Unreadable(Exception):
-    """A body this client did not ask for or cannot decompress (the reason)."""
 
 
 def _no_cookies() -> CookieJar:
@@ -270,6 +284,10 @@ class _Call:
     body_arg: str | None
     timeout: float | None
     mode: str | None  # text | json | None (by Content-Type)
+    # argument -> its OpenAPI serialisation ({style, explode}); form-body property -> encoding
+    styles: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    encoding: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    names: Mapping[str, str] = field(default_factory=dict)  # argument -> name on the wire
 
     @classmethod
     def make(cls, name: str, binding: Mapping[str, Any], base_url: Any) -> _Call:
@@ -298,31 +316,39 @@ class _Call:
             binding.get("body_arg"),
             binding.get("timeout"),
             binding.get("result"),
+            dict(binding.get("styles", {})),
+            dict(binding.get("encoding", {})),
+            dict(binding.get("names", {})),
         )
 
-    def request(self, args: dict[str, Any], secrets: _Secrets) -> dict[str, Any]:
+    def request(self, args: dict[str, Any], secrets: Secrets) -> dict[str, Any]:
         """build_request's arguments for one call (`secrets` gets the environment values read)."""
+        try:
+            return self._request(args, secrets)
+        except Unsendable as exc:
+            raise _BadArgument(exc.argument, exc.message) from None
+
+    def _request(self, args: dict[str, Any], secrets: Secrets) -> dict[str, Any]:
         used: set[str] = set()
-        url = _fill_url(self.url, args, used)
+        url = fill_url(self.url, args, used, self.styles)
         headers = {}
         for header, template in self.headers.items():
-            value = self._header(header, template, args, used, secrets)
+            value = fill_header(self.name, header, template, args, used, secrets, self.styles)
             if value is not None:
                 headers[header] = value
         if not any(header.lower() == "accept-encoding" for header in headers):
             headers["Accept-Encoding"] = ACCEPT_ENCODING
-        params: list[tuple[str, str]] = []
+        params: list[str] = []
         rest: dict[str, Any] = {}
         for key, value in args.items():
             if key in used:
                 continue
             if key in self.query or self.body == "none" or (self.body_arg and key != self.body_arg):
-                if value is not None:
-                    params.extend((key, item) for item in _query_values(value))
+                params.extend(query_parts(self.names.get(key, key), value, self.styles.get(key)))
             elif key != self.body_arg:
                 rest[key] = value
         if params:  # after the URL's own query (httpx's params= would replace it)
-            url += ("&" if "?" in url else "?") + urlencode(params, quote_via=quote)
+            url += ("&" if "?" in url else "?") + "&".join(params)
         out: dict[str, Any] = {"method": self.method, "url": url, "headers": headers}
         if self.timeout is not None:
             out["timeout"] = self.timeout
@@ -330,77 +356,42 @@ class _Call:
             payload = args.get(self.body_arg) if self.body_arg else rest
             if self.body_arg is None or self.body_arg in args:
                 if self.body == "json":
+                    if self.body_arg is None and self.names:
+                        payload = {self.names.get(k, k): v for k, v in rest.items()}
                     out["json"] = payload
                 elif isinstance(payload, Mapping):
-                    out["data"] = {k: _form_value(v) for k, v in payload.items() if v is not None}
+                    named = self.names if self.body_arg is None else {}
+                    form = [
+                        part
+                        for key, value in payload.items()
+                        for part in query_parts(named.get(key, key), value, self.encoding.get(key))
+                    ]
+                    headers["Content-Type"] = "application/x-www-form-urlencoded"
+                    out["content"] = "&".join(form).encode("ascii")
                 else:
                     raise ToolError(
                         f"Tool '{self.name}': a form body needs an object, not {type(payload).__name__}"
                     )
         return out
 
-    def _header(
-        self, header: str, template: str, args: dict[str, Any], used: set[str], secrets: _Secrets
-    ) -> str | None:
-        parts, start = [], 0
-        for match in TOKEN.finditer(template):
-            parts.append(template[start : match.start()])
-            start = match.end()
-            env, arg = match.groups()
-            if env is not None:
-                value = os.environ.get(env)
-                if value is None:
-                    raise ToolError(
-                        f"Tool '{self.name}' cannot run: the environment variable {env} is not set "
-                        f"(the {header} header is read from it)"
-                    )
-                secrets.add(value)
-                if not HEADER_TEXT.fullmatch(value):
-                    raise ToolError(
-                        f"Tool '{self.name}' cannot run: the environment variable {env} holds "
-                        f"{_unsendable(value, show=False)}, which a header cannot carry (the "
-                        f"{header} header is read from it; its value is not shown)"
-                    )
-                parts.append(value)
-            else:
-                used.add(arg)
-                if args.get(arg) is None:
-                    return None  # an optional argument that is absent: no header
-                text = _scalar(args[arg])
-                if not HEADER_TEXT.fullmatch(text):
-                    raise _BadArgument(
-                        arg,
-                        f"a header value must be printable ASCII; this one holds "
-                        f"{_unsendable(text, show=True)}",
-                    )
-                parts.append(text)
-        parts.append(template[start:])
-        value = "".join(parts).strip(" \t")  # a field value has no whitespace around it
-        if not HEADER_TEXT.fullmatch(value):  # a literal part: the build refuses it (TN444)
-            raise ToolError(
-                f"Tool '{self.name}': the {header} header cannot be sent: it holds "
-                f"{_unsendable(value, show=False)}"
-            )
-        return value
-
-    async def result(self, response: Any, secrets: _Secrets) -> Any:
+    async def result(self, response: Any, secrets: Secrets) -> Any:
         status = response.status_code
         if not 200 <= status < 300:
             try:
-                body, complete = await _read(response, ERROR_READ)
-            except _Unreadable as exc:
+                body, complete = await read_body(response, ERROR_READ)
+            except Unreadable as exc:
                 raise HttpStatusError(
                     f"HTTP {status}: {response.reason_phrase or 'no reason'} ({exc}; not read)"
                 ) from None
-            text = secrets.redact(_text(response, body).strip())  # before the cut
+            text = secrets.redact(body_text(response, body).strip())  # before the cut
             if not complete:
                 text = f"{text[:ERROR_BODY]}... (the rest not read)"
             elif len(text) > ERROR_BODY:
                 text = f"{text[:ERROR_BODY]}... ({len(text) - ERROR_BODY} more characters)"
             raise HttpStatusError(f"HTTP {status}: {text or response.reason_phrase or 'no body'}")
         try:
-            body, complete = await _read(response, MAX_BODY)
-        except _Unreadable as exc:
+            body, complete = await read_body(response, MAX_BODY)
+        except Unreadable as exc:
             raise HttpBadResponse(f"HTTP {status}: {exc}; not read") from None
         if not complete:
             raise HttpBadResponse(
@@ -412,273 +403,14 @@ class _Call:
         is_json = bool(JSON_TYPE.match(response.headers.get("content-type", "")))
         if self.mode == "json" or (self.mode is None and is_json):
             try:
-                return _json(body)
+                return parse_json(body)
             except ValueError as exc:
                 if self.mode == "json":
                     raise HttpBadResponse(
                         f"HTTP {status}: the body is not JSON this tool can return ({exc}; "
                         f"{response.headers.get('content-type', 'no Content-Type')})"
                     ) from None
-        return _text(response, body)
-
-
-def sendable_header(name: str) -> bool:
-    """A header name a tool may set: an HTTP token the HTTP client does not own."""
-    lower = name.lower()
-    return (
-        bool(HEADER_NAME.fullmatch(name))
-        and lower not in RESERVED_HEADERS
-        and not lower.startswith("proxy-")
-    )
-
-
-def _unsendable(text: str, *, show: bool) -> str:
-    """What in `text` a header cannot carry, in words (the character itself only if `show`)."""
-    bad = next(c for c in text if not HEADER_TEXT.fullmatch(c))
-    if bad in "\r\n":
-        return "a line break"
-    if ord(bad) < 0x20 or ord(bad) == 0x7F:
-        return f"a control character (U+{ord(bad):04X})"
-    return f"a non-ASCII character ({bad!r})" if show else "a non-ASCII character"
-
-
-def _fill_url(template: str, args: dict[str, Any], used: set[str]) -> str:
-    """The URL with each {name} replaced by its argument, percent-encoded so that no value adds
-    a segment, a query or a fragment; a path value that would walk the path anyway, behind a
-    proxy that decodes and normalises it, is refused."""
-    path, mark, query = template.partition("?")
-
-    def fill(part: str, in_path: bool) -> str:
-        def value(match: re.Match[str]) -> str:
-            name = match.group(2)
-            if name is None:
-                return match.group(0)
-            used.add(name)
-            text = _scalar(args[name])
-            if in_path:
-                _check_segment(name, text)
-            return quote(text, safe="")
-
-        return TOKEN.sub(value, part)
-
-    return fill(path, True) + mark + fill(query, False)
-
-
-def _check_segment(name: str, text: str) -> None:
-    """A path value is one segment, seen the way a decoding proxy sees it: not empty, `.` or
-    `..` (or `..;`, which Tomcat reads as `..`), no `/`, `\\` or control character."""
-    forms, form = [text], text
-    for _ in range(2):  # once and twice decoded: proxies and frameworks decode again
-        form = unquote(form)
-        if form == forms[-1]:
-            break
-        forms.append(form)
-    for form in forms:
-        if form.split(";", 1)[0] in ("", ".", ".."):
-            what = "empty" if not text else repr(form.split(";", 1)[0])
-            raise _BadArgument(
-                name,
-                f"a path value cannot be {what}: it would change the path the request goes to",
-            )
-        if "/" in form or "\\" in form or any(ord(c) < 0x20 or ord(c) == 0x7F for c in form):
-            raise _BadArgument(
-                name,
-                "a path value cannot hold '/', '\\' or a control character (in any encoding): "
-                "it is one segment of the path",
-            )
-
-
-def _scalar(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return str(value)
-
-
-def _query_values(value: Any) -> list[str]:
-    if isinstance(value, list) and all(not isinstance(v, (dict, list)) for v in value):
-        return [_scalar(v) for v in value if v is not None]
-    if isinstance(value, (dict, list)):
-        return [json.dumps(value, ensure_ascii=False, separators=(",", ":"))]
-    return [_scalar(value)]
-
-
-def _form_value(value: Any) -> Any:
-    if isinstance(value, list) and all(not isinstance(v, (dict, list)) for v in value):
-        return [_scalar(v) for v in value if v is not None]
-    if isinstance(value, (dict, list)):
-        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-    return _scalar(value)
-
-
-# -- the body -----------------------------------------------------------------------------------
-
-
-async def _read(response: Any, limit: int) -> tuple[bytes, bool]:
-    """At most `limit` bytes of the body, decompressed here (never more than that is made), and
-    whether that is all of it; raises _Unreadable for an encoding not asked for."""
-    decoder = _Decoder.of(response)
-    chunks: list[bytes] = []
-    size = 0
-    async for raw in response.aiter_raw():
-        data = decoder.feed(raw, limit - size + 1)
-        if size + len(data) > limit:
-            chunks.append(data[: limit - size])
-            return b"".join(chunks), False
-        chunks.append(data)
-        size += len(data)
-    data = decoder.flush(limit - size + 1)
-    if size + len(data) > limit:
-        chunks.append(data[: limit - size])
-        return b"".join(chunks), False
-    chunks.append(data)
-    return b"".join(chunks), True
-
-
-class _Decoder:
-    """The body's one content coding undone, never producing more than asked for."""
-
-    def __init__(self, coding: str) -> None:
-        self.coding = coding
-        wbits = {"gzip": zlib.MAX_WBITS | 16, "deflate": zlib.MAX_WBITS}.get(coding)
-        self._zlib = zlib.decompressobj(wbits) if wbits is not None else None
-        self._started = False
-
-    @classmethod
-    def of(cls, response: Any) -> _Decoder:
-        codings = [
-            c.strip().lower()
-            for c in response.headers.get_list("content-encoding", split_commas=True)
-            if c.strip() and c.strip().lower() != "identity"
-        ]
-        codings = ["gzip" if c == "x-gzip" else c for c in codings]
-        if len(codings) > 1:
-            raise _Unreadable(f"the body is encoded {len(codings)} times ({', '.join(codings)})")
-        if codings and codings[0] not in ("gzip", "deflate"):
-            raise _Unreadable(
-                f"the body is encoded with {codings[0]}, which was not asked for "
-                f"(Accept-Encoding: {ACCEPT_ENCODING})"
-            )
-        return cls(codings[0] if codings else "identity")
-
-    def feed(self, data: bytes, room: int) -> bytes:
-        if self._zlib is None:
-            return data
-        if not self._started and self.coding == "deflate" and data:
-            self._started = True
-            try:  # "deflate" is zlib-wrapped by the standard, raw by some servers
-                return self._zlib.decompress(data, room)
-            except zlib.error:
-                self._zlib = zlib.decompressobj(-zlib.MAX_WBITS)
-        try:
-            return self._zlib.decompress(data, room)
-        except zlib.error:
-            raise _Unreadable(f"the body is not valid {self.coding}") from None
-
-    def flush(self, room: int) -> bytes:
-        if self._zlib is None:
-            return b""
-        try:
-            return self._zlib.flush(room)
-        except zlib.error:
-            raise _Unreadable(f"the body is not valid {self.coding}") from None
-
-
-def _json(body: bytes) -> Any:
-    """The body as JSON data; ValueError for what is not JSON a result can hold (NaN, Infinity,
-    a number too large for a float, nesting deeper than MAX_DEPTH)."""
-    try:
-        data = json.loads(body, parse_constant=_no_constant, parse_float=_finite)
-    except RecursionError:
-        raise ValueError(f"nested deeper than {MAX_DEPTH} levels") from None
-    stack = [(data, 1)]
-    while stack:
-        node, depth = stack.pop()
-        if isinstance(node, (dict, list)):
-            if depth > MAX_DEPTH:
-                raise ValueError(f"nested deeper than {MAX_DEPTH} levels")
-            stack.extend(
-                (v, depth + 1) for v in (node.values() if isinstance(node, dict) else node)
-            )
-    return data
-
-
-def _no_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not a JSON number")
-
-
-def _finite(text: str) -> float:
-    value = float(text)
-    if not math.isfinite(value):
-        raise ValueError(f"{text} is too large for a number")
-    return value
-
-
-def _text(response: Any, body: bytes) -> str:
-    encoding = response.charset_encoding or "utf-8"
-    try:
-        return body.decode(encoding, errors="replace")
-    except LookupError:  # a charset Python does not know
-        return body.decode("utf-8", errors="replace")
-
-
-# -- secrets ------------------------------------------------------------------------------------
-
-
-class _Secrets:
-    """The credentials one call used, and the forms a server could echo them in."""
-
-    def __init__(self) -> None:
-        self._values: set[str] = set()
-        self._pattern: re.Pattern[str] | None = None
-
-    def add(self, value: str) -> None:
-        value = value.strip()
-        if len(value) >= MIN_SECRET and value not in self._values:
-            self._values.add(value)
-            self._pattern = None
-
-    def add_headers(self, headers: Any) -> None:
-        for name, value in headers.items():
-            if CREDENTIAL.search(name):
-                self._credential(name.lower(), value)
-
-    def _credential(self, name: str, value: str) -> None:
-        if name == "cookie":
-            for pair in value.split(";"):
-                self.add(pair.partition("=")[2])
-            return
-        scheme, _, rest = value.strip().partition(" ")
-        if not (rest and re.fullmatch(r"[A-Za-z][\w.+-]*", scheme)):
-            self.add(value)  # no `Scheme credentials` shape: the whole value
-            return
-        self.add(rest)
-        if scheme.lower() == "basic":
-            try:
-                decoded = base64.b64decode(rest.strip(), validate=True).decode("utf-8")
-            except (binascii.Error, UnicodeDecodeError):
-                return
-            self.add(decoded)
-            self.add(decoded.partition(":")[2])
-
-    def redact(self, value: Any) -> Any:
-        if not self._values:
-            return value
-        if self._pattern is None:
-            forms = {form for secret in self._values for form in secret_forms(secret, MIN_SECRET)}
-            self._pattern = re.compile(
-                "|".join(re.escape(f) for f in sorted(forms, key=len, reverse=True))
-            )
-        return _redact(value, self._pattern)
-
-
-def _redact(value: Any, pattern: re.Pattern[str]) -> Any:
-    if isinstance(value, str):
-        return pattern.sub("[redacted]", value)
-    if isinstance(value, list):
-        return [_redact(item, pattern) for item in value]
-    if isinstance(value, dict):
-        return {_redact(k, pattern): _redact(v, pattern) for k, v in value.items()}
-    return value
+        return body_text(response, body)
 
 
 # -- URLs ---------------------------------------------------------------------------------------
