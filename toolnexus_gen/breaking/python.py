@@ -1,0 +1,237 @@
+"""The generated Python surface as handler code sees it: the methods of `ToolHandlers`, the
+dispatch table's tools, and each argument model's fields (their annotations, whether they are
+required) with the classes they use. Read with `ast` from the package's text, never imported,
+so a package from any generator version (or a broken one) reads the same way.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from typing import Any
+
+from toolnexus_gen.toolspec.naming import python_names
+
+
+class PythonError(Exception):
+    """A generated module that is not Python: the package is corrupt."""
+
+
+@dataclass(frozen=True)
+class Field:
+    annotation: str  # as written, e.g. "StrictStr | None"
+    members: frozenset[str]  # the union's members, e.g. {"StrictStr", "None"}
+    names: frozenset[str]  # the names the annotation uses (classes of the module among them)
+
+
+@dataclass(frozen=True)
+class PyClass:
+    fields: dict[str, Field]  # a model's fields
+    members: tuple[str, ...]  # an Enum's members
+    is_enum: bool
+
+
+@dataclass(frozen=True)
+class Bound:
+    """What dispatch.py says of one tool: its model, its handler method, its binding."""
+
+    model: str | None
+    method: str | None
+    binding: Any = None
+
+
+@dataclass(frozen=True)
+class PyChange:
+    kind: str  # field_removed, field_type, field_optional, enum_member
+    path: str  # "city", "address.zip"
+    detail: str
+
+
+def parse(text: str, where: str) -> ast.Module:
+    try:
+        return ast.parse(text, filename=where)
+    except (SyntaxError, ValueError) as exc:
+        line = getattr(exc, "lineno", None)
+        raise PythonError(
+            f"{where}{f':{line}' if line else ''}: not Python ({exc.args[0]})"
+        ) from None
+
+
+def handler_methods(text: str, where: str) -> dict[str, str | None]:
+    """The methods of class ToolHandlers: name -> the class of its `args` (None if untyped)."""
+    methods: dict[str, str | None] = {}
+    for node in parse(text, where).body:
+        if isinstance(node, ast.ClassDef) and node.name == "ToolHandlers":
+            for item in node.body:
+                if isinstance(
+                    item, (ast.FunctionDef, ast.AsyncFunctionDef)
+                ) and not item.name.startswith("_"):
+                    args = item.args.args
+                    annotation = args[1].annotation if len(args) > 1 else None
+                    methods[item.name] = ast.unparse(annotation) if annotation is not None else None
+    return methods
+
+
+def dispatch_table(text: str, where: str) -> dict[str, Bound]:
+    """The `ToolSpec(name=..., model=..., method=..., binding=...)` entries of dispatch.py."""
+    table: dict[str, Bound] = {}
+    for node in ast.walk(parse(text, where)):
+        if not (isinstance(node, ast.Call) and _called(node.func) == "ToolSpec"):
+            continue
+        given = {kw.arg: kw.value for kw in node.keywords if kw.arg}
+        name = _literal(given.get("name"))
+        if not isinstance(name, str):
+            continue
+        model = given.get("model")
+        method = _literal(given.get("method"))
+        table[name] = Bound(
+            model.id if isinstance(model, ast.Name) else None,
+            method if isinstance(method, str) else None,
+            _literal(given.get("binding")),
+        )
+    return table
+
+
+def model_modules(text: str, where: str) -> dict[str, str]:
+    """models/__init__.py: each model class -> its module's file name (models/x.py)."""
+    found = {}
+    for node in parse(text, where).body:
+        if isinstance(node, ast.ImportFrom) and node.level == 1 and node.module:
+            for alias in node.names:
+                found[alias.asname or alias.name] = f"models/{node.module.replace('.', '/')}.py"
+    return found
+
+
+def fallback_bound(tool: str, methods: dict[str, str | None], models: dict[str, str]) -> Bound:
+    """A tool's model and method by the naming rules, for a dispatch.py without ToolSpec calls."""
+    names = python_names(tool)
+    return Bound(
+        names.model if names.model in models else None,
+        names.method if names.method in methods else None,
+    )
+
+
+def classes(text: str, where: str) -> dict[str, PyClass]:
+    """The classes of a model module: fields of models, members of enums."""
+    found: dict[str, PyClass] = {}
+    for node in parse(text, where).body:
+        if not isinstance(node, ast.ClassDef):
+            continue
+        bases = {_called(base) for base in node.bases}
+        if bases & {"Enum", "StrEnum", "IntEnum"}:
+            members = tuple(
+                target.id
+                for item in node.body
+                if isinstance(item, ast.Assign)
+                for target in item.targets
+                if isinstance(target, ast.Name)
+            )
+            found[node.name] = PyClass({}, members, True)
+            continue
+        fields = {}
+        for item in node.body:
+            if isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name):
+                name = item.target.id
+                if name == "model_config" or _called(item.annotation) == "ClassVar":
+                    continue
+                fields[name] = Field(
+                    ast.unparse(item.annotation),
+                    frozenset(_members(item.annotation)),
+                    frozenset(n.id for n in ast.walk(item.annotation) if isinstance(n, ast.Name)),
+                )
+        found[node.name] = PyClass(fields, (), False)
+    return found
+
+
+def compare_models(
+    old_text: str, old_class: str, new_text: str, new_class: str, where: str
+) -> list[PyChange]:
+    """What code reading `args` of the old model finds changed in the new one."""
+    old, new = classes(old_text, f"REF:{where}"), classes(new_text, where)
+    found: list[PyChange] = []
+    seen: set[tuple[str, str]] = set()
+
+    def walk(before_name: str, after_name: str, path: str) -> None:
+        if (before_name, after_name) in seen:
+            return
+        seen.add((before_name, after_name))
+        before, after = old.get(before_name), new.get(after_name)
+        if before is None or after is None:
+            return
+        if before.is_enum or after.is_enum:
+            if before.is_enum and after.is_enum:
+                gone = [m for m in before.members if m not in after.members]
+                if gone:
+                    listed = ", ".join(f"{after_name}.{m}" for m in gone)
+                    field = f" (field '{path}')" if path else ""
+                    found.append(
+                        PyChange("enum_member", path, f"enum member {listed} removed{field}")
+                    )
+            return
+        for name, field in before.fields.items():
+            at = f"{path}.{name}" if path else name
+            now = after.fields.get(name)
+            if now is None:
+                found.append(
+                    PyChange("field_removed", at, f"field '{at}' ({field.annotation}) removed")
+                )
+                continue
+            if field.members != now.members:
+                added = now.members - field.members
+                if added == {"None"}:
+                    found.append(
+                        PyChange(
+                            "field_optional",
+                            at,
+                            f"field '{at}' may be None now ({field.annotation} -> {now.annotation})",
+                        )
+                    )
+                elif added:
+                    found.append(
+                        PyChange(
+                            "field_type",
+                            at,
+                            f"field '{at}' changed type: {field.annotation} -> {now.annotation}",
+                        )
+                    )
+            for used in sorted(field.names & now.names):
+                if used in old and used in new:
+                    walk(used, used, at)
+
+    walk(old_class, new_class, "")
+    return found
+
+
+def _called(node: Any) -> str:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    if isinstance(node, ast.Subscript):
+        return _called(node.value)
+    return ""
+
+
+def _literal(node: Any) -> Any:
+    if node is None:
+        return None
+    try:
+        return ast.literal_eval(node)
+    except ValueError:
+        return None
+
+
+def _members(node: ast.expr) -> list[str]:
+    """The members of a union annotation (X | Y, Optional[X], Union[X, Y]), each as written."""
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
+        return [*_members(node.left), *_members(node.right)]
+    if isinstance(node, ast.Subscript) and _called(node.value) in ("Optional", "Union"):
+        inner = node.slice
+        parts = list(inner.elts) if isinstance(inner, ast.Tuple) else [inner]
+        found = [m for part in parts for m in _members(part)]
+        return [*found, "None"] if _called(node.value) == "Optional" else found
+    if isinstance(node, ast.Subscript) and _called(node.value) == "Annotated":
+        inner = node.slice
+        first = inner.elts[0] if isinstance(inner, ast.Tuple) else inner
+        return _members(first)
+    return [ast.unparse(node)]
