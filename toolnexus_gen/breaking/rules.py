@@ -22,6 +22,7 @@ from toolnexus_gen.breaking.surface import PackageError, Surface, ToolSurface
 from toolnexus_gen.diagnostics.catalogue import BREAKING
 
 CATEGORIES = ("callers", "handlers", "model")
+MIN_TOKENS = 10  # a token cost moving by fewer is never reported, whatever the percentage
 LEVELS = ("info", "warning", "error")  # in rising order
 
 
@@ -127,7 +128,7 @@ def check(code: str) -> Callable[[Check], Check]:
 
 
 def _arg(path: str) -> str:
-    return f"argument '{path}'" if path else "the arguments"
+    return f"argument '{path}'" if path else "the arguments object"
 
 
 def _input(changes: list[Change], kinds: tuple[str, ...], narrows: bool | None) -> Iterator[Change]:
@@ -255,12 +256,25 @@ def output_broken(pair: Pair) -> Iterator[Found]:
         return
     for change in pair.outputs:
         if _breaks_readers(change):
-            where = f"result field '{change.path}'" if change.path else "the result"
             yield Found(
-                f"{where}: {change.detail}: structuredContent consumers written for {pair.ref} "
-                "may get results they do not expect",
+                f"{_result(change)}: structuredContent consumers written for {pair.ref} may "
+                "get results they do not expect",
                 ("output_schema", change.pointer),
             )
+
+
+def _result(change: Change) -> str:
+    """An output schema change, as its readers see it."""
+    where = f"result field '{change.path}'" if change.path else "the result"
+    if change.kind in ("removed_closed", "removed_open"):
+        return f"{where} is no longer in the results"
+    if change.kind == "made_optional":
+        return f"{where} may be missing now (required before)"
+    if change.kind == "made_required":
+        return f"{where} is always present now"
+    if change.kind in ("optional_added", "required_added"):
+        return f"{where} added"
+    return f"{where}: {change.detail}"
 
 
 def _breaks_readers(change: Change) -> bool:
@@ -409,10 +423,9 @@ def output_extended(pair: Pair) -> Iterator[Found]:
         yield Found("output schema added: results carry structuredContent", ("output_schema", ""))
         return
     for change in pair.outputs:
-        quiet = ("default", "default_added", "description", "examples")
+        quiet = ("default", "default_added", "description", "examples")  # TN540, TN541
         if change.kind not in quiet and not _breaks_readers(change):
-            where = f"result field '{change.path}'" if change.path else "the result"
-            yield Found(f"{where}: {change.detail}", ("output_schema", change.pointer))
+            yield Found(_result(change), ("output_schema", change.pointer))
 
 
 # -- model: what a model is shown ---------------------------------------------------------------
@@ -472,7 +485,8 @@ def tokens(pair: Pair) -> Iterator[Found]:
     moved = []
     for target, count in after.items():
         was = before.get(target)
-        if was and abs(count - was) * 100 > pair.token_threshold * was:
+        delta = abs(count - was) if was else 0
+        if was and delta >= MIN_TOKENS and delta * 100 > pair.token_threshold * was:
             moved.append(f"{target} {was} -> {count} ({(count - was) * 100 / was:+.0f}%)")
     if moved:
         yield Found(f"estimated tokens of its definition: {', '.join(moved)}", ("description", ""))

@@ -59,11 +59,11 @@ class ToolSurface:
         kind, settings = next(iter(self.binding.items()))
         if kind == "mcp" and isinstance(settings, dict):
             return f"MCP server {settings.get('server')!r}"
-        if kind == "builtin":
-            return "built-in tool"
-        if kind == "skill":
-            return "skills"
-        return f"{kind} binding"
+        return {
+            "builtin": "the built-in tools",
+            "skill": "the skills",
+            "http": "an HTTP endpoint",
+        }.get(kind, f"its {kind} binding")
 
 
 @dataclass(frozen=True)
