@@ -429,6 +429,8 @@ def sync(server: str | None, check: bool) -> None:
                     err=True,
                     fg="yellow",
                 )
+                for finding in drift.findings:
+                    _echo(f"  {finding}", err=True, fg="red" if finding.startswith("error") else None)
             if result.drift:
                 _echo(
                     f"{result.name}: the snapshot is out of date: run "

@@ -324,6 +324,8 @@ class Drift:
     tool: str  # the server's name for it
     what: str  # added, removed or changed (upstream)
     details: list[str] = field(default_factory=list)  # for a change: `<pointer> added|...`
+    # what it means for callers, by the rules of `breaking`: `error[TN503] callers: ...`
+    findings: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -465,6 +467,8 @@ def _drift(snap: Any) -> list[Drift]:
     for file in snap.changed:
         details = mcp.drift(snap, file)
         found.append(Drift(display_path(snap.folder / file), snap.tools[file], "changed", details))
+    for drift, file in zip(found, [*snap.added, *snap.removed, *snap.changed], strict=True):
+        drift.findings = mcp.consequences(snap, file)
     return found
 
 
@@ -497,7 +501,11 @@ def breaking(against: str, fail_on: str | None = None) -> BreakingOutcome:
         settings = config.load(Path.cwd())
         try:
             ref = revision.read(against, chosen.out, chosen.root)
-            old = surface.read_package(ref.files, ref.where)
+            old = (
+                surface.read_package(ref.files, ref.where)
+                if ref.files is not None
+                else surface.Surface({}, True)
+            )
         except (revision.RevisionError, surface.PackageError) as exc:
             raise UserError(str(exc)) from None
         files, toolset = _generated(chosen)

@@ -35,7 +35,7 @@ class RevisionError(Exception):
 class Revision:
     label: str  # as the user named it, with the commit: "main (1a2b3c4d)"
     where: str  # the package, as errors name it: "main:src/app/tools"
-    files: dict[str, str]  # the package's files that matter, relative path -> text
+    files: dict[str, str] | None  # the package's files that matter (None: no package, no tool)
     pyproject: str | None = None  # the project's pyproject.toml at REF, when there is one
 
 
@@ -122,6 +122,10 @@ def _revision(against: str, out: Path, root: Path) -> Revision:
     if not against.startswith("-"):  # never an option of git's
         found = _git(["rev-parse", "--verify", "--quiet", f"{against}^{{commit}}"], root)
         commit = found.stdout.decode().strip() if found.returncode == 0 else None
+    if not commit and against == "HEAD" and not _git(["rev-list", "-n", "1", "--all"], root).stdout:
+        # a repository without a commit yet (a pre-commit hook's first commit): nothing was
+        # there before, so every tool is new
+        return Revision("HEAD (no commit yet)", "HEAD", None)
     if not commit:
         raise RevisionError(
             f"unknown revision {against!r}: no commit of this repository has that name (and "

@@ -588,3 +588,16 @@ def selected(
 def at_or_above(found: Iterable[Finding], level: str) -> bool:
     rank = LEVELS.index(level)
     return any(LEVELS.index(f.severity) >= rank for f in found)
+
+
+def spec_findings(old: Any, new: Any, ref: str) -> list[Finding]:
+    """The findings between two versions of one tool's spec data (a snapshot file as it is and
+    as the source would write it; None for a tool added or removed): callers and model rules,
+    no Python (spec data has none)."""
+    from toolnexus_gen.breaking.surface import from_spec
+
+    before = from_spec(old) if isinstance(old, dict) else None
+    after = from_spec(new) if isinstance(new, dict) else None
+    if before is None and after is None:
+        return []
+    return findings([Pair(before, after, ref)])
