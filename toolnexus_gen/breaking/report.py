@@ -120,7 +120,9 @@ def changelog(found: Sequence[Finding], against: str) -> str:
             said = next(f.message for f in by_tool[tool] if f.rule == "TN530")
             what = said.removeprefix("tool added").removeprefix(":").strip()  # " (from x): text"
             notes = [f for f in by_tool[tool] if f.rule != "TN530"]
-            lines.append(f"- `{_md(tool)}`{': ' if what else ''}{_md(what)}" + _details(notes, inline=True))
+            lines.append(
+                f"- `{_md(tool)}`{': ' if what else ''}{_md(what)}" + _details(notes, inline=True)
+            )
         lines.append("")
     if removed:
         lines += ["### Removed", ""]

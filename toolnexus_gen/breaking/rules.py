@@ -132,8 +132,11 @@ def _arg(path: str) -> str:
 
 
 def _input(changes: list[Change], kinds: tuple[str, ...], narrows: bool | None) -> Iterator[Change]:
+    """The changes of these kinds that narrow (True), only widen (False), or all (None)."""
     for change in changes:
-        if change.kind in kinds and (narrows is None or change.narrows is narrows):
+        if change.kind not in kinds:
+            continue
+        if narrows is None or (change.narrows if narrows else change.widens and not change.narrows):
             yield change
 
 
@@ -282,9 +285,10 @@ def _breaks_readers(change: Change) -> bool:
     breaks callers: what it may hold grew, or a field it held may be gone)."""
     if change.kind in ("removed_closed", "removed_open"):
         return True
-    if change.kind in ("optional_added", "default", "default_added", "description", "examples"):
+    quiet = ("optional_added", "required_added", "default", "default_added", "description")
+    if change.kind in (*quiet, "examples"):  # a result field added is compatible by convention
         return False
-    return change.narrows is False
+    return change.widens
 
 
 @check("TN513")

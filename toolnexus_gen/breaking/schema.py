@@ -74,7 +74,8 @@ class Change:
     kind: str  # see KINDS
     path: str  # the argument, as a caller names it: "city", "address.zip", "tags[]"; "" = root
     pointer: str  # the node in the new schema (or where it would stand), for its place
-    narrows: bool | None  # True: a value valid before may be refused; False: more is accepted
+    narrows: bool  # a value valid before may be refused now
+    widens: bool  # a value refused before may be accepted now (both: a changed type, pattern)
     detail: str  # what changed, in words
 
 
@@ -147,8 +148,19 @@ class _Walk:
         self.found: list[Change] = []
         self.active: set[tuple[int, int]] = set()  # node pairs being compared (cycles end here)
 
-    def add(self, kind: str, path: str, pointer: str, narrows: bool | None, detail: str) -> None:
-        self.found.append(Change(kind, path, pointer, narrows, detail))
+    def add(
+        self,
+        kind: str,
+        path: str,
+        pointer: str,
+        narrows: bool | None,
+        detail: str,
+        *,
+        both: bool = False,
+    ) -> None:
+        """A change; `narrows` None: neither narrows nor widens (wording, a default)."""
+        widens = narrows is False or both
+        self.found.append(Change(kind, path, pointer, narrows is True or both, widens, detail))
 
     # -- resolving ------------------------------------------------------------------------------
 
@@ -293,15 +305,27 @@ class _Walk:
             used.add(best_i)
             self.alt(before, best, path)
         for i, after in enumerate(new):
-            if i not in used and not any(_covers(after, before) for before in old):
+            if i in used:
+                continue
+            covering = [before for before in old if _covers(after, before)]
+            if not covering:
                 added = "null (it is nullable now)" if after.type == "null" else after.describe()
                 self.add("type", path, after.pointer, False, f"now also accepts {added}")
+                continue
+            # a new alternative of a type already accepted: what it accepts beyond the old
+            # alternative closest to it
+            trials = [self._trial(before, after, path) for before in covering]
+            closest = min(trials, key=lambda found: sum(change.widens for change in found))
+            self.found += [change for change in closest if change.widens]
 
-    def _narrowings(self, old: _Alt, new: _Alt, path: str) -> int:
+    def _trial(self, old: _Alt, new: _Alt, path: str) -> list[Change]:
         trial = _Walk(self.old_root, self.new_root)
         trial.active = set(self.active)
         trial.alt(old, new, path)
-        return sum(change.narrows is True for change in trial.found)
+        return trial.found
+
+    def _narrowings(self, old: _Alt, new: _Alt, path: str) -> int:
+        return sum(change.narrows for change in self._trial(old, new, path))
 
     def alt(self, old: _Alt, new: _Alt, path: str) -> None:
         at = new.pointer
@@ -317,7 +341,9 @@ class _Walk:
             elif (old.type, new.type) == ("number", "integer"):
                 self.add("type", path, at, True, "type narrowed from number to integer")
             else:
-                self.add("type", path, at, True, f"type changed from {old.type} to {new.type}")
+                self.add(
+                    "type", path, at, True, f"type changed from {old.type} to {new.type}", both=True
+                )
                 return
         self.values(old.schema, new.schema, path, at)
         self.bounds(old.schema, new.schema, path, at)
@@ -378,14 +404,16 @@ class _Walk:
             elif before is None:
                 self.add("bound", path, where, True, f"multipleOf {shown(after)} added")
             else:
-                ratio = before / after if after else 0.5
-                narrows = abs(ratio - round(ratio)) > 1e-9  # old multiples stay multiples
+                # every old multiple stays one when the new step divides the old; every new
+                # multiple was one when the old step divides the new
+                narrows = not _divides(after, before)
                 self.add(
                     "bound",
                     path,
                     where,
                     narrows,
                     f"multipleOf changed from {shown(before)} to {shown(after)}",
+                    both=narrows and not _divides(before, after),
                 )
         for key in ("pattern", "format"):
             before, after = old.get(key), new.get(key)
@@ -402,6 +430,7 @@ class _Walk:
                     join_pointer(at, key),
                     True,
                     f"{key} changed from {shown(before)} to {shown(after)}",
+                    both=True,
                 )
         if bool(old.get("uniqueItems")) != bool(new.get("uniqueItems")):
             narrows = bool(new.get("uniqueItems"))
@@ -429,6 +458,7 @@ class _Walk:
                     join_pointer(at, key),
                     True,
                     f"{key} {verb} (not proven to accept what it did)",
+                    both=key in old,
                 )
 
     def object(self, old_alt: _Alt, new_alt: _Alt, path: str) -> None:
@@ -495,6 +525,7 @@ class _Walk:
                     join_pointer(props, name),
                     True,
                     "new and required",
+                    both=_closed(old),  # values with it were refused before, too
                 )
             else:
                 self.add(
@@ -644,6 +675,13 @@ def _values(node: dict[str, Any]) -> dict[str, Any] | None:
     if isinstance(node.get("enum"), list):
         return {canonical(v): v for v in node["enum"]}
     return None
+
+
+def _divides(step: float, value: float) -> bool:
+    if not step:
+        return False
+    ratio = value / step
+    return abs(ratio - round(ratio)) < 1e-9
 
 
 def _number(value: Any) -> float | None:
