@@ -505,3 +505,69 @@ def test_sync_check_says_what_an_upstream_change_breaks(tmp_path: Path) -> None:
         "  error[TN503] callers: required argument 'space' added: a call without it, valid at the snapshot, is refused now"
         in err
     )
+
+
+# -- the handlers rules are what mypy says -----------------------------------------------------------
+
+HANDLER = """
+from weather_tools import GetWeatherArgs, ToolContext, ToolHandlers
+
+
+class Handlers(ToolHandlers):
+    def get_weather(self, args: GetWeatherArgs, ctx: ToolContext) -> str:
+        return args.city.upper() + args.units.value
+"""
+
+
+def test_handlers_findings_are_what_mypy_finds(tmp_path: Path) -> None:
+    """Handler code that type-checks against the package at REF fails mypy --strict against
+    the package now exactly where breaking says (TN524 city may be None, TN525 units gone)."""
+    import sys
+
+    repo = repository(tmp_path / "repo")
+    (repo / "pyproject.toml").write_text(CONFIG.replace('out = "tools"', 'out = "weather_tools"'))
+    (repo / "specs").mkdir()
+    spec = repo / "specs/get_weather.yaml"
+    spec.write_text(
+        "description: Weather\ninput_schema:\n  type: object\n  properties:\n"
+        "    city: {type: string}\n    units: {type: string, enum: [c, f], default: c}\n"
+        "  required: [city]\n"
+    )
+    built(repo)
+    commit(repo, "ref")
+    (repo / "handlers.py").write_text(HANDLER)
+
+    def mypy() -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "mypy", "--strict", "--no-incremental", "handlers.py"],
+            cwd=repo,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+
+    assert mypy().returncode == 0, mypy().stdout
+    spec.write_text(
+        "description: Weather\ninput_schema:\n  type: object\n  properties:\n"
+        "    city: {type: string}\n"
+    )
+    result = cli("breaking", "--against", "HEAD", "--format", "json", cwd=repo)
+    handlers = {
+        (f["rule"], f["message"].split("'")[1])
+        for f in findings_of(result)
+        if f["category"] == "handlers"
+    }
+    assert handlers == {("TN524", "city"), ("TN525", "units")}
+    built(repo)
+    said = mypy().stdout
+    assert 'Item "None" of "str | None" has no attribute "upper"' in said
+    assert '"GetWeatherArgs" has no attribute "units"' in said
+
+
+def test_the_docs_hold_the_rule_table() -> None:
+    from conftest import ROOT
+
+    from toolnexus_gen.diagnostics.catalogue import breaking_table
+
+    pages = [*ROOT.glob("changes/*.md"), *ROOT.glob("docs/**/*.md")]
+    assert any(breaking_table() in page.read_text("utf-8") for page in pages)
