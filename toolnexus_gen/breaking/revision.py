@@ -81,14 +81,15 @@ def _directory(folder: Path, out: Path, root: Path) -> Revision:
         looked = " or ".join(f"{display_path(c)}/{TOOLS_FILE}" for c in candidates)
         raise RevisionError(f"directory {shown} holds no generated package (no {looked})")
     files = {}
+    shown_package = display_path(package)
     for path in sorted(package.rglob("*")):
         rel = path.relative_to(package).as_posix()
-        if path.is_file() and _wanted(rel):
-            files[rel] = _decode(path.read_bytes(), display_path(path))
+        if _wanted(rel) and path.is_file():
+            files[rel] = _decode(path.read_bytes(), f"{shown_package}/{rel}")
     pyproject = folder / "pyproject.toml"
     return Revision(
         f"directory {shown}",
-        display_path(package),
+        shown_package,
         files,
         _decode(pyproject.read_bytes(), display_path(pyproject)) if pyproject.is_file() else None,
     )

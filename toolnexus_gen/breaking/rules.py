@@ -11,6 +11,7 @@ surface changed, and the checks share their results.
 from __future__ import annotations
 
 import fnmatch
+import json
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -20,6 +21,7 @@ from toolnexus_gen.breaking import python
 from toolnexus_gen.breaking.schema import Change, canonical, compare, shown
 from toolnexus_gen.breaking.surface import PackageError, Surface, ToolSurface
 from toolnexus_gen.diagnostics.catalogue import BREAKING
+from toolnexus_gen.pipeline.tokens import estimate
 
 CATEGORIES = ("callers", "handlers", "model")
 MIN_TOKENS = 10  # a token cost moving by fewer is never reported, whatever the percentage
@@ -295,7 +297,7 @@ def _breaks_readers(change: Change) -> bool:
 def strict_switched(pair: Pair) -> Iterator[Found]:
     if pair.old is None or pair.new is None:
         return
-    before, after = dict(pair.old.strict), dict(pair.new.strict)
+    before, after = pair.old.strict, pair.new.strict
     off = [t for t in before if t in after and before[t] and not after[t]]
     on = [t for t in before if t in after and not before[t] and after[t]]
     if off:
@@ -485,15 +487,29 @@ def tokens(pair: Pair) -> Iterator[Found]:
     old, new = pair.old, pair.new
     if old is None or new is None:
         return
-    before, after = dict(old.tokens), dict(new.tokens)
+    before = dict(old.entries)
     moved = []
-    for target, count in after.items():
-        was = before.get(target)
-        delta = abs(count - was) if was else 0
+    for target, entry in new.entries:
+        was_entry = before.get(target)
+        if was_entry is None or was_entry == entry or not _may_move(was_entry, entry, pair):
+            continue
+        was, count = estimate(was_entry), estimate(entry)
+        delta = abs(count - was)
         if was and delta >= MIN_TOKENS and delta * 100 > pair.token_threshold * was:
             moved.append(f"{target} {was} -> {count} ({(count - was) * 100 / was:+.0f}%)")
     if moved:
         yield Found(f"estimated tokens of its definition: {', '.join(moved)}", ("description", ""))
+
+
+def _may_move(old: Any, new: Any, pair: Pair) -> bool:
+    """Whether an entry's tokens may have moved past the threshold: its compact JSON's length
+    moved by half the threshold or more (a token is a few characters; estimating costs more)."""
+    before, after = len(_compact(old)), len(_compact(new))
+    return abs(after - before) * 200 >= pair.token_threshold * before
+
+
+def _compact(entry: Any) -> str:
+    return json.dumps(entry, ensure_ascii=False, separators=(",", ":"))
 
 
 def _changed(before: Any, after: Any, *, quote: bool = True) -> str:

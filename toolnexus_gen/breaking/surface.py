@@ -17,7 +17,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from toolnexus_gen.breaking import python
-from toolnexus_gen.pipeline.tokens import estimate
 from toolnexus_gen.targets.registry import NAMES
 
 TOOLS_FILE = "schemas/tools.json"
@@ -40,13 +39,25 @@ class ToolSurface:
     title: str | None = None
     annotations: Any = None
     examples: Any = None  # as a model is shown them (Anthropic's input_examples), or the spec's
-    strict: tuple[tuple[str, bool], ...] = ()  # (target, strict as sent), for entries with strict
-    targets: tuple[str, ...] = ()  # the provider files that carry it
-    tokens: tuple[tuple[str, int], ...] = ()  # (target, estimated tokens of its entry)
+    entries: tuple[tuple[str, Any], ...] = ()  # (target, its entry in that target's file)
     model: str | None = None  # its argument model class
     model_source: str | None = None  # the text of the model's module
     method: str | None = None  # its ToolHandlers method (None: a binding runs it)
     binding: Any = None  # how it runs when not a method: {kind: settings}
+
+    @property
+    def targets(self) -> tuple[str, ...]:
+        """The provider files that carry it."""
+        return tuple(target for target, _ in self.entries)
+
+    @property
+    def strict(self) -> dict[str, bool]:
+        """Strict mode as each entry that says sends it."""
+        return {
+            target: entry["strict"]
+            for target, entry in self.entries
+            if isinstance(entry.get("strict"), bool)
+        }
 
     @property
     def arguments(self) -> Any:
@@ -89,22 +100,13 @@ def read_package(files: Mapping[str, str], where: str) -> Surface:
             else "",
             "input_schema": entry.get("input_schema"),
             "output_schema": entry.get("output_schema"),
-            "strict": [],
-            "targets": [],
-            "tokens": [],
+            "entries": {},
         }
     _read_targets(files, where, tools)
     _read_python(files, where, tools)
     return Surface(
         {
-            name: ToolSurface(
-                **{
-                    **fields,
-                    "strict": tuple(fields["strict"]),
-                    "targets": tuple(fields["targets"]),
-                    "tokens": tuple(fields["tokens"]),
-                }
-            )
+            name: ToolSurface(**{**fields, "entries": tuple(fields["entries"].items())})
             for name, fields in sorted(tools.items())
         },
         True,
@@ -155,12 +157,9 @@ def _read_targets(files: Mapping[str, str], where: str, tools: dict[str, dict[st
         names = aliases.get(target, {}) if isinstance(aliases.get(target), dict) else {}
         for entry in _entries(_json(files, file, where), tools, names):
             tool = tools[names.get(entry["name"], entry["name"])]
-            if target in tool["targets"]:
+            if target in tool["entries"]:
                 continue  # a name twice in one file: the first is the tool's
-            tool["targets"].append(target)
-            tool["tokens"].append((target, estimate(entry)))
-            if isinstance(entry.get("strict"), bool):
-                tool["strict"].append((target, entry["strict"]))
+            tool["entries"][target] = entry
             if target == "mcp":
                 if isinstance(entry.get("title"), str):
                     tool["title"] = entry["title"]
