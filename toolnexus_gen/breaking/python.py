@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import ast
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from toolnexus_gen.toolspec.naming import python_names
@@ -21,8 +21,14 @@ class PythonError(Exception):
 @dataclass(frozen=True)
 class Field:
     annotation: str  # as written, e.g. "StrictStr | None"
-    members: frozenset[str]  # the union's members, e.g. {"StrictStr", "None"}
+    members: frozenset[str]  # the union's members, e.g. {"StrictStr", "None"}, as written
     names: frozenset[str]  # the names the annotation uses (classes of the module among them)
+    node: ast.expr = field(compare=False)  # the annotation (normalised only when it differs)
+
+    def normalised(self) -> frozenset[str]:
+        """The members as ast writes them: the same type written otherwise (quotes, spaces, a
+        line break) by another generator version compares equal."""
+        return frozenset(ast.unparse(member) for member in _members(self.node))
 
 
 @dataclass(frozen=True)
@@ -115,6 +121,7 @@ def fallback_bound(tool: str, methods: dict[str, str | None], models: dict[str, 
 def classes(text: str, where: str) -> dict[str, PyClass]:
     """The classes of a model module: fields of models, members of enums."""
     found: dict[str, PyClass] = {}
+    source = _Source(text)
     for node in parse(text, where).body:
         if not isinstance(node, ast.ClassDef):
             continue
@@ -135,10 +142,12 @@ def classes(text: str, where: str) -> dict[str, PyClass]:
                 name = item.target.id
                 if name == "model_config" or _called(item.annotation) == "ClassVar":
                     continue
+                written = source.segment(item.annotation)
                 fields[name] = Field(
-                    ast.unparse(item.annotation),
-                    frozenset(_members(item.annotation)),
-                    frozenset(n.id for n in ast.walk(item.annotation) if isinstance(n, ast.Name)),
+                    written,
+                    frozenset(source.segment(m) for m in _members(item.annotation)),
+                    frozenset(_NAME.findall(written)),
+                    item.annotation,
                 )
         found[node.name] = PyClass(fields, (), False)
     return found
@@ -181,33 +190,23 @@ def compare_models(
                         PyChange("enum_member", path, f"enum member {listed} removed{named}")
                     )
             return
-        for name, field in before.fields.items():
+        for name, was in before.fields.items():
             at = f"{path}.{name}" if path else name
             now = after.fields.get(name)
             if now is None:
                 found.append(
-                    PyChange("field_removed", at, f"field '{at}' ({field.annotation}) removed")
+                    PyChange("field_removed", at, f"field '{at}' ({was.annotation}) removed")
                 )
                 continue
-            if field.members != now.members:
-                added = now.members - field.members
+            if was.members != now.members and was.normalised() != now.normalised():
+                added = now.normalised() - was.normalised()
                 if added == {"None"}:
-                    found.append(
-                        PyChange(
-                            "field_optional",
-                            at,
-                            f"field '{at}' may be None now ({field.annotation} -> {now.annotation})",
-                        )
-                    )
+                    what = f"field '{at}' may be None now ({was.annotation} -> {now.annotation})"
+                    found.append(PyChange("field_optional", at, what))
                 elif added:
-                    found.append(
-                        PyChange(
-                            "field_type",
-                            at,
-                            f"field '{at}' changed type: {field.annotation} -> {now.annotation}",
-                        )
-                    )
-            for used in sorted(field.names & now.names):
+                    what = f"field '{at}' changed type: {was.annotation} -> {now.annotation}"
+                    found.append(PyChange("field_type", at, what))
+            for used in sorted(was.names & now.names):
                 if used in old and used in new:
                     walk(used, used, at)
 
@@ -234,17 +233,41 @@ def _literal(node: Any) -> Any:
         return None
 
 
-def _members(node: ast.expr) -> list[str]:
-    """The members of a union annotation (X | Y, Optional[X], Union[X, Y]), each as written."""
+_NONE = ast.Constant(None)
+_NAME = re.compile(r"[A-Za-z_]\w*")  # the names an annotation uses (strings' words too: harmless)
+
+
+def _members(node: ast.expr) -> list[ast.expr]:
+    """The members of a union annotation (X | Y, Optional[X], Union[X, Y])."""
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
         return [*_members(node.left), *_members(node.right)]
     if isinstance(node, ast.Subscript) and _called(node.value) in ("Optional", "Union"):
         inner = node.slice
         parts = list(inner.elts) if isinstance(inner, ast.Tuple) else [inner]
         found = [m for part in parts for m in _members(part)]
-        return [*found, "None"] if _called(node.value) == "Optional" else found
+        return [*found, _NONE] if _called(node.value) == "Optional" else found
     if isinstance(node, ast.Subscript) and _called(node.value) == "Annotated":
         inner = node.slice
         first = inner.elts[0] if isinstance(inner, ast.Tuple) else inner
         return _members(first)
-    return [ast.unparse(node)]
+    return [node]
+
+
+class _Source:
+    """The text of ast nodes, by their byte offsets (ast.get_source_segment splits the whole
+    text into lines at every call)."""
+
+    def __init__(self, text: str) -> None:
+        self.lines = text.encode("utf-8").splitlines(keepends=True)
+
+    def segment(self, node: ast.expr) -> str:
+        if node is _NONE:
+            return "None"
+        first, last = node.lineno - 1, (node.end_lineno or node.lineno) - 1
+        end = node.end_col_offset if node.end_col_offset is not None else len(self.lines[last])
+        if first == last:
+            raw = self.lines[first][node.col_offset : end]
+        else:
+            parts = [self.lines[first][node.col_offset :], *self.lines[first + 1 : last]]
+            raw = b"".join([*parts, self.lines[last][:end]])
+        return " ".join(raw.decode("utf-8").split())

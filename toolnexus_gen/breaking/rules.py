@@ -488,11 +488,12 @@ def tokens(pair: Pair) -> Iterator[Found]:
     if old is None or new is None:
         return
     before = dict(old.entries)
+    both = [(target, before[target], entry) for target, entry in new.entries if target in before]
+    changed = [(target, was, now) for target, was, now in both if was != now]
+    if not changed or not _may_move(changed[0][1], changed[0][2], pair):
+        return  # the providers' entries move alike: the first one tells whether to count
     moved = []
-    for target, entry in new.entries:
-        was_entry = before.get(target)
-        if was_entry is None or was_entry == entry or not _may_move(was_entry, entry, pair):
-            continue
+    for target, was_entry, entry in changed:
         was, count = estimate(was_entry), estimate(entry)
         delta = abs(count - was)
         if was and delta >= MIN_TOKENS and delta * 100 > pair.token_threshold * was:
@@ -502,10 +503,14 @@ def tokens(pair: Pair) -> Iterator[Found]:
 
 
 def _may_move(old: Any, new: Any, pair: Pair) -> bool:
-    """Whether an entry's tokens may have moved past the threshold: its compact JSON's length
-    moved by half the threshold or more (a token is a few characters; estimating costs more)."""
+    """Whether an entry's tokens may have moved past the threshold (estimating costs far more
+    than this): its compact JSON's length moved by half the threshold or more, and then its
+    estimate by three quarters of it or more."""
     before, after = len(_compact(old)), len(_compact(new))
-    return abs(after - before) * 200 >= pair.token_threshold * before
+    if abs(after - before) * 200 < pair.token_threshold * before:
+        return False
+    was, count = estimate(old), estimate(new)
+    return was == 0 or abs(count - was) * 400 >= 3 * pair.token_threshold * was
 
 
 def _compact(entry: Any) -> str:

@@ -66,6 +66,9 @@ OPAQUE = (
 LOWER = ("minimum", "exclusiveMinimum", "minLength", "minItems", "minProperties", "minContains")
 UPPER = ("maximum", "exclusiveMaximum", "maxLength", "maxItems", "maxProperties", "maxContains")
 TYPES = ("null", "boolean", "integer", "number", "string", "array", "object")
+BOUNDED = frozenset(
+    {*LOWER, *UPPER, "multipleOf", "pattern", "format", "uniqueItems"}
+)  # what bounds() compares
 MAX_REFS = 64  # $ref hops from one node: a longer chain is a cycle of bare refs
 
 
@@ -376,8 +379,13 @@ class _Walk:
                 )
 
     def bounds(self, old: dict[str, Any], new: dict[str, Any], path: str, at: str) -> None:
+        present = old.keys() | new.keys()
+        if present.isdisjoint(BOUNDED):
+            return
         for keys, rising in ((LOWER, True), (UPPER, False)):
             for key in keys:
+                if key not in present:
+                    continue
                 before, after = _number(old.get(key)), _number(new.get(key))
                 if before == after:
                     continue
@@ -443,8 +451,9 @@ class _Walk:
             )
 
     def opaque(self, old: dict[str, Any], new: dict[str, Any], path: str, at: str) -> None:
+        present = old.keys() | new.keys()
         for key in OPAQUE:
-            if key not in old and key not in new:
+            if key not in present:
                 continue
             if key in old and key in new and canonical(old[key]) == canonical(new[key]):
                 continue
