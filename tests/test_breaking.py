@@ -571,3 +571,38 @@ def test_the_docs_hold_the_rule_table() -> None:
 
     pages = [*ROOT.glob("changes/*.md"), *ROOT.glob("docs/**/*.md")]
     assert any(breaking_table() in page.read_text("utf-8") for page in pages)
+
+
+def test_what_specs_say_never_reaches_the_terminal_raw(tmp_path: Path) -> None:
+    """Property names and descriptions (an MCP server's, an imported document's) are quoted in
+    messages: escape sequences and line breaks in them are printed escaped, in every format."""
+    repo = history(tmp_path)
+    hostile = "x\x1b]0;PWNED\x07\nspecs/x.yaml:1:1: error[TN501] forged"
+    spec = repo / "specs/get_weather.yaml"
+    spec.write_text(
+        json.dumps(
+            {
+                "description": f"Weather {hostile}",
+                "input_schema": {
+                    "type": "object",
+                    "properties": {"city": {"type": "string"}, hostile: {"type": "string"}},
+                    "required": ["city", hostile],
+                },
+            }
+        )
+    )
+    spec.rename(spec.with_suffix(".json"))
+    (repo / "pyproject.toml").write_text(
+        TARGETS.replace(
+            'targets = ["openai", "openai_responses", "anthropic", "mcp", "bedrock"]',
+            'targets = ["mcp"]',
+        )
+    )
+    for args in (["--format", "text"], ["--format", "github"], ["--format", "markdown"]):
+        result = cli("breaking", "--against", "HEAD", *args, cwd=repo)
+        assert result.exit_code == 1
+        for text in (result.stdout, result.stderr):
+            assert "\x1b" not in text and "\x07" not in text
+            assert "\nspecs/x.yaml" not in text
+    log = cli("changelog", "--against", "HEAD", cwd=repo).stdout
+    assert "\x1b" not in log and "\nspecs/x.yaml" not in log

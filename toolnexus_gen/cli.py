@@ -429,8 +429,9 @@ def sync(server: str | None, check: bool) -> None:
                     err=True,
                     fg="yellow",
                 )
-                for finding in drift.findings:
-                    _echo(f"  {finding}", err=True, fg="red" if finding.startswith("error") else None)
+                for finding in drift.findings:  # one line each, whatever the server sent
+                    error = finding.startswith("error")
+                    _echo(f"  {printable(finding)}", err=True, fg="red" if error else None)
             if result.drift:
                 _echo(
                     f"{result.name}: the snapshot is out of date: run "

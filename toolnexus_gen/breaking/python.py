@@ -26,9 +26,30 @@ class Field:
     node: ast.expr = field(compare=False)  # the annotation (normalised only when it differs)
 
     def normalised(self) -> frozenset[str]:
-        """The members as ast writes them: the same type written otherwise (quotes, spaces, a
-        line break) by another generator version compares equal."""
-        return frozenset(ast.unparse(member) for member in _members(self.node))
+        """The members as a type checker sees them, as ast writes them: the same type written
+        otherwise by another generator version (quotes, line breaks, `str` or pydantic's
+        `StrictStr`) compares equal."""
+        return frozenset(
+            _ALIAS.sub(lambda m: ALIASES[m.group(0)], ast.unparse(member))
+            for member in _members(self.node)
+        )
+
+
+# pydantic's constrained aliases: Annotated[<builtin>, ...] to a type checker
+ALIASES = {
+    **dict.fromkeys(("StrictStr", "EmailStr", "NameEmail", "SecretStr"), "str"),
+    **dict.fromkeys(("StrictInt", "PositiveInt", "NegativeInt", "NonNegativeInt"), "int"),
+    **dict.fromkeys(("NonPositiveInt",), "int"),
+    **dict.fromkeys(("StrictFloat", "PositiveFloat", "NegativeFloat", "FiniteFloat"), "float"),
+    **dict.fromkeys(("NonNegativeFloat", "NonPositiveFloat"), "float"),
+    **dict.fromkeys(("StrictBool",), "bool"),
+    **dict.fromkeys(("StrictBytes",), "bytes"),
+    **dict.fromkeys(
+        ("AwareDatetime", "NaiveDatetime", "PastDatetime", "FutureDatetime"), "datetime"
+    ),
+    **dict.fromkeys(("PastDate", "FutureDate"), "date"),
+}
+_ALIAS = re.compile(r"\b(?:" + "|".join(ALIASES) + r")\b")
 
 
 @dataclass(frozen=True)
