@@ -606,3 +606,59 @@ def test_what_specs_say_never_reaches_the_terminal_raw(tmp_path: Path) -> None:
             assert "\nspecs/x.yaml" not in text
     log = cli("changelog", "--against", "HEAD", cwd=repo).stdout
     assert "\x1b" not in log and "\nspecs/x.yaml" not in log
+
+
+def openapi_document(*, required: list[str], status_values: list[str]) -> str:
+    """A small OpenAPI 3.1 document: one operation with a path parameter, a query enum."""
+    return json.dumps(
+        {
+            "openapi": "3.1.0",
+            "info": {"title": "Pets", "version": "1"},
+            "servers": [{"url": "https://pets.example.com"}],
+            "paths": {
+                "/pets/{owner}": {
+                    "get": {
+                        "operationId": "listPets",
+                        "summary": "List an owner's pets",
+                        "parameters": [
+                            {
+                                "name": "owner",
+                                "in": "path",
+                                "required": True,
+                                "schema": {"type": "string"},
+                            },
+                            {
+                                "name": "status",
+                                "in": "query",
+                                "required": "status" in required,
+                                "schema": {"type": "string", "enum": status_values},
+                            },
+                        ],
+                        "responses": {"200": {"description": "ok"}},
+                    }
+                }
+            },
+        }
+    )
+
+
+def test_imported_openapi_operations(tmp_path: Path) -> None:
+    """An operation re-imported from a changed document is compared by the same rules: a query
+    parameter made required and an enum value dropped upstream are callers errors."""
+    repo = repository(tmp_path / "repo")
+    (repo / "pyproject.toml").write_text(TARGETS)
+    document = repo / "pets.json"
+    document.write_text(openapi_document(required=[], status_values=["available", "sold"]))
+    imported = cli("import", "openapi", "pets.json", cwd=repo)
+    assert imported.exit_code == 0, imported.output + imported.stderr
+    built(repo)
+    commit(repo, "pets v1")
+    document.write_text(openapi_document(required=["status"], status_values=["available"]))
+    imported = cli("import", "openapi", "pets.json", "--force", cwd=repo)
+    assert imported.exit_code == 0, imported.output + imported.stderr
+    result = cli("breaking", "--against", "HEAD", "--format", "json", cwd=repo)
+    assert result.exit_code == 1, result.output + result.stderr
+    found = {(f["tool"], f["rule"], f["category"]) for f in findings_of(result)}
+    assert ("listPets", "TN504", "callers") in found
+    assert ("listPets", "TN508", "callers") in found
+    assert all(f["path"] and f["path"].startswith("specs/") for f in findings_of(result))
