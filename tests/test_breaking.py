@@ -662,3 +662,25 @@ def test_imported_openapi_operations(tmp_path: Path) -> None:
     assert ("listPets", "TN504", "callers") in found
     assert ("listPets", "TN508", "callers") in found
     assert all(f["path"] and f["path"].startswith("specs/") for f in findings_of(result))
+
+
+def test_github_annotations_name_files_from_the_repository_top(tmp_path: Path) -> None:
+    """GitHub places an annotation by its path from the repository's top: a project in a
+    subfolder gets that subfolder in front of its spec paths (the text format keeps them short)."""
+    repo = repository(tmp_path / "repo")
+    project = repo / "services" / "weather"
+    (project / "specs").mkdir(parents=True)
+    (project / "pyproject.toml").write_text(TARGETS)
+    (project / "specs/get_weather.yaml").write_text(WEATHER_SPEC)
+    built(project)
+    commit(repo, "weather")
+    (project / "specs/get_weather.yaml").write_text(
+        WEATHER_SPEC.replace("required: [city]", "required: [city, units]").replace(
+            "city: {type: string}", "city: {type: string}\n    units: {type: string}"
+        )
+    )
+    github = cli("breaking", "--against", "HEAD", "--format", "github", cwd=project)
+    assert github.exit_code == 1, github.output + github.stderr
+    assert github.stdout.startswith("::error file=services/weather/specs/get_weather.yaml,line=")
+    text = cli("breaking", "--against", "HEAD", cwd=project)
+    assert text.stdout.startswith("specs/get_weather.yaml:")

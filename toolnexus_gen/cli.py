@@ -506,10 +506,11 @@ def breaking(against: str, fail_on: str | None, fmt: str) -> None:
     """Compare the tool surface at REF with what a build makes now: each change that breaks
     callers, handler code or what a model is shown, by rule (toolnexus-gen explain TN5xx).
     Nothing is written; the working tree is never touched."""
-    from toolnexus_gen.breaking import report
+    from toolnexus_gen.breaking import report, revision
 
     outcome = _run(session.breaking, against, fail_on)
-    text = report.render(outcome.findings, fmt, outcome.against)
+    prefix = revision.workspace_prefix(Path.cwd()) if fmt == "github" else ""
+    text = report.render(outcome.findings, fmt, outcome.against, prefix)
     if text:
         click.echo(text)
     for note in outcome.notes:

@@ -7,6 +7,7 @@ CLI prints what they return.
 from __future__ import annotations
 
 import json
+import posixpath
 from collections.abc import Sequence
 
 from toolnexus_gen.breaking.rules import LEVELS, Finding
@@ -27,11 +28,12 @@ def summary(found: Sequence[Finding], against: str) -> str:
     return f"{len(found)} finding{'s' * (len(found) != 1)} since {against}: {', '.join(counts)}"
 
 
-def render(found: Sequence[Finding], fmt: str, against: str) -> str:
+def render(found: Sequence[Finding], fmt: str, against: str, prefix: str = "") -> str:
+    """`prefix`: the current folder from the repository's top, for GitHub's file paths."""
     if fmt == "json":
         return json.dumps({"findings": [f.as_json() for f in found]}, indent=2, ensure_ascii=False)
     if fmt == "github":
-        return "\n".join(_github(f) for f in found)
+        return "\n".join(_github(f, prefix) for f in found)
     if fmt == "markdown":
         return _markdown(found, against)
     return "\n".join(_text(f) for f in found)
@@ -54,12 +56,12 @@ def _escape_property(text: str) -> str:
     return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
 
 
-def _github(finding: Finding) -> str:
+def _github(finding: Finding, prefix: str = "") -> str:
     """A workflow command: `::error file=...,line=...,col=...,title=...::message`."""
     props = []
     if finding.path:
         props += [
-            f"file={_escape_property(finding.path)}",
+            f"file={_escape_property(_from_top(finding.path, prefix))}",
             f"line={finding.line}",
             f"col={finding.col}",
         ]
@@ -69,6 +71,12 @@ def _github(finding: Finding) -> str:
     if finding.tool and not finding.path:
         message = f"{finding.tool}: {message}"
     return f"::{GITHUB_LEVEL[finding.severity]} {','.join(props)}::{_escape_data(message)}"
+
+
+def _from_top(path: str, prefix: str) -> str:
+    if not prefix or path.startswith("/"):
+        return path
+    return posixpath.normpath(posixpath.join(prefix, path))
 
 
 def _cell(text: str) -> str:

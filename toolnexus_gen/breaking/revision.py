@@ -108,6 +108,15 @@ def _git(
     )
 
 
+def workspace_prefix(cwd: Path) -> str:
+    """Where `cwd` is inside its git repository ("" at its top or outside one): GitHub places
+    an annotation by a path from the repository's top, ours are from the current folder."""
+    if shutil.which("git") is None:
+        return ""
+    done = _git(["rev-parse", "--show-prefix"], cwd)
+    return done.stdout.decode("utf-8", "replace").strip() if done.returncode == 0 else ""
+
+
 def _revision(against: str, out: Path, root: Path) -> Revision:
     if shutil.which("git") is None:
         raise RevisionError(
