@@ -113,3 +113,30 @@ def test_build_hook_regenerates_then_the_commit_passes(
     assert (repo / "tools/models/now.py").is_file()
     again = commit(repo, pre_commit_home, "with the regenerated tools")
     assert again.returncode == 0, again.stdout + again.stderr
+
+
+def test_breaking_hook_stops_a_commit_that_removes_a_tool(
+    tmp_path: Path, hook_source: str, pre_commit_home: Path
+) -> None:
+    repo = project(tmp_path, hook_source, "toolnexus-gen-breaking")
+    (repo / "specs/now.yaml").write_text("description: Current time\n")
+    assert cli("build", cwd=repo).exit_code == 0
+    install(repo, pre_commit_home)
+    first = commit(repo, pre_commit_home, "two tools")  # no HEAD yet: every tool is new
+    assert first.returncode == 0, first.stdout + first.stderr
+
+    (repo / "specs/now.yaml").unlink()
+    assert cli("build", cwd=repo).exit_code == 0
+    removed = commit(repo, pre_commit_home, "now removed")
+    said = removed.stdout + removed.stderr
+    assert removed.returncode != 0
+    assert "now: error[TN501] callers: tool removed" in said
+    assert git("rev-list", "--count", "HEAD", cwd=repo).stdout.strip() == "1"  # not committed
+
+    (repo / "specs/now.yaml").write_text("description: Current time\n")  # kept after all
+    spec = repo / "specs/get_weather.yaml"
+    spec.write_text(spec.read_text() + "    units: {type: string}\n")  # an optional argument
+    assert cli("build", cwd=repo).exit_code == 0
+    widened = commit(repo, pre_commit_home, "optional units")
+    assert widened.returncode == 0, widened.stdout + widened.stderr
+    assert git("status", "--porcelain", cwd=repo).stdout == ""

@@ -440,6 +440,9 @@ def sync(server: str | None, check: bool) -> None:
                     err=True,
                     fg="yellow",
                 )
+                for finding in drift.findings:  # one line each, whatever the server sent
+                    error = finding.startswith("error")
+                    _echo(f"  {printable(finding)}", err=True, fg="red" if error else None)
             if result.drift:
                 _echo(
                     f"{result.name}: the snapshot is out of date: run "
@@ -490,3 +493,66 @@ def sync(server: str | None, check: bool) -> None:
         sys.exit(ExitCode.INVALID)
     if outcome.failed or (check and outcome.drifted):
         sys.exit(ExitCode.STALE)
+
+
+AGAINST_OPTION = click.option(
+    "--against",
+    "against",
+    required=True,
+    metavar="REF",
+    help="A git revision of this repository (main, HEAD~1, v1.2.0, a commit) whose checked-in "
+    "generated package is compared, or a directory holding an earlier generated package.",
+)
+
+
+@main.command()
+@AGAINST_OPTION
+@click.option(
+    "--fail-on",
+    type=click.Choice(["error", "warning", "info"]),
+    default=None,
+    help="Exit 1 when a finding is at or above this severity. Default: error "
+    "(or fail_on in [tool.toolnexus-gen.breaking]).",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json", "github", "markdown"]),
+    default="text",
+    show_default=True,
+    help="text (path:line:col), json (for scripts), github (workflow annotations), markdown "
+    "(a pull request comment).",
+)
+def breaking(against: str, fail_on: str | None, fmt: str) -> None:
+    """Compare the tool surface at REF with what a build makes now: each change that breaks
+    callers, handler code or what a model is shown, by rule (toolnexus-gen explain TN5xx).
+    Nothing is written; the working tree is never touched."""
+    from toolnexus_gen.breaking import report, revision
+
+    outcome = _run(session.breaking, against, fail_on)
+    prefix = revision.workspace_prefix(Path.cwd()) if fmt == "github" else ""
+    text = report.render(outcome.findings, fmt, outcome.against, prefix)
+    if text:
+        click.echo(text)
+    for note in outcome.notes:
+        _echo(f"note: {note}", err=True, fg="yellow")
+    _echo(
+        report.summary(outcome.findings, outcome.against),
+        err=True,
+        fg="red" if outcome.failed else "green",
+    )
+    if outcome.failed:
+        sys.exit(ExitCode.STALE)
+
+
+@main.command()
+@AGAINST_OPTION
+def changelog(against: str) -> None:
+    """Print the tool changes since REF as Markdown release notes, grouped by tool (added,
+    removed, changed; breaking changes marked)."""
+    from toolnexus_gen.breaking import report
+
+    outcome = _run(session.breaking, against, None)
+    click.echo(report.changelog(outcome.findings, outcome.against), nl=False)
+    for note in outcome.notes:
+        _echo(f"note: {note}", err=True, fg="yellow")

@@ -333,6 +333,8 @@ class Drift:
     tool: str  # the server's name for it
     what: str  # added, removed or changed (upstream)
     details: list[str] = field(default_factory=list)  # for a change: `<pointer> added|...`
+    # what it means for callers, by the rules of `breaking`: `error[TN503] callers: ...`
+    findings: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -492,4 +494,94 @@ def _drift(snap: Any) -> list[Drift]:
     for file in snap.changed:
         details = mcp.drift(snap, file)
         found.append(Drift(display_path(snap.folder / file), snap.tools[file], "changed", details))
+    for drift, file in zip(found, [*snap.added, *snap.removed, *snap.changed], strict=True):
+        drift.findings = mcp.consequences(snap, file)
     return found
+
+
+# -- breaking, changelog: the tool surface at REF against what a build makes now ----------------
+
+
+@dataclass
+class BreakingOutcome:
+    against: str  # REF as named, with its commit
+    findings: list[Any]  # breaking.rules.Finding, selected, located, sorted
+    fail_on: str  # the level the exit code is decided at
+    notes: list[str] = field(default_factory=list)  # what could not be checked, and why
+    tools: int = 0  # tools now
+
+    @property
+    def failed(self) -> bool:
+        from toolnexus_gen.breaking.rules import at_or_above
+
+        return at_or_above(self.findings, self.fail_on)
+
+
+def breaking(against: str, fail_on: str | None = None) -> BreakingOutcome:
+    """Every finding of the rules between the package at REF `against` (a git revision or a
+    directory) and the one a build would write now (made in memory; nothing is written)."""
+    from toolnexus_gen.breaking import config, locate, policy, revision, rules, surface
+    from toolnexus_gen.fs.paths import display_path
+
+    chosen = options(None, None, ())
+    with os_errors():
+        settings = config.load(Path.cwd())
+        try:
+            ref = revision.read(against, chosen.out, chosen.root)
+            old = (
+                surface.read_package(ref.files, ref.where)
+                if ref.files is not None
+                else surface.Surface({}, True)
+            )
+        except (revision.RevisionError, surface.PackageError) as exc:
+            raise UserError(str(exc)) from None
+        files, toolset = _generated(chosen)
+        try:
+            new = surface.read_package(files, display_path(chosen.out))
+            pairs = rules.pairs(old, new, against, settings.token_threshold)
+            found = rules.findings(pairs)
+        except surface.PackageError as exc:
+            raise UserError(str(exc)) from None
+    found = rules.selected(found, settings.use, settings.excepted, settings.ignore)
+    outcome = BreakingOutcome(ref.label, found, fail_on or settings.fail_on, tools=len(new.tools))
+    if settings.version_policy and settings.pyproject is not None:
+        try:
+            extra, note = policy.check(
+                found,
+                settings.version,
+                ref.pyproject,
+                settings.text,
+                display_path(settings.pyproject),
+                against,
+            )
+        except policy.PolicyError as exc:
+            raise UserError(str(exc)) from None
+        if extra is not None and not rules.selected([extra], settings.use, settings.excepted, ()):
+            extra = None
+        if extra is not None:
+            found.append(extra)
+        if note:
+            outcome.notes.append(note)
+    elif settings.version_policy:
+        raise UserError("version_policy is on, but there is no pyproject.toml to read the version from")
+    with os_errors():
+        infos = {tool.name: tool for tool in toolset.tools}
+        outcome.findings = sorted(locate.locate(found, infos), key=rules.order)
+    return outcome
+
+
+def _generated(chosen: BuildOptions) -> tuple[dict[str, str], Any]:
+    """The files a build would write now, and its tool set; invalid specs raise (exit 2)."""
+    from toolnexus_gen.incremental import cache
+    from toolnexus_gen.pipeline.build import generate
+    from toolnexus_gen.sources import contribute
+
+    try:
+        result = generate(chosen, cache.load_state(chosen), contribute=lambda: contribute(chosen))
+    except RecursionError:
+        raise UserError(
+            "a schema is nested or self-referencing beyond what can be processed"
+        ) from None
+    if result.files is None or result.toolset is None:
+        raise DiagnosticsError([d for d in result.diagnostics if d.is_error])
+    return result.files, result.toolset

@@ -34,6 +34,8 @@ KEYS: dict[str, Any] = {
 PATH_KEYS = ("specs", "out", "skills", "mcp_config")  # paths, relative to the pyproject.toml
 # Read by config/many.py: toolsets, budgets, the tool search tool, hosted tools.
 MANY_KEYS = ("toolsets", "hosted", "max_tool_tokens", "tool_search")
+# Tables other commands read: [tool.toolnexus-gen.breaking] (breaking/config.py).
+COMMAND_TABLES = ("breaking",)
 # profile = "reach": every tool to every target, each step a warning (README: Reach).
 PROFILES = ("reach",)
 
@@ -123,10 +125,10 @@ def load_config(start: Path) -> Config:
     for key, value in section.items():
         if key in NAMES and isinstance(value, dict):
             options[key] = _target_options(key, value, bad)
-        elif key in MANY_KEYS:
+        elif key in MANY_KEYS or key in COMMAND_TABLES:
             continue
         elif key not in KEYS:
-            known = ", ".join([*KEYS, *MANY_KEYS, *NAMES])
+            known = ", ".join([*KEYS, *MANY_KEYS, *COMMAND_TABLES, *NAMES])
             bad(key, f"unknown key {key!r} in [tool.{SECTION}] (known: {known})")
         elif key == "builtins":
             problem = _builtins_problem(value)

@@ -559,7 +559,9 @@ CODES: dict[str, tuple[str, str]] = {
         "targets, ignore, name_aliases, profile, builtins, skills, base_url (what relative http URLs\n"
         "are appended to), mcp_config (the MCP servers sync reads), toolsets, hosted, max_tool_tokens,\n"
         "tool_search, and one table per target for its options (e.g. [tool.toolnexus-gen.gemini]\n"
-        'schema_field = "parametersJsonSchema").\nFix: as the message says.',
+        'schema_field = "parametersJsonSchema"); [tool.toolnexus-gen.breaking] holds use, except,\n'
+        "ignore, fail_on, token_threshold, version_policy and version (toolnexus-gen breaking).\n"
+        "Fix: as the message says.",
     ),
 }
 
@@ -971,8 +973,341 @@ RULES: dict[str, Rule] = {
 }
 
 
+@dataclass(frozen=True)
+class BreakingRule:
+    """A rule of `toolnexus-gen breaking`: one kind of difference between the tool surface at a
+    revision and now, and whom it breaks (toolnexus_gen/breaking/rules.py holds its check)."""
+
+    code: str
+    title: str
+    category: str  # callers, handlers or model
+    severity: str  # the default: error, warning or info
+    why: str  # what breaks, for whom
+    example: str  # a change that triggers it: before -> after
+    fix: str
+
+    def explain(self) -> str:
+        return "\n".join(
+            [
+                f"Category: {self.category}. Severity: {self.severity}.",
+                f"Why: {self.why}",
+                f"Example: {self.example}",
+                f"Fix: {self.fix}",
+            ]
+        )
+
+
+BREAKING: dict[str, BreakingRule] = {
+    rule.code: rule
+    for rule in (
+        BreakingRule(
+            "TN501",
+            "tool removed",
+            "callers",
+            "error",
+            "every call of it that was valid (an MCP client's, another agent's, a recorded "
+            "conversation or eval replayed) is refused now: unknown tool",
+            "specs/get_weather.yaml deleted",
+            "keep the tool (mark it deprecated in its description) until its callers moved",
+        ),
+        BreakingRule(
+            "TN502",
+            "tool renamed",
+            "callers",
+            "error",
+            "calls under the old name are refused (a tool gone, another with the same schema "
+            "added: taken as a rename)",
+            "specs/get_weather.yaml -> specs/weather_now.yaml, same input schema",
+            "keep a tool under the old name beside the new one until its callers moved",
+        ),
+        BreakingRule(
+            "TN503",
+            "required argument added",
+            "callers",
+            "error",
+            "a call without the new argument, valid before, is refused now",
+            "required: [city] -> required: [city, country]",
+            "make the argument optional with a default that keeps the old meaning",
+        ),
+        BreakingRule(
+            "TN504",
+            "optional argument made required",
+            "callers",
+            "error",
+            "a call that left the argument out, valid before, is refused now",
+            "units optional -> required: [city, units]",
+            "keep it optional (give it a default)",
+        ),
+        BreakingRule(
+            "TN505",
+            "argument removed from a closed object",
+            "callers",
+            "error",
+            "the object refuses properties it does not list (additionalProperties: false), so a "
+            "call that passes the removed argument is refused",
+            "properties: {city, units}, additionalProperties: false -> properties: {city}",
+            "keep the argument (ignore it in the handler, say so in its description)",
+        ),
+        BreakingRule(
+            "TN506",
+            "argument removed (value ignored now)",
+            "callers",
+            "warning",
+            "the object takes properties it does not list, so a call that passes the removed "
+            "argument is still accepted, but its value is dropped: the call means something else",
+            "properties: {city, units} -> properties: {city}",
+            "keep the argument until callers stop sending it",
+        ),
+        BreakingRule(
+            "TN507",
+            "type changed or narrowed",
+            "callers",
+            "error",
+            "a value of the old type is refused now: a type changed (string -> integer), "
+            "narrowed (number -> integer), lost from a type list or an anyOf/oneOf (also "
+            "through $ref), or null no longer accepted",
+            "limit: {type: [integer, 'null']} -> limit: {type: integer}",
+            "accept both (anyOf: [old, new]) and convert in the handler",
+        ),
+        BreakingRule(
+            "TN508",
+            "enum value removed",
+            "callers",
+            "error",
+            "a call with the removed value (or the old const) is refused now",
+            "units: {enum: [c, f, k]} -> units: {enum: [c, f]}",
+            "keep the value (map it to a new one in the handler)",
+        ),
+        BreakingRule(
+            "TN509",
+            "constraint tightened",
+            "callers",
+            "error",
+            "a value inside the old bounds is refused now: minimum/maximum, exclusive bounds, "
+            "multipleOf, minLength/maxLength, pattern, format, minItems/maxItems, uniqueItems, "
+            "min/maxProperties, or a keyword whose change cannot be proven safe (not, if, "
+            "patternProperties, ...)",
+            "limit: {maximum: 100} -> limit: {maximum: 50}",
+            "keep the old bound (clamp in the handler)",
+        ),
+        BreakingRule(
+            "TN510",
+            "object closed",
+            "callers",
+            "warning",
+            "additionalProperties: false (or unevaluatedProperties: false) is new, so a call "
+            "that carries an argument the object does not list is refused now where it was "
+            "ignored",
+            "an object without additionalProperties -> additionalProperties: false",
+            "leave the object open, or accept that extra arguments are refused",
+        ),
+        BreakingRule(
+            "TN511",
+            "default changed or removed",
+            "callers",
+            "warning",
+            "a call that leaves the argument out means something else now",
+            "units: {default: c} -> units: {default: f}",
+            "keep the default; add a new argument for the new behaviour",
+        ),
+        BreakingRule(
+            "TN512",
+            "output schema changed for structuredContent consumers",
+            "callers",
+            "error",
+            "MCP clients validate and read structuredContent against outputSchema: a result "
+            "field removed or made optional, a type widened, an enum value added, or the output "
+            "schema removed, and code that read the old results breaks",
+            "output_schema: {properties: {temp: {type: number}}, required: [temp]} -> "
+            "required: []",
+            "add result fields, never take them away or widen them",
+        ),
+        BreakingRule(
+            "TN513",
+            "strict mode switched",
+            "model",
+            "warning",
+            "with strict off, the provider no longer guarantees that the model's calls match "
+            "the schema (more calls come back invalid); with strict on, the schema the model "
+            "sees is the strict form",
+            "strict: true -> strict: false",
+            "switch it deliberately; nothing to fix when intended",
+        ),
+        BreakingRule(
+            "TN514",
+            "tool no longer sent to a provider",
+            "model",
+            "warning",
+            "the provider's tool list no longer carries it (targets, a toolset's limits): "
+            "models on that provider cannot call it",
+            "targets: {exclude: [gemini]} added",
+            "nothing to fix when intended",
+        ),
+        BreakingRule(
+            "TN520",
+            "handler method removed or renamed",
+            "handlers",
+            "error",
+            "handler code written against ToolHandlers implements a method that no longer "
+            "exists (the tool is gone, renamed, or now runs through a source's binding), and "
+            "its import of the argument model fails",
+            "specs/get_weather.yaml deleted: ToolHandlers.get_weather and GetWeatherArgs gone",
+            "delete the handler method, or keep the tool",
+        ),
+        BreakingRule(
+            "TN521",
+            "argument model removed or renamed",
+            "handlers",
+            "error",
+            "code that imports the model class (handlers, tests, clients building arguments) "
+            "fails at import and in mypy",
+            "tool get_weather renamed weather_now: GetWeatherArgs -> WeatherNowArgs",
+            "update the imports",
+        ),
+        BreakingRule(
+            "TN522",
+            "handler method added",
+            "handlers",
+            "warning",
+            "ToolHandlers gains an abstract method: a subclass written before it is refused by "
+            "Toolkit() (a missing method) and by mypy until it implements it",
+            "specs/forecast.yaml added",
+            "implement the method (toolnexus-gen scaffold prints its stub)",
+        ),
+        BreakingRule(
+            "TN523",
+            "model field type changed",
+            "handlers",
+            "error",
+            "handler code reading args.<field> gets values of another type (str -> datetime, a "
+            "new member of a union) and no longer type-checks",
+            "when: {type: string} -> when: {type: string, format: date-time} (StrictStr -> "
+            "AwareDatetime)",
+            "update the handler for the new type",
+        ),
+        BreakingRule(
+            "TN524",
+            "model field may be None now",
+            "handlers",
+            "error",
+            "a required argument became optional without a default: args.<field> may be None, "
+            "and code that used it as a value no longer type-checks",
+            "required: [city, units] -> required: [city] (units: StrictStr -> StrictStr | None)",
+            "handle None in the handler, or give the argument a default",
+        ),
+        BreakingRule(
+            "TN525",
+            "model field removed",
+            "handlers",
+            "error",
+            "handler code reading args.<field> fails with AttributeError and in mypy",
+            "properties: {city, units} -> properties: {city}",
+            "update the handler",
+        ),
+        BreakingRule(
+            "TN526",
+            "model enum member removed",
+            "handlers",
+            "error",
+            "code that names the enum member (Units.k) fails",
+            "units: {enum: [c, f, k]} -> units: {enum: [c, f]}",
+            "update the handler",
+        ),
+        BreakingRule(
+            "TN530",
+            "tool added",
+            "model",
+            "info",
+            "models are shown a new tool; nothing that worked breaks",
+            "specs/forecast.yaml added",
+            "nothing to fix",
+        ),
+        BreakingRule(
+            "TN531",
+            "optional argument added",
+            "callers",
+            "info",
+            "every call valid before is still valid",
+            "properties: {city} -> properties: {city, units}",
+            "nothing to fix",
+        ),
+        BreakingRule(
+            "TN532",
+            "more is accepted",
+            "callers",
+            "info",
+            "a widening: a required argument made optional, an enum value added, a bound "
+            "loosened, a type widened, an object opened; every call valid before still is",
+            "limit: {maximum: 50} -> limit: {maximum: 100}",
+            "nothing to fix",
+        ),
+        BreakingRule(
+            "TN533",
+            "output schema extended compatibly",
+            "callers",
+            "info",
+            "results that fit the old output schema's readers still do (a result field added "
+            "or made required, an output schema added)",
+            "output_schema: {properties: {temp}} -> {properties: {temp, humidity}}",
+            "nothing to fix",
+        ),
+        BreakingRule(
+            "TN540",
+            "description or title changed",
+            "model",
+            "info",
+            "what the model reads to choose and call the tool changed: its behaviour may "
+            "change; worth a look in review, nothing breaks",
+            "description: Current weather -> description: Current weather and alerts",
+            "nothing to fix; review the wording",
+        ),
+        BreakingRule(
+            "TN541",
+            "examples changed",
+            "model",
+            "info",
+            "the example calls a model is shown changed (Anthropic's input_examples, schema "
+            "examples): its calls may change",
+            "examples: [{city: Paris}] -> examples: [{city: Chennai}]",
+            "nothing to fix; review the examples",
+        ),
+        BreakingRule(
+            "TN542",
+            "annotations changed",
+            "model",
+            "info",
+            "MCP annotations (readOnlyHint, destructiveHint, ...) changed: clients decide "
+            "whether to ask before a call by them",
+            "annotations: {readOnlyHint: true} -> annotations: {}",
+            "nothing to fix; check the hints are true",
+        ),
+        BreakingRule(
+            "TN543",
+            "token cost changed",
+            "model",
+            "info",
+            "the tool's definition costs more (or fewer) tokens in a provider's requests than "
+            "the threshold allows (token_threshold, percent; default 10)",
+            "a description four times as long",
+            "nothing to fix; keep descriptions as short as they can be",
+        ),
+        BreakingRule(
+            "TN550",
+            "breaking change without a major version bump",
+            "callers",
+            "error",
+            "with version_policy on, a callers or handlers error while the project's version "
+            "did not get a major bump (the first non-zero part: 1.4 -> 2.0, 0.3 -> 0.4) since "
+            "the revision compared against",
+            "TN501 tool removed, version 1.4.0 -> 1.5.0",
+            "bump the major version, or keep the change compatible",
+        ),
+    )
+}
+
+
 def all_codes() -> list[str]:
-    return sorted({*CODES, *RULES})
+    return sorted({*CODES, *RULES, *BREAKING})
 
 
 def explain(code: str) -> tuple[str, str] | None:
@@ -980,7 +1315,21 @@ def explain(code: str) -> tuple[str, str] | None:
     if code in RULES:
         rule = RULES[code]
         return rule.title, rule.explain()
+    if code in BREAKING:
+        return BREAKING[code].title, BREAKING[code].explain()
     return CODES.get(code)
+
+
+def breaking_table() -> str:
+    """The docs' table of `toolnexus-gen breaking` rules, made from BREAKING."""
+    lines = ["| rule | category | severity | what | example |", "|---|---|---|---|---|"]
+    for code in sorted(BREAKING):
+        rule = BREAKING[code]
+        example = rule.example.replace("|", "\\|")
+        lines.append(
+            f"| `{code}` | {rule.category} | {rule.severity} | {rule.title} | {example} |"
+        )
+    return "\n".join(lines) + "\n"
 
 
 README_START = "<!-- rule table: generated by python -m toolnexus_gen.diagnostics.catalogue -->"

@@ -655,6 +655,21 @@ def drift(snap: Snapshot, file: str) -> list[str]:
     return found or ["/ rewritten (same content, other formatting)"]
 
 
+def consequences(snap: Snapshot, file: str) -> list[str]:
+    """What one snapshot file's upstream change means for its callers, by the rules of
+    `toolnexus-gen breaking` (`error[TN503] callers: required argument 'x' added: ...`)."""
+    from toolnexus_gen.breaking.rules import spec_findings
+
+    def read(text: str | None) -> Any:
+        try:
+            return json.loads(text) if text is not None else None
+        except ValueError:
+            return None
+
+    found = spec_findings(read(snap.existing.get(file)), read(snap.files.get(file)), "the snapshot")
+    return [f"{f.severity}[{f.rule}] {f.category}: {f.message}" for f in found]
+
+
 def stale_folders(config: McpConfig, specs_dir: Path) -> Iterable[Path]:
     """Snapshot folders of servers mcp.json no longer lists."""
     names = set(config.names)

@@ -1,0 +1,169 @@
+"""Findings as text: for a terminal (`path:line:col`), for scripts (JSON), for GitHub Actions
+(workflow commands that annotate the pull request's files), for a pull request comment
+(Markdown), and as release notes (`changelog`, Markdown grouped by tool). Pure functions: the
+CLI prints what they return.
+"""
+
+from __future__ import annotations
+
+import json
+import posixpath
+from collections.abc import Sequence
+
+from toolnexus_gen.breaking.rules import LEVELS, Finding
+from toolnexus_gen.diagnostics import printable
+
+FORMATS = ("text", "json", "github", "markdown")
+GITHUB_LEVEL = {"error": "error", "warning": "warning", "info": "notice"}
+MARK = {"error": "🔴", "warning": "🟠", "info": "🔵"}
+
+
+def summary(found: Sequence[Finding], against: str) -> str:
+    counts = [
+        f"{sum(f.severity == level for f in found)} {level}{'s' * (level != 'info')}"
+        for level in reversed(LEVELS)
+    ]
+    if not found:
+        return f"no change to the tool surface since {against}"
+    return f"{len(found)} finding{'s' * (len(found) != 1)} since {against}: {', '.join(counts)}"
+
+
+def render(found: Sequence[Finding], fmt: str, against: str, prefix: str = "") -> str:
+    """`prefix`: the current folder from the repository's top, for GitHub's file paths."""
+    if fmt == "json":
+        return json.dumps({"findings": [f.as_json() for f in found]}, indent=2, ensure_ascii=False)
+    if fmt == "github":
+        return "\n".join(_github(f, prefix) for f in found)
+    if fmt == "markdown":
+        return _markdown(found, against)
+    return "\n".join(_text(f) for f in found)
+
+
+def _text(finding: Finding) -> str:
+    where = f"{finding.path}:{finding.line}:{finding.col}" if finding.path else finding.tool
+    subject = f"{finding.tool}: " if finding.path and finding.tool else ""
+    return printable(
+        f"{where}: {finding.severity}[{finding.rule}] {finding.category}: {subject}{finding.message}"
+    )
+
+
+def _escape_data(text: str) -> str:
+    """A workflow command's text: its own escapes, and no terminal control character."""
+    return printable(text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A"))
+
+
+def _escape_property(text: str) -> str:
+    return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def _github(finding: Finding, prefix: str = "") -> str:
+    """A workflow command: `::error file=...,line=...,col=...,title=...::message`."""
+    props = []
+    if finding.path:
+        props += [
+            f"file={_escape_property(_from_top(finding.path, prefix))}",
+            f"line={finding.line}",
+            f"col={finding.col}",
+        ]
+    title = f"{finding.rule} {finding.title}" + (f" ({finding.tool})" if finding.tool else "")
+    props.append(f"title={_escape_property(title)}")
+    message = f"{finding.category}: {finding.message}"
+    if finding.tool and not finding.path:
+        message = f"{finding.tool}: {message}"
+    return f"::{GITHUB_LEVEL[finding.severity]} {','.join(props)}::{_escape_data(message)}"
+
+
+def _from_top(path: str, prefix: str) -> str:
+    if not prefix or path.startswith("/"):
+        return path
+    return posixpath.normpath(posixpath.join(prefix, path))
+
+
+def _cell(text: str) -> str:
+    return printable(text).replace("|", "\\|").replace("`", "'")
+
+
+def _markdown(found: Sequence[Finding], against: str) -> str:
+    lines = [f"### Tool surface changes since `{_cell(against)}`", "", summary(found, against)]
+    if not found:
+        return "\n".join(lines)
+    lines += ["", "| | rule | tool | change | where |", "|---|---|---|---|---|"]
+    for finding in sorted(found, key=lambda f: (-LEVELS.index(f.severity), f.tool or "", f.rule)):
+        where = f"`{_cell(finding.path)}:{finding.line}`" if finding.path else ""
+        lines.append(
+            f"| {MARK[finding.severity]} {finding.severity} | `{finding.rule}` {finding.category} "
+            f"| `{_cell(finding.tool or '-')}` | {_cell(finding.message)} | {where} |"
+        )
+    return "\n".join(lines)
+
+
+def changelog(found: Sequence[Finding], against: str) -> str:
+    """Release notes: the tools added, removed and changed since `against`, breaking changes
+    first in each tool's list."""
+    by_tool: dict[str, list[Finding]] = {}
+    project: list[Finding] = []
+    for finding in found:
+        if finding.tool is None:
+            project.append(finding)
+        else:
+            by_tool.setdefault(finding.tool, []).append(finding)
+    added = sorted(t for t, fs in by_tool.items() if any(f.rule == "TN530" for f in fs))
+    removed = sorted(t for t, fs in by_tool.items() if any(f.rule == "TN501" for f in fs))
+    changed = sorted(t for t in by_tool if t not in added and t not in removed)
+    lines = [f"## Tool changes since {printable(against)}", ""]
+    if not found:
+        return "\n".join([*lines, "No tool changed."]) + "\n"
+    breaking = [f for f in found if f.severity == "error" and f.category != "model"]
+    if breaking:
+        tools = sorted({f.tool or "(project)" for f in breaking})
+        lines += [
+            f"**{len(breaking)} breaking change{'s' * (len(breaking) > 1)}** "
+            f"({', '.join(f'`{_md(t)}`' for t in tools)}).",
+            "",
+        ]
+    for finding in project:
+        lines += [f"- **{finding.severity}** {_md(finding.message)} ({finding.rule})", ""]
+    if added:
+        lines += ["### Added", ""]
+        for tool in added:
+            said = next(f.message for f in by_tool[tool] if f.rule == "TN530")
+            what = said.removeprefix("tool added").removeprefix(":").strip()  # " (from x): text"
+            notes = [f for f in by_tool[tool] if f.rule != "TN530"]
+            lines.append(
+                f"- `{_md(tool)}`{': ' if what else ''}{_md(what)}" + _details(notes, inline=True)
+            )
+        lines.append("")
+    if removed:
+        lines += ["### Removed", ""]
+        for tool in removed:
+            lines.append(f"- `{_md(tool)}` **(breaking)**: calls of it are refused")
+        lines.append("")
+    if changed:
+        lines += ["### Changed", ""]
+        for tool in changed:
+            fs = by_tool[tool]
+            was = next((f.was for f in fs if f.was), None)
+            title = f"- `{_md(tool)}`" + (f" (renamed from `{_md(was)}`)" if was else "")
+            lines.append(title)
+            lines += _details(fs, inline=False).splitlines()
+        lines.append("")
+    return "\n".join(lines)
+
+
+def _details(found: Sequence[Finding], *, inline: bool) -> str:
+    ordered = sorted(found, key=lambda f: (-LEVELS.index(f.severity), f.rule, f.message))
+    items = []
+    for finding in ordered:
+        tag = (
+            f"**breaking ({finding.category})**: "
+            if finding.severity == "error" and finding.category != "model"
+            else ("**warning**: " if finding.severity == "warning" else "")
+        )
+        items.append(f"{tag}{_md(finding.message)}")
+    if inline:
+        return "".join(f"; {item}" for item in items)
+    return "\n".join(f"  - {item}" for item in items)
+
+
+def _md(text: str) -> str:
+    return printable(text).replace("`", "'")

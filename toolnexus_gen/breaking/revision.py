@@ -1,0 +1,225 @@
+"""REF, the earlier tool surface: the generated package checked in at a git revision, or one in a
+directory. A revision is read from git's object store (`git ls-tree`, one `git cat-file --batch`),
+never by checking anything out: the working tree, the index and HEAD are never touched, and
+nothing is written anywhere.
+
+The generated package, not the specs, is what is read at REF: it is what callers, handlers and
+models met at that revision, and it reads the same whatever generator version made it (building
+REF's specs with today's generator would compare today's output with today's output).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+from toolnexus_gen.fs.paths import CACHE_DIR, display_path
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+TOOLS_FILE = "schemas/tools.json"
+
+
+class RevisionError(Exception):
+    """REF cannot be read: one line saying why."""
+
+
+@dataclass(frozen=True)
+class Revision:
+    label: str  # as the user named it, with the commit: "main (1a2b3c4d)"
+    where: str  # the package, as errors name it: "main:src/app/tools"
+    files: dict[str, str] | None  # the package's files that matter (None: no package, no tool)
+    pyproject: str | None = None  # the project's pyproject.toml at REF, when there is one
+
+
+def read(against: str, out: Path, root: Path) -> Revision:
+    """The package at REF `against`: a directory (the package, or a folder holding it where the
+    project holds `out`), else a git revision of the repository around `root` (the project's
+    folder), whose package is where `[tool.toolnexus-gen] out` said at that revision."""
+    if not against.strip():
+        raise RevisionError("--against needs a git revision or a directory")
+    folder = Path(against)
+    if folder.is_dir():
+        return _directory(folder, out, root)
+    return _revision(against, out, root)
+
+
+def _wanted(rel: str) -> bool:
+    """The files of a package the surface is read from."""
+    path = PurePosixPath(rel)
+    if CACHE_DIR in path.parts or "__pycache__" in path.parts:
+        return False
+    return (path.suffix == ".json" and path.parts[0] == "schemas") or path.suffix == ".py"
+
+
+def _decode(raw: bytes, where: str) -> str:
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise RevisionError(f"{where}: not UTF-8 text (a corrupt generated package)") from None
+
+
+# -- a directory -------------------------------------------------------------------------------
+
+
+def _directory(folder: Path, out: Path, root: Path) -> Revision:
+    candidates = [folder]
+    try:
+        candidates.append(folder / out.resolve().relative_to(root.resolve()))
+    except ValueError:
+        pass
+    package = next((c for c in candidates if (c / TOOLS_FILE).is_file()), None)
+    shown = display_path(folder)
+    if package is None:
+        looked = " or ".join(f"{display_path(c)}/{TOOLS_FILE}" for c in candidates)
+        raise RevisionError(f"directory {shown} holds no generated package (no {looked})")
+    files = {}
+    shown_package = display_path(package)
+    for path in sorted(package.rglob("*")):
+        rel = path.relative_to(package).as_posix()
+        if _wanted(rel) and path.is_file():
+            files[rel] = _decode(path.read_bytes(), f"{shown_package}/{rel}")
+    pyproject = folder / "pyproject.toml"
+    return Revision(
+        f"directory {shown}",
+        shown_package,
+        files,
+        _decode(pyproject.read_bytes(), display_path(pyproject)) if pyproject.is_file() else None,
+    )
+
+
+# -- a git revision ------------------------------------------------------------------------------
+
+
+def _git(
+    args: list[str], cwd: Path, stdin: bytes | None = None
+) -> subprocess.CompletedProcess[bytes]:
+    env = {k: v for k, v in os.environ.items() if k not in ("GIT_DIR", "GIT_WORK_TREE")}
+    env["GIT_OPTIONAL_LOCKS"] = "0"  # reading never takes the index lock (a commit may hold it)
+    return subprocess.run(
+        ["git", *args], cwd=cwd, input=stdin, capture_output=True, env=env, check=False
+    )
+
+
+def workspace_prefix(cwd: Path) -> str:
+    """Where `cwd` is inside its git repository ("" at its top or outside one): GitHub places
+    an annotation by a path from the repository's top, ours are from the current folder."""
+    if shutil.which("git") is None:
+        return ""
+    done = _git(["rev-parse", "--show-prefix"], cwd)
+    return done.stdout.decode("utf-8", "replace").strip() if done.returncode == 0 else ""
+
+
+def _revision(against: str, out: Path, root: Path) -> Revision:
+    if shutil.which("git") is None:
+        raise RevisionError(
+            f"{against!r} is not a directory, and git is not installed to read it as a revision"
+        )
+    top = _git(["rev-parse", "--show-toplevel"], root)
+    if top.returncode != 0:
+        raise RevisionError(
+            f"{against!r} is not a directory, and {display_path(root)} is not in a git repository"
+        )
+    toplevel = Path(top.stdout.decode("utf-8", "replace").strip())
+    commit = None
+    if not against.startswith("-"):  # never an option of git's
+        found = _git(["rev-parse", "--verify", "--quiet", f"{against}^{{commit}}"], root)
+        commit = found.stdout.decode().strip() if found.returncode == 0 else None
+    if not commit and against == "HEAD" and not _git(["rev-list", "-n", "1", "--all"], root).stdout:
+        # a repository without a commit yet (a pre-commit hook's first commit): nothing was
+        # there before, so every tool is new
+        return Revision("HEAD (no commit yet)", "HEAD", None)
+    if not commit:
+        raise RevisionError(
+            f"unknown revision {against!r}: no commit of this repository has that name (and "
+            "no directory either)"
+        )
+    label = f"{against} ({commit[:8]})"
+    try:
+        project = root.resolve().relative_to(toplevel.resolve())
+        package = out.resolve().relative_to(toplevel.resolve())
+    except ValueError:
+        raise RevisionError(
+            f"the output package {display_path(out)} is outside the git repository "
+            f"{display_path(toplevel)}"
+        ) from None
+    pyproject_path = (project / "pyproject.toml").as_posix()
+    pyproject = _blobs(toplevel, commit, {pyproject_path: f"{commit}:{pyproject_path}"}).get(
+        pyproject_path
+    )
+    if pyproject is not None:
+        package = _out_at(pyproject, project) or package
+    where = f"{against}:{package.as_posix()}"
+    listed = _git(
+        ["ls-tree", "-r", "-z", "--full-tree", commit, "--", f"{package.as_posix()}/"], toplevel
+    )
+    if listed.returncode != 0:
+        raise RevisionError(
+            f"{label}: git ls-tree failed: {listed.stderr.decode(errors='replace').strip()}"
+        )
+    wanted: dict[str, str] = {}
+    for record in listed.stdout.split(b"\0"):
+        if not record:
+            continue
+        meta, _, name = record.partition(b"\t")
+        mode, kind, oid = meta.decode().split()
+        rel = (
+            PurePosixPath(name.decode("utf-8", "replace"))
+            .relative_to(package.as_posix())
+            .as_posix()
+        )
+        if kind == "blob" and mode != "120000" and _wanted(rel):
+            wanted[rel] = oid
+    if not wanted:
+        raise RevisionError(
+            f"{label} holds no generated package at {package.as_posix()}/ (nothing there at that "
+            "revision): compare against a revision whose generated package is committed, or a "
+            "directory that holds one"
+        )
+    if TOOLS_FILE not in wanted:
+        raise RevisionError(
+            f"{label} holds no generated package at {package.as_posix()}/ ({TOOLS_FILE} is "
+            "missing at that revision)"
+        )
+    files = _blobs(toplevel, commit, wanted)
+    return Revision(label, where, files, pyproject)
+
+
+def _blobs(toplevel: Path, commit: str, wanted: dict[str, str]) -> dict[str, str]:
+    """The text of each object named (relative path -> object name or rev:path); missing
+    objects are left out."""
+    names = list(wanted.items())
+    request = "".join(f"{oid}\n" for _, oid in names).encode()
+    done = _git(["cat-file", "--batch"], toplevel, request)
+    if done.returncode != 0:
+        raise RevisionError(f"git cat-file failed: {done.stderr.decode(errors='replace').strip()}")
+    data, at, found = done.stdout, 0, {}
+    for rel, _ in names:
+        end = data.index(b"\n", at)
+        header = data[at:end].split()
+        at = end + 1
+        if len(header) < 3 or header[1] != b"blob":
+            continue  # "<name> missing"
+        size = int(header[2])
+        found[rel] = _decode(data[at : at + size], f"{commit[:8]}:{rel}")
+        at += size + 1
+    return found
+
+
+def _out_at(pyproject: str, project: Path) -> Path | None:
+    """The package folder `[tool.toolnexus-gen] out` names in a pyproject.toml's text."""
+    try:
+        section = tomllib.loads(pyproject).get("tool", {}).get("toolnexus-gen", {})
+    except tomllib.TOMLDecodeError:
+        return None
+    out = section.get("out") if isinstance(section, dict) else None
+    if not isinstance(out, str) or not out:
+        return None
+    return Path(os.path.normpath(project / out))

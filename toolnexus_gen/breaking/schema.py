@@ -1,0 +1,715 @@
+"""How one JSON Schema compares with another, as seen by whoever sends values to it: every
+difference as a `Change` that narrows (a value the old schema accepted may be refused now),
+widens (more is accepted), or neither (wording, a default), with the argument it concerns.
+
+A structural subset check: `$ref` (local, as bundled schemas have them) is followed, `allOf`
+merged, `anyOf`/`oneOf`, type lists, `enum` over several types and nullability (`null` in
+`type`, a null alternative, OpenAPI's `nullable`) become alternatives matched by type, and each
+old alternative must be covered by a new one. Bounds, formats, patterns, `multipleOf`, items and
+objects (open or closed, required or not) are compared keyword by keyword. What it cannot prove
+compatible (a changed `pattern`, an added `not` or `if`) counts as narrowing, never as nothing.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from toolnexus_gen.toolspec.pointer import join_pointer, resolve
+
+# Keywords that never change what validates (x-* keys too).
+ANNOTATIONS = frozenset(
+    {
+        "title",
+        "description",
+        "default",
+        "examples",
+        "deprecated",
+        "readOnly",
+        "writeOnly",
+        "$comment",
+        "$id",
+        "$schema",
+        "$anchor",
+        "$dynamicAnchor",
+        "$vocabulary",
+        "$defs",
+        "definitions",
+        "discriminator",
+        "xml",
+        "externalDocs",
+        "example",
+    }
+)
+# Validation keywords compared as a whole: any change to them counts as narrowing when it adds
+# or changes one (its meaning is not compared), widening when it removes one.
+OPAQUE = (
+    "not",
+    "if",
+    "then",
+    "else",
+    "patternProperties",
+    "propertyNames",
+    "dependentRequired",
+    "dependentSchemas",
+    "dependencies",
+    "contains",
+    "unevaluatedItems",
+    "contentEncoding",
+    "contentMediaType",
+    "contentSchema",
+    "$dynamicRef",
+    "$recursiveRef",
+)
+LOWER = ("minimum", "exclusiveMinimum", "minLength", "minItems", "minProperties", "minContains")
+UPPER = ("maximum", "exclusiveMaximum", "maxLength", "maxItems", "maxProperties", "maxContains")
+TYPES = ("null", "boolean", "integer", "number", "string", "array", "object")
+BOUNDED = frozenset(
+    {*LOWER, *UPPER, "multipleOf", "pattern", "format", "uniqueItems"}
+)  # what bounds() compares
+MAX_REFS = 64  # $ref hops from one node: a longer chain is a cycle of bare refs
+
+
+@dataclass(frozen=True)
+class Change:
+    kind: str  # see KINDS
+    path: str  # the argument, as a caller names it: "city", "address.zip", "tags[]"; "" = root
+    pointer: str  # the node in the new schema (or where it would stand), for its place
+    narrows: bool  # a value valid before may be refused now
+    widens: bool  # a value refused before may be accepted now (both: a changed type, pattern)
+    detail: str  # what changed, in words
+
+
+KINDS = (
+    "required_added",  # a new required property
+    "made_required",  # an optional property is required now
+    "made_optional",
+    "optional_added",
+    "removed_closed",  # a property gone from an object that refuses unknown properties
+    "removed_open",  # a property gone from an object that takes unknown ones (ignored now)
+    "type",  # types, nullability, alternatives
+    "enum",  # enum and const values
+    "bound",  # bounds, lengths, pattern, format, multipleOf, uniqueItems, opaque keywords
+    "closed",  # additionalProperties / unevaluatedProperties false
+    "default",  # changed or removed
+    "default_added",
+    "description",  # title or description
+    "examples",
+)
+
+
+def canonical(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
+def compare(old: Any, new: Any) -> list[Change]:
+    """Every difference between two schemas (None: no schema, any value) from the old one's
+    point of view, deduplicated, in walk order."""
+    walk = _Walk(old if old is not None else True, new if new is not None else True)
+    walk.node(walk.old_root, walk.new_root, "", "", "")
+    seen: set[tuple[str, str, str, str]] = set()
+    found = []
+    for change in walk.found:
+        key = (change.kind, change.path, change.pointer, change.detail)
+        if key not in seen:
+            seen.add(key)
+            found.append(change)
+    return found
+
+
+def child(path: str, name: str) -> str:
+    return f"{path}.{name}" if path else name
+
+
+def shown(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+@dataclass
+class _Alt:
+    """One alternative of a node: a schema without anyOf/oneOf and with one type at most."""
+
+    schema: dict[str, Any]
+    pointer: str
+    type: str | None  # None: any type
+
+    def describe(self) -> str:
+        if "const" in self.schema:
+            return f"the value {shown(self.schema['const'])}"
+        if isinstance(self.schema.get("enum"), list):
+            return f"{self.type or 'values'} {shown(self.schema['enum'])}"
+        return self.type or "any value"
+
+
+class _Walk:
+    def __init__(self, old_root: Any, new_root: Any) -> None:
+        self.old_root = old_root
+        self.new_root = new_root
+        self.found: list[Change] = []
+        self.active: set[tuple[int, int]] = set()  # node pairs being compared (cycles end here)
+
+    def add(
+        self,
+        kind: str,
+        path: str,
+        pointer: str,
+        narrows: bool | None,
+        detail: str,
+        *,
+        both: bool = False,
+    ) -> None:
+        """A change; `narrows` None: neither narrows nor widens (wording, a default)."""
+        widens = narrows is False or both
+        self.found.append(Change(kind, path, pointer, narrows is True or both, widens, detail))
+
+    # -- resolving ------------------------------------------------------------------------------
+
+    def resolved(self, node: Any, root: Any, pointer: str) -> tuple[Any, str]:
+        """The node with local $refs followed (siblings of a $ref applied over its target) and
+        allOf merged; and the pointer of where its body stands."""
+        for _ in range(MAX_REFS):
+            if not isinstance(node, dict):
+                return node, pointer
+            ref = node.get("$ref")
+            if isinstance(ref, str) and ref.startswith("#"):
+                target = resolve(root, ref[1:], None)
+                if target is None:
+                    return node, pointer  # unresolvable: compared as written
+                siblings = {k: v for k, v in node.items() if k != "$ref"}
+                if isinstance(target, dict):
+                    node = {**target, **siblings} if siblings else target
+                else:
+                    node = target
+                pointer = ref[1:] if not siblings else pointer
+                continue
+            if isinstance(node.get("allOf"), list):
+                merged = {k: v for k, v in node.items() if k != "allOf"}
+                for i, part in enumerate(node["allOf"]):
+                    body, _ = self.resolved(part, root, join_pointer(pointer, "allOf") + f"/{i}")
+                    merged = _merge(merged, body)
+                node = merged
+                continue
+            return node, pointer
+        return node, pointer
+
+    def alternatives(self, node: Any, root: Any, pointer: str) -> list[_Alt]:
+        node, pointer = self.resolved(node, root, pointer)
+        if node is True or (isinstance(node, dict) and not _validating(node)):
+            return [_Alt({} if node is True else node, pointer, None)]
+        if not isinstance(node, dict):
+            return []  # false (or garbage): nothing validates
+        for key in ("anyOf", "oneOf"):
+            options = node.get(key)
+            if isinstance(options, list):
+                base = {k: v for k, v in node.items() if k != key and k not in ANNOTATIONS}
+                found: list[_Alt] = []
+                for i, option in enumerate(options):
+                    where = f"{pointer}/{key}/{i}"
+                    body, where = self.resolved(option, root, where)
+                    if isinstance(body, dict) and base:
+                        body = _merge(base, body)
+                    found += self.alternatives(body, root, where)
+                return found
+        types = node.get("type")
+        nullable = node.get("nullable") is True
+        if isinstance(types, list):
+            names = [t for t in types if isinstance(t, str)]
+        elif isinstance(types, str):
+            names = [types]
+        elif isinstance(node.get("enum"), list) or "const" in node:
+            values = node["enum"] if "enum" in node else [node["const"]]
+            names = sorted({_type_of(v) for v in values}, key=TYPES.index)
+        else:
+            names = []
+        if not names:
+            alts = [_Alt(node, pointer, None)]
+        elif len(names) == 1 and not nullable:
+            alts = [_Alt(node, pointer, names[0])]
+        else:
+            alts = [_Alt(_only(node, name), pointer, name) for name in names]
+        if nullable and "null" not in names and names:
+            alts.append(_Alt({"type": "null"}, pointer, "null"))
+        return alts
+
+    # -- comparing --------------------------------------------------------------------------------
+
+    def node(self, old: Any, new: Any, path: str, old_pointer: str, new_pointer: str) -> None:
+        old_body, old_at = self.resolved(old, self.old_root, old_pointer)
+        new_body, new_at = self.resolved(new, self.new_root, new_pointer)
+        pair = (id(old_body), id(new_body))
+        if pair in self.active:
+            return  # a recursive schema: this pair is being compared further up
+        self.active.add(pair)
+        try:
+            if isinstance(old_body, dict) and isinstance(new_body, dict):
+                self.annotations(old_body, new_body, path, new_at)
+            self.union(
+                self.alternatives(old_body, self.old_root, old_at),
+                self.alternatives(new_body, self.new_root, new_at),
+                path,
+                new_at,
+            )
+        finally:
+            self.active.discard(pair)
+
+    def annotations(self, old: dict[str, Any], new: dict[str, Any], path: str, at: str) -> None:
+        what = f"'{path}'" if path else "the arguments"
+        for key in ("title", "description"):
+            if old.get(key) != new.get(key):
+                change = _wording(old.get(key), new.get(key))
+                self.add(
+                    "description", path, join_pointer(at, key), None, f"{key} of {what} {change}"
+                )
+        if old.get("examples") != new.get("examples"):
+            change = _wording(old.get("examples"), new.get("examples"), quote=False)
+            self.add(
+                "examples", path, join_pointer(at, "examples"), None, f"examples of {what} {change}"
+            )
+        if path and ("default" in old or "default" in new):
+            before, after = old.get("default", _NONE), new.get("default", _NONE)
+            if before is _NONE:
+                self.add(
+                    "default_added",
+                    path,
+                    join_pointer(at, "default"),
+                    None,
+                    f"default {shown(after)} added",
+                )
+            elif after is _NONE:
+                self.add("default", path, at, None, f"default {shown(before)} removed")
+            elif canonical(before) != canonical(after):
+                self.add(
+                    "default",
+                    path,
+                    join_pointer(at, "default"),
+                    None,
+                    f"default changed from {shown(before)} to {shown(after)}",
+                )
+
+    def union(self, old: list[_Alt], new: list[_Alt], path: str, at: str) -> None:
+        if len(old) == 1 and len(new) == 1:
+            self.alt(old[0], new[0], path)
+            return
+        used: set[int] = set()
+        for before in old:
+            candidates = [(i, after) for i, after in enumerate(new) if _covers(before, after)]
+            if not candidates:
+                gone = (
+                    "null (it is no longer nullable)"
+                    if before.type == "null"
+                    else before.describe()
+                )
+                self.add("type", path, at, True, f"no longer accepts {gone}")
+                continue
+            best_i, best = min(candidates, key=lambda pair: self._narrowings(before, pair[1], path))
+            used.add(best_i)
+            self.alt(before, best, path)
+        for i, after in enumerate(new):
+            if i in used:
+                continue
+            covering = [before for before in old if _covers(after, before)]
+            if not covering:
+                added = "null (it is nullable now)" if after.type == "null" else after.describe()
+                self.add("type", path, after.pointer, False, f"now also accepts {added}")
+                continue
+            # a new alternative of a type already accepted: what it accepts beyond the old
+            # alternative closest to it
+            trials = [self._trial(before, after, path) for before in covering]
+            closest = min(trials, key=lambda found: sum(change.widens for change in found))
+            self.found += [change for change in closest if change.widens]
+
+    def _trial(self, old: _Alt, new: _Alt, path: str) -> list[Change]:
+        trial = _Walk(self.old_root, self.new_root)
+        trial.active = set(self.active)
+        trial.alt(old, new, path)
+        return trial.found
+
+    def _narrowings(self, old: _Alt, new: _Alt, path: str) -> int:
+        return sum(change.narrows for change in self._trial(old, new, path))
+
+    def alt(self, old: _Alt, new: _Alt, path: str) -> None:
+        at = new.pointer
+        if not _same_annotations(old.schema, new.schema):  # an anyOf branch's own wording
+            self.annotations(old.schema, new.schema, path, at)
+        if old.type != new.type:
+            if old.type is None:
+                self.add("type", path, at, True, f"type narrowed from any value to {new.type}")
+            elif new.type is None:
+                self.add("type", path, at, False, f"type widened from {old.type} to any value")
+            elif (old.type, new.type) == ("integer", "number"):
+                self.add("type", path, at, False, "type widened from integer to number")
+            elif (old.type, new.type) == ("number", "integer"):
+                self.add("type", path, at, True, "type narrowed from number to integer")
+            else:
+                self.add(
+                    "type", path, at, True, f"type changed from {old.type} to {new.type}", both=True
+                )
+                return
+        self.values(old.schema, new.schema, path, at)
+        self.bounds(old.schema, new.schema, path, at)
+        self.opaque(old.schema, new.schema, path, at)
+        self.object(old, new, path)
+        self.array(old, new, path)
+
+    def values(self, old: dict[str, Any], new: dict[str, Any], path: str, at: str) -> None:
+        before, after = _values(old), _values(new)
+        if before == after:
+            return
+        where = join_pointer(at, "enum" if "enum" in new else "const")
+        if after is not None and before is None:
+            listed = ", ".join(shown(v) for v in after.values())
+            self.add("enum", path, where, True, f"now limited to {listed}")
+        elif after is None and before is not None:
+            self.add("enum", path, at, False, "no longer limited to a list of values")
+        elif before is not None and after is not None:
+            gone = [v for k, v in before.items() if k not in after]
+            added = [v for k, v in after.items() if k not in before]
+            if gone:
+                listed = ", ".join(shown(v) for v in gone)
+                self.add(
+                    "enum", path, where, True, f"value{'s' * (len(gone) > 1)} {listed} removed"
+                )
+            if added:
+                listed = ", ".join(shown(v) for v in added)
+                self.add(
+                    "enum", path, where, False, f"value{'s' * (len(added) > 1)} {listed} added"
+                )
+
+    def bounds(self, old: dict[str, Any], new: dict[str, Any], path: str, at: str) -> None:
+        present = old.keys() | new.keys()
+        if present.isdisjoint(BOUNDED):
+            return
+        for keys, rising in ((LOWER, True), (UPPER, False)):
+            for key in keys:
+                if key not in present:
+                    continue
+                before, after = _number(old.get(key)), _number(new.get(key))
+                if before == after:
+                    continue
+                where = join_pointer(at, key)
+                if before is None:
+                    self.add("bound", path, where, True, f"{key} {shown(new[key])} added")
+                elif after is None:
+                    self.add("bound", path, at, False, f"{key} {shown(old[key])} removed")
+                else:
+                    narrows = after > before if rising else after < before
+                    verb = "tightened" if narrows else "loosened"
+                    self.add(
+                        "bound",
+                        path,
+                        where,
+                        narrows,
+                        f"{key} {verb} from {shown(old[key])} to {shown(new[key])}",
+                    )
+        before, after = _number(old.get("multipleOf")), _number(new.get("multipleOf"))
+        if before != after:
+            where = join_pointer(at, "multipleOf")
+            if after is None:
+                self.add("bound", path, at, False, f"multipleOf {shown(before)} removed")
+            elif before is None:
+                self.add("bound", path, where, True, f"multipleOf {shown(after)} added")
+            else:
+                # every old multiple stays one when the new step divides the old; every new
+                # multiple was one when the old step divides the new
+                narrows = not _divides(after, before)
+                self.add(
+                    "bound",
+                    path,
+                    where,
+                    narrows,
+                    f"multipleOf changed from {shown(before)} to {shown(after)}",
+                    both=narrows and not _divides(before, after),
+                )
+        for key in ("pattern", "format"):
+            before, after = old.get(key), new.get(key)
+            if before == after:
+                continue
+            if after is None:
+                self.add("bound", path, at, False, f"{key} {shown(before)} removed")
+            elif before is None:
+                self.add("bound", path, join_pointer(at, key), True, f"{key} {shown(after)} added")
+            else:
+                self.add(
+                    "bound",
+                    path,
+                    join_pointer(at, key),
+                    True,
+                    f"{key} changed from {shown(before)} to {shown(after)}",
+                    both=True,
+                )
+        if bool(old.get("uniqueItems")) != bool(new.get("uniqueItems")):
+            narrows = bool(new.get("uniqueItems"))
+            self.add(
+                "bound",
+                path,
+                join_pointer(at, "uniqueItems"),
+                narrows,
+                "items must be unique now" if narrows else "items need no longer be unique",
+            )
+
+    def opaque(self, old: dict[str, Any], new: dict[str, Any], path: str, at: str) -> None:
+        present = old.keys() | new.keys()
+        for key in OPAQUE:
+            if key not in present:
+                continue
+            if key in old and key in new and canonical(old[key]) == canonical(new[key]):
+                continue
+            if key not in new:
+                self.add("bound", path, at, False, f"{key} removed")
+            else:
+                verb = "added" if key not in old else "changed"
+                self.add(
+                    "bound",
+                    path,
+                    join_pointer(at, key),
+                    True,
+                    f"{key} {verb} (not proven to accept what it did)",
+                    both=key in old,
+                )
+
+    def object(self, old_alt: _Alt, new_alt: _Alt, path: str) -> None:
+        old, new, at = old_alt.schema, new_alt.schema, new_alt.pointer
+        if new_alt.type not in (None, "object") or old_alt.type not in (None, "object"):
+            return
+        before: dict[str, Any] = _properties(old)
+        after: dict[str, Any] = _properties(new)
+        old_required = set(_strings(old.get("required")))
+        new_required = set(_strings(new.get("required")))
+        closed = _closed(new)
+        props = join_pointer(at, "properties")
+        old_props = join_pointer(old_alt.pointer, "properties")
+        for name in before:
+            sub = child(path, name)
+            if name not in after:
+                if closed:
+                    self.add(
+                        "removed_closed",
+                        sub,
+                        join_pointer(props, name),
+                        True,
+                        "removed, and the object refuses unknown properties",
+                    )
+                else:
+                    self.add(
+                        "removed_open",
+                        sub,
+                        join_pointer(props, name),
+                        True,
+                        "removed; a value sent for it is ignored now",
+                    )
+                continue
+            self.node(
+                before[name],
+                after[name],
+                sub,
+                join_pointer(old_props, name),
+                join_pointer(props, name),
+            )
+            if name not in old_required and name in new_required:
+                self.add(
+                    "made_required",
+                    sub,
+                    join_pointer(at, "required"),
+                    True,
+                    "optional before, required now",
+                )
+            elif name in old_required and name not in new_required:
+                self.add(
+                    "made_optional",
+                    sub,
+                    join_pointer(props, name),
+                    False,
+                    "required before, optional now",
+                )
+        for name in after:
+            if name in before:
+                continue
+            if name in new_required:
+                self.add(
+                    "required_added",
+                    child(path, name),
+                    join_pointer(props, name),
+                    True,
+                    "new and required",
+                    both=_closed(old),  # values with it were refused before, too
+                )
+            else:
+                self.add(
+                    "optional_added",
+                    child(path, name),
+                    join_pointer(props, name),
+                    False,
+                    "new and optional",
+                )
+        for name in sorted(new_required - old_required - set(after) - set(before)):
+            self.add(
+                "required_added",
+                child(path, name),
+                join_pointer(at, "required"),
+                True,
+                "required now (the object names it without a schema)",
+            )
+        was_closed = _closed(old)
+        if closed and not was_closed:
+            self.add("closed", path, at, True, "refuses properties it does not list now")
+        elif was_closed and not closed:
+            self.add("closed", path, at, False, "takes properties it does not list now")
+        extra_old, extra_new = old.get("additionalProperties"), new.get("additionalProperties")
+        if isinstance(extra_old, dict) and isinstance(extra_new, dict):
+            self.node(
+                extra_old,
+                extra_new,
+                child(path, "*"),
+                join_pointer(old_alt.pointer, "additionalProperties"),
+                join_pointer(at, "additionalProperties"),
+            )
+        elif isinstance(extra_new, dict) and extra_old in (None, True) and _validating(extra_new):
+            self.add(
+                "bound",
+                child(path, "*"),
+                join_pointer(at, "additionalProperties"),
+                True,
+                "properties it does not list must match a schema now",
+            )
+
+    def array(self, old_alt: _Alt, new_alt: _Alt, path: str) -> None:
+        old, new, at = old_alt.schema, new_alt.schema, new_alt.pointer
+        if new_alt.type not in (None, "array") or old_alt.type not in (None, "array"):
+            return
+        before, after = old.get("items"), new.get("items")
+        if isinstance(before, (dict, bool)) or isinstance(after, (dict, bool)):
+            self.node(
+                before if isinstance(before, (dict, bool)) else True,
+                after if isinstance(after, (dict, bool)) else True,
+                f"{path}[]",
+                join_pointer(old_alt.pointer, "items"),
+                join_pointer(at, "items"),
+            )
+        old_tuple, new_tuple = old.get("prefixItems"), new.get("prefixItems")
+        if isinstance(old_tuple, list) or isinstance(new_tuple, list):
+            old_tuple = old_tuple if isinstance(old_tuple, list) else []
+            new_tuple = new_tuple if isinstance(new_tuple, list) else []
+            for i in range(max(len(old_tuple), len(new_tuple))):
+                self.node(
+                    old_tuple[i] if i < len(old_tuple) else True,
+                    new_tuple[i] if i < len(new_tuple) else True,
+                    f"{path}[{i}]",
+                    f"{old_alt.pointer}/prefixItems/{i}",
+                    f"{at}/prefixItems/{i}" if i < len(new_tuple) else at,
+                )
+
+
+_NONE: Any = object()
+
+
+def _wording(before: Any, after: Any, *, quote: bool = True) -> str:
+    if before is None:
+        return "added"
+    if after is None:
+        return "removed"
+    if quote and isinstance(before, str) and isinstance(after, str):
+        return f"changed from {shown(before)} to {shown(after)}"
+    return "changed"
+
+
+def _same_annotations(old: dict[str, Any], new: dict[str, Any]) -> bool:
+    keys = ("title", "description", "examples", "default")
+    return all(old.get(key, _NONE) == new.get(key, _NONE) for key in keys)
+
+
+def _validating(node: dict[str, Any]) -> bool:
+    """Whether a schema object holds any keyword that restricts values."""
+    return any(key not in ANNOTATIONS and not key.startswith("x-") for key in node)
+
+
+def _merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
+    """Two schemas that must both hold, as one (allOf, or a $ref with siblings): properties and
+    required joined, any other keyword of `extra` over `base`'s."""
+    merged = dict(base)
+    for key, value in extra.items():
+        if key == "properties" and isinstance(value, dict) and isinstance(base.get(key), dict):
+            joined = dict(base[key])
+            for name, schema in value.items():
+                joined[name] = {"allOf": [joined[name], schema]} if name in joined else schema
+            merged[key] = joined
+        elif key == "required" and isinstance(value, list) and isinstance(base.get(key), list):
+            merged[key] = [*base[key], *(v for v in value if v not in base[key])]
+        else:
+            merged[key] = value
+    return merged
+
+
+def _only(node: dict[str, Any], name: str) -> dict[str, Any]:
+    """One type's alternative of a node with several types (its enum, those of that type)."""
+    part = {k: v for k, v in node.items() if k not in ("nullable",)}
+    part["type"] = name
+    if isinstance(node.get("enum"), list):
+        part["enum"] = [
+            v
+            for v in node["enum"]
+            if _type_of(v) == name or (name == "number" and _type_of(v) == "integer")
+        ]
+    if "const" in node and _type_of(node["const"]) != name:
+        part.pop("const")
+    return part
+
+
+def _type_of(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "integer" if value.is_integer() else "number"
+    if isinstance(value, str):
+        return "string"
+    return "array" if isinstance(value, list) else "object"
+
+
+def _covers(old: _Alt, new: _Alt) -> bool:
+    """Whether new's type takes every value of old's type."""
+    if new.type is None or old.type == new.type:
+        return True
+    return old.type == "integer" and new.type == "number"
+
+
+def _values(node: dict[str, Any]) -> dict[str, Any] | None:
+    if "const" in node:
+        return {canonical(node["const"]): node["const"]}
+    if isinstance(node.get("enum"), list):
+        return {canonical(v): v for v in node["enum"]}
+    return None
+
+
+def _divides(step: float, value: float) -> bool:
+    if not step:
+        return False
+    ratio = value / step
+    return abs(ratio - round(ratio)) < 1e-9
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return value
+
+
+def _properties(node: dict[str, Any]) -> dict[str, Any]:
+    found = node.get("properties")
+    return found if isinstance(found, dict) else {}
+
+
+def _strings(value: Any) -> Iterator[str]:
+    if isinstance(value, list):
+        yield from (v for v in value if isinstance(v, str))
+
+
+def _closed(node: dict[str, Any]) -> bool:
+    if node.get("patternProperties"):
+        return False
+    return node.get("additionalProperties") is False or node.get("unevaluatedProperties") is False
