@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from toolnexus_gen.config.options import resolve_options
 from toolnexus_gen.config.pyproject import load_config
 from toolnexus_gen.incremental import cache
+from toolnexus_gen.incremental.plan import plan
 from toolnexus_gen.pipeline.build import generate
 from toolnexus_gen.pipeline.units import files_of
 from toolnexus_gen.targets.base import assemble, dump_json, encode_entry, entry_depth
@@ -57,7 +58,7 @@ def library_build(root: Path) -> Any:
     os.chdir(root)
     try:
         options = resolve_options(load_config(root), Path("specs"), Path("out"), None)
-        return generate(options, cache.load_state(options))
+        return generate(options, plan(options))
     finally:
         os.chdir(old)
 

@@ -9,7 +9,6 @@ are imported inside the functions, so `--version` and the no-op build stay insta
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -24,7 +23,8 @@ if TYPE_CHECKING:
     from toolnexus_gen.commands.project import InitReport
     from toolnexus_gen.config.options import BuildOptions
     from toolnexus_gen.fs.output import Report
-    from toolnexus_gen.ir import ToolInfo
+    from toolnexus_gen.incremental.plan import Plan, Record
+    from toolnexus_gen.ir import Contribution, ToolInfo
     from toolnexus_gen.pipeline.build import Analysis
     from toolnexus_gen.pipeline.toolsets import Budget
 
@@ -92,6 +92,7 @@ class BuildOutcome:
     codes: list[str] = field(default_factory=list)  # the code of each diagnostic, in order
     profile: str | None = None  # the configured profile
     budget: str = ""  # the costliest request's estimated tokens, in words
+    record: Record | None = None  # what the next build in this process starts from
 
     @property
     def reach(self) -> str:
@@ -128,11 +129,16 @@ class BuildOutcome:
 
 
 def build(
-    specs_dir: Path | None, out_dir: Path | None, targets: tuple[str, ...], check: bool
+    specs_dir: Path | None,
+    out_dir: Path | None,
+    targets: tuple[str, ...],
+    check: bool,
+    last: Record | None = None,
 ) -> BuildOutcome:
+    """One build. `last`: what the previous build in this process recorded (build --watch)."""
     from toolnexus_gen.config.options import header_for
     from toolnexus_gen.fs.paths import display_path
-    from toolnexus_gen.incremental import cache
+    from toolnexus_gen.incremental.plan import plan
 
     chosen = options(specs_dir, out_dir, targets)
     with os_errors():
@@ -140,32 +146,33 @@ def build(
             display_path(chosen.out), header_for(chosen).command, 0, len(chosen.targets), []
         )
         outcome.profile = chosen.profile
-        state = cache.load_state(chosen)
-        noop = cache.fast_noop(chosen, state, check=check)
+        planned = plan(chosen, check=check, contribute=lambda: _contribute(chosen), last=last)
+        noop = planned.noop
         if noop is not None:  # nothing changed since the last build: answered from its record
             outcome.noop, outcome.tools, outcome.files = True, noop.tools, noop.files
             outcome.budget = noop.budget
             outcome.diagnostics = [
                 (line, severity == "error") for severity, line in noop.diagnostics
             ]
+            outcome.record = last
             return outcome
-        return _full_build(chosen, state, check, outcome)
+        return _full_build(chosen, planned, check, outcome)
 
 
-def _code(line: str) -> str:
-    found = re.search(r": (?:error|warning)\[(TN\d+)\]", line)
-    return found.group(1) if found else ""
+def _contribute(chosen: BuildOptions) -> Contribution:
+    from toolnexus_gen.sources import contribute
+
+    return contribute(chosen)
 
 
 def _full_build(
-    chosen: BuildOptions, state: dict[str, Any] | None, check: bool, outcome: BuildOutcome
+    chosen: BuildOptions, planned: Plan, check: bool, outcome: BuildOutcome
 ) -> BuildOutcome:
     from toolnexus_gen.fs import output
     from toolnexus_gen.pipeline.build import generate, save_build
-    from toolnexus_gen.sources import contribute
 
     try:
-        result = generate(chosen, state, contribute=lambda: contribute(chosen))
+        result = generate(chosen, planned)
     except RecursionError:  # a last line of defence: every known cause is a located error
         raise UserError(
             "a schema is nested or self-referencing beyond what can be processed"
@@ -180,15 +187,17 @@ def _full_build(
     if check:
         outcome.check = output.check(chosen.out, result.files)
         return outcome
+    records: list[Record] = []
     try:  # the cache is saved under the output lock, once the files are written
         outcome.report = output.write(
             chosen.out,
             result.files,
-            lambda report: save_build(chosen, result, report),
-            result.known,
+            lambda report: records.append(save_build(chosen, planned, result, report)),
+            planned.outputs,
         )
     except output.OwnershipError as exc:
         raise UserError(str(exc)) from None
+    outcome.record = records[0]
     return outcome
 
 

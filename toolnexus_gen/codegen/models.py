@@ -16,9 +16,9 @@ from typing import Any
 
 from toolnexus_gen.config.options import Header
 from toolnexus_gen.diagnostics import Diagnostic, DiagnosticsError
-from toolnexus_gen.incremental.cache import Memo
-from toolnexus_gen.incremental.parallel import Stream
 from toolnexus_gen.ir import ModelJob, Tool
+from toolnexus_gen.memo import Memo
+from toolnexus_gen.parallel import Stream
 
 LINE_LENGTH = 100
 

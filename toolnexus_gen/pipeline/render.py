@@ -17,8 +17,8 @@ from toolnexus_gen.codegen.models import Models
 from toolnexus_gen.codegen.package import PACKAGE_FILES, model_header, render_package
 from toolnexus_gen.config.many import Many
 from toolnexus_gen.config.options import Header
-from toolnexus_gen.incremental.cache import Memo
 from toolnexus_gen.ir import ToolSet, Unit
+from toolnexus_gen.memo import Memo
 from toolnexus_gen.pipeline.toolsets import extras
 from toolnexus_gen.pipeline.units import files_of
 from toolnexus_gen.targets import TARGETS

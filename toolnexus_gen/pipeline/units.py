@@ -19,8 +19,8 @@ from typing import Any
 from toolnexus_gen.codegen.models import Models, model_job, model_key
 from toolnexus_gen.config.options import BuildOptions, Header
 from toolnexus_gen.diagnostics import has_errors
-from toolnexus_gen.incremental.cache import Memo, canonical, sha, unit_key
 from toolnexus_gen.ir import PLACED_KEYS, Contributed, Document, Tool, ToolInfo, Unit
+from toolnexus_gen.memo import Memo, canonical, sha, unit_key
 from toolnexus_gen.pipeline.emit import emit
 from toolnexus_gen.pipeline.tokens import estimate
 from toolnexus_gen.targets import TARGETS
