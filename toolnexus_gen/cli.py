@@ -88,11 +88,34 @@ def main() -> None:
     "--check", is_flag=True, help="Write nothing; exit 1 if generated files are out of date."
 )
 @click.option("-q", "--quiet", is_flag=True, help="Print only problems.")
+@click.option(
+    "--watch",
+    is_flag=True,
+    help="Keep running: build again on every change to the specs, pyproject.toml or mcp.json "
+    "(Ctrl-C stops).",
+)
 def build(
-    specs_dir: Path | None, out_dir: Path | None, targets: tuple[str, ...], check: bool, quiet: bool
+    specs_dir: Path | None,
+    out_dir: Path | None,
+    targets: tuple[str, ...],
+    check: bool,
+    quiet: bool,
+    watch: bool,
 ) -> None:
     """Validate every spec in SPECS_DIR and write (or --check) the generated package."""
+    if watch:
+        if check:
+            _fail("--watch writes the package on every change; it cannot be used with --check")
+        _watch(specs_dir, out_dir, targets, quiet)
+        return
     outcome = _run(session.build, specs_dir, out_dir, targets, check)
+    code = _show_build(outcome, check, quiet)
+    if code:
+        sys.exit(code)
+
+
+def _show_build(outcome: session.BuildOutcome, check: bool, quiet: bool) -> int:
+    """Print a build's outcome; its exit code."""
     for line, is_error in outcome.diagnostics:
         _report_line(line, is_error)
     counts = f"{_plural(outcome.tools, 'tool')}, {_plural(outcome.targets, 'target')}"
@@ -107,7 +130,7 @@ def build(
                 err=True,
                 fg="yellow",
             )
-        sys.exit(ExitCode.INVALID)
+        return ExitCode.INVALID
     if check and outcome.check is not None and not outcome.check.up_to_date:
         report = outcome.check
         for label, names in (
@@ -122,9 +145,9 @@ def build(
         _echo(
             f"{outcome.out} is out of date: run `{outcome.command}`.", err=True, fg="red", bold=True
         )
-        sys.exit(ExitCode.STALE)
+        return ExitCode.STALE
     if quiet:
-        return
+        return 0
     if outcome.reach:
         _echo(f"reach: {outcome.reach}", fg="yellow")
     if check:
@@ -143,6 +166,34 @@ def build(
         )
     if outcome.budget:
         click.echo(outcome.budget)
+    return 0
+
+
+def _watch(
+    specs_dir: Path | None, out_dir: Path | None, targets: tuple[str, ...], quiet: bool
+) -> None:
+    """build --watch: each build printed as it ends; Ctrl-C stops it (exit 0)."""
+    try:
+        for rebuild in session.watch(specs_dir, out_dir, targets):
+            if rebuild.outcome is not None and rebuild.outcome.noop and not rebuild.first:
+                continue  # touched, not changed
+            if not rebuild.first and not quiet:
+                more = len(rebuild.changed) - 1
+                shown = rebuild.changed[0] if rebuild.changed else "while the watch started"
+                _echo(f"changed: {shown}" + (f" and {more} more" if more > 0 else ""))
+            if rebuild.error is not None:
+                _echo(f"error: {rebuild.error}", err=True, fg="red")
+            _report(rebuild.diagnostics)
+            if rebuild.outcome is not None and _show_build(rebuild.outcome, False, quiet):
+                _echo(
+                    f"{rebuild.outcome.out} keeps the last good build; watching for a fix",
+                    err=True,
+                    fg="yellow",
+                )
+            if rebuild.first and not quiet:
+                _echo("watching for changes (Ctrl-C to stop)", err=True)
+    except KeyboardInterrupt:
+        _echo("stopped watching", err=True)
 
 
 @main.command()

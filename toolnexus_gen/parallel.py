@@ -57,7 +57,7 @@ def pool_for(
         return
     count = workers() if items >= PARALLEL_MIN else 1
     _others.update(_children())
-    _pool = multiprocessing.get_context("fork").Pool(count, initializer)
+    _pool = multiprocessing.get_context("fork").Pool(count, _start, (initializer,))
     _workers.update(_children() - _others)
     try:
         yield
@@ -65,6 +65,16 @@ def pool_for(
         # Every result is in by now; a worker still warming up for work that never came (an
         # edit that changed no model) is stopped rather than waited for.
         _stop()
+
+
+def _start(initializer: Callable[[], None] | None) -> None:
+    """A worker's start: Ctrl-C is the main process's to handle (it stops the pool), so a
+    terminal's Ctrl-C, sent to every process of the group, prints no worker's traceback."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if initializer is not None:
+        initializer()
 
 
 def _stop() -> None:

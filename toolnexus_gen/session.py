@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from toolnexus_gen.commands.project import InitReport
     from toolnexus_gen.config.options import BuildOptions
     from toolnexus_gen.fs.output import Report
+    from toolnexus_gen.fs.watch import Inputs
     from toolnexus_gen.incremental.plan import Plan, Record
     from toolnexus_gen.ir import Contribution, ToolInfo
     from toolnexus_gen.pipeline.build import Analysis
@@ -199,6 +200,103 @@ def _full_build(
         raise UserError(str(exc)) from None
     outcome.record = records[0]
     return outcome
+
+
+# -- build --watch -----------------------------------------------------------------------------
+
+
+@dataclass
+class Rebuild:
+    """One build of `build --watch`: its outcome, or the mistake that stopped it."""
+
+    changed: list[str]  # the files whose change started it, as shown
+    first: bool = False  # the build that starts the watch
+    outcome: BuildOutcome | None = None
+    error: str | None = None  # a UserError's line
+    diagnostics: list[Diagnostic] = field(default_factory=list)  # a DiagnosticsError's
+
+    @property
+    def wrote(self) -> bool:
+        return self.outcome is not None and self.outcome.report is not None
+
+
+def watch(
+    specs_dir: Path | None, out_dir: Path | None, targets: tuple[str, ...]
+) -> Iterator[Rebuild]:
+    """A build, then one more for every batch of changes to its inputs (the spec folder, the
+    skills folder, pyproject.toml, mcp.json), forever: stopped by Ctrl-C (KeyboardInterrupt).
+    Each build starts from the record the last successful one left in memory; a build with
+    errors writes nothing, so the last good output stays as it was."""
+    import time
+
+    from toolnexus_gen.fs import watch as watching
+    from toolnexus_gen.fs.paths import display_path
+
+    record: Record | None = None
+
+    def once(changed: list[Path], first: bool = False) -> Rebuild:
+        nonlocal record
+        rebuild = Rebuild([display_path(path) for path in changed], first)
+        try:
+            rebuild.outcome = build(specs_dir, out_dir, targets, False, record)
+        except UserError as exc:
+            rebuild.error = str(exc)
+        except DiagnosticsError as exc:
+            rebuild.diagnostics = exc.diagnostics
+        if rebuild.outcome is not None and rebuild.outcome.record is not None:
+            record = rebuild.outcome.record
+        return rebuild
+
+    yield once([], first=True)
+    inputs = _watched(specs_dir, out_dir)
+    warm = False
+    while True:
+        if not all(folder.is_dir() for folder in inputs.folders):
+            # a watched folder is missing (the build said so): wait for it to come back
+            time.sleep(watching.POLL_MS / 1000)
+            inputs = _watched(specs_dir, out_dir)
+            if all(folder.is_dir() for folder in inputs.folders):
+                yield once(list(inputs.folders))
+            continue
+        try:
+            for batch in watching.changes(inputs):  # the first: once the watch is set up
+                yield once(batch)  # (a no-op, unless something changed since the first build)
+                if not warm:  # the process stays: a model edit then finds the generator ready
+                    _warm_up()
+                    warm = True
+                now = _watched(specs_dir, out_dir)
+                if now != inputs or not all(folder.is_dir() for folder in now.folders):
+                    inputs = now  # the configuration moved a folder, or one is gone
+                    break
+        except FileNotFoundError:  # gone as the watch started
+            continue
+
+
+def _watched(specs_dir: Path | None, out_dir: Path | None) -> Inputs:
+    """What `build --watch` watches: the folders and files a build reads, its output aside."""
+    from toolnexus_gen.config.options import DEFAULT_OUT, DEFAULT_SPECS
+    from toolnexus_gen.config.pyproject import load_config
+    from toolnexus_gen.fs.watch import Inputs
+
+    cwd = Path.cwd()
+    try:
+        config = load_config(cwd)
+    except DiagnosticsError:  # a broken pyproject.toml: the build says why; watch for its fix
+        return Inputs((specs_dir or Path(DEFAULT_SPECS),), (cwd / "pyproject.toml",))
+    specs = specs_dir or config.specs or Path(DEFAULT_SPECS)
+    out = out_dir or config.out or specs.parent / DEFAULT_OUT
+    folders = [specs]
+    if config.skills is not None:
+        folders.append(config.skills.value)
+    files = [config.path or config.root / "pyproject.toml"]
+    files.append(config.mcp_config or config.root / "mcp.json")
+    return Inputs(tuple(folders), tuple(files), (out,))
+
+
+def _warm_up() -> None:
+    from toolnexus_gen.codegen.models import warm_up
+
+    warm_up()
 
 
 # -- list, explain -----------------------------------------------------------------------------

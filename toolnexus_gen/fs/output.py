@@ -11,6 +11,8 @@ import difflib
 import hashlib
 import json
 import os
+import signal
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -102,6 +104,23 @@ def _locked(out_dir: Path) -> Iterator[None]:
             fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
 
 
+@contextmanager
+def _whole() -> Iterator[None]:
+    """Ctrl-C while the package is written (and its record saved) takes effect once that is
+    done: the package is never left half old, half new."""
+    if threading.current_thread() is not threading.main_thread():
+        yield  # only the main thread receives signals
+        return
+    caught: list[int] = []
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: caught.append(signum))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, signal.SIG_DFL if previous is None else previous)
+        if caught:
+            signal.raise_signal(signal.SIGINT)  # now, to whoever listened before
+
+
 def _remove_leftovers(out_dir: Path) -> None:
     """Temporary files of a build that was killed before it could rename them (the cache's too:
     every temporary file in out_dir is made under the lock, so none of these is still in use)."""
@@ -160,7 +179,7 @@ def write(
     foreign = foreign_files(out_dir, files)
     if foreign:
         raise OwnershipError(_foreign_message(out_dir, foreign))
-    with _locked(out_dir):
+    with _whole(), _locked(out_dir):
         foreign = foreign_files(out_dir, files)
         if foreign:
             raise OwnershipError(_foreign_message(out_dir, foreign))
