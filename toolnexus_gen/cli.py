@@ -176,6 +176,8 @@ def _watch(
     try:
         for rebuild in session.watch(specs_dir, out_dir, targets):
             if rebuild.outcome is not None and rebuild.outcome.noop and not rebuild.first:
+                if rebuild.started and not quiet:
+                    _echo("watching for changes (Ctrl-C to stop)", err=True)
                 continue  # touched, not changed
             if not rebuild.first and not quiet:
                 more = len(rebuild.changed) - 1
@@ -190,7 +192,7 @@ def _watch(
                     err=True,
                     fg="yellow",
                 )
-            if rebuild.first and not quiet:
+            if rebuild.started and not quiet:
                 _echo("watching for changes (Ctrl-C to stop)", err=True)
     except KeyboardInterrupt:
         _echo("stopped watching", err=True)

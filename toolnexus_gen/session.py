@@ -211,6 +211,7 @@ class Rebuild:
 
     changed: list[str]  # the files whose change started it, as shown
     first: bool = False  # the build that starts the watch
+    started: bool = False  # the build once the watch is set up (what changed meanwhile)
     outcome: BuildOutcome | None = None
     error: str | None = None  # a UserError's line
     diagnostics: list[Diagnostic] = field(default_factory=list)  # a DiagnosticsError's
@@ -234,9 +235,9 @@ def watch(
 
     record: Record | None = None
 
-    def once(changed: list[Path], first: bool = False) -> Rebuild:
+    def once(changed: list[Path], first: bool = False, started: bool = False) -> Rebuild:
         nonlocal record
-        rebuild = Rebuild([display_path(path) for path in changed], first)
+        rebuild = Rebuild([display_path(path) for path in changed], first, started)
         try:
             rebuild.outcome = build(specs_dir, out_dir, targets, False, record)
         except UserError as exc:
@@ -260,7 +261,7 @@ def watch(
             continue
         try:
             for batch in watching.changes(inputs):  # the first: once the watch is set up
-                yield once(batch)  # (a no-op, unless something changed since the first build)
+                yield once(batch, started=not warm)  # usually a no-op
                 if not warm:  # the process stays: a model edit then finds the generator ready
                     _warm_up()
                     warm = True

@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from toolnexus_gen.fs.paths import is_hidden
 from toolnexus_gen.incremental import cache
 from toolnexus_gen.incremental.reuse import Texts, records, reusable_units
 from toolnexus_gen.ir import Contribution, Unit
@@ -47,6 +46,7 @@ class Plan:
     texts: dict[str, str] = field(default_factory=dict)  # package files then, still as written
     memo: Memo = field(default_factory=Memo)
     outputs: dict[str, list[Any]] = field(default_factory=dict)  # the files written then
+    units: dict[str, Any] = field(default_factory=dict)  # what was recorded of each unit then
     first: bool = True  # no usable record: every spec (the sources' too) is made afresh
 
 
@@ -80,11 +80,15 @@ def plan(
     made.inputs = cache.snapshot_inputs(options.specs, current, state, digests)  # before reading
     made.inputs.sources = cache.snapshot_sources(options, state)
     made.contribution = contribute() if contribute is not None else Contribution()
-    made.paths = [
-        options.specs / rel
-        for rel in sorted(made.inputs.inputs)
-        if not rel.endswith("/") and not is_hidden(Path(rel))
+    rels = [  # the tool specs: not the `_`/`.` shared fragments, not linked folders
+        rel
+        for rel in made.inputs.inputs  # sorted
+        if not rel.endswith("/")
+        and not rel.startswith(("_", "."))
+        and "/_" not in rel
+        and "/." not in rel
     ]
+    made.paths = [options.specs / rel for rel in rels]
     memo: Memo | None
     if last is not None:
         memo, kept, written = last.memo, last.kept if state else {}, last.written
@@ -101,6 +105,7 @@ def plan(
         made.memo = memo
     made.first = False
     made.models = state.get("models", {})
+    made.units = kept.get("units", {})
     made.outputs = state.get("outputs", {})
     texts = Texts(options.out, made.outputs, written)
     made.reused = reusable_units(
@@ -109,7 +114,7 @@ def plan(
         kept,
         made.memo,
         texts,
-        made.paths,
+        rels,
         made.contribution.specs,
         entries=entries,
     )
@@ -148,7 +153,7 @@ def save(
         {key: memo.models[key] for key in memo.used_models},
     )
     cache.save_memo(options.out, made.memo)
-    reuse = records(units, layout, package_keys)
+    reuse = records(units, layout, package_keys, made.units)
     state, kept = cache.save_state(
         options, made.key, made.inputs, outputs, diagnostics, tools, reuse, budget
     )

@@ -61,12 +61,13 @@ def reusable_units(
     kept: dict[str, Any],
     memo: Memo,
     texts: Texts,
-    paths: Sequence[Path],
+    rels: Sequence[str],
     contributed: Sequence[Contributed] = (),
     *,
     entries: bool = True,
 ) -> list[Unit]:
-    """The reusable units among these spec files and these specs the sources made (`digests`:
+    """The reusable units among these spec files (relative to the spec folder) and these specs
+    the sources made (`digests`:
     the spec folder's snapshot, `kept`: units.json). `entries=False`: units without their
     provider entries, whose model need not be in the memo (what `list` reads: diagnostics and
     ToolInfo, never rendered)."""
@@ -115,8 +116,7 @@ def reusable_units(
         )
 
     found = []
-    for path in paths:
-        rel = path.relative_to(specs).as_posix()
+    for rel in rels:
         made = unit(rel, digest(rel))
         if made is not None:
             found.append(made)
@@ -131,12 +131,20 @@ def records(
     units: Sequence[Unit],
     layout: dict[str, dict[str, tuple[int, int]]],
     package_keys: dict[str, Any],
+    before: dict[str, Any],
 ) -> dict[str, Any]:
     """What the build state keeps so that the next build can reuse this one's work
-    (`package_keys`: what each package Python file was rendered from)."""
+    (`package_keys`: what each package Python file was rendered from; `before`: the last
+    build's records, whose units were made from the same inputs when their keys match, so only
+    where their entries stand is new)."""
     kept = {}
     for unit in units:
         assert unit.info is not None and unit.model_key is not None  # a build with no error
+        entries = {file: layout[file][unit.rel] for file in unit.entries}
+        old = before.get(unit.rel)
+        if old is not None and old["key"] == unit.key and old["model"] == unit.model_key:
+            kept[unit.rel] = {**old, "entries": entries}
+            continue
         kept[unit.rel] = {
             "key": unit.key,
             "reached": list(unit.reached),
@@ -144,7 +152,7 @@ def records(
             "info": _info_record(unit.info),
             "model": unit.model_key,
             "model_input": unit.model_input,
-            "entries": {file: layout[file][unit.rel] for file in unit.entries},
+            "entries": entries,
         }
     package = {name: sha(canonical(key)) for name, key in package_keys.items()}
     return {"units": kept, "package": package}
