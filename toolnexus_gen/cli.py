@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NoReturn, TypeVar
@@ -54,6 +55,69 @@ def _run(fn: Callable[..., T], *args: Any) -> T:
         sys.exit(ExitCode.INVALID)
     except session.UserError as exc:
         _fail(str(exc))
+
+
+class _Shown:
+    """Progress on a terminal, once the work has taken a second: rich's bar on stderr, imported
+    only then (start-up never pays for it). Nothing in a pipe, a CI log or with --quiet."""
+
+    DELAY = 1.0  # seconds of work before a bar is worth showing
+    EVERY = 0.1  # seconds between two redraws
+
+    def __init__(self, what: str, quiet: bool = False) -> None:
+        self.what = what
+        self.on = not quiet and sys.stderr.isatty()
+        self.started = time.monotonic()
+        self.drawn = 0.0
+        self.bar: Any = None
+        self.task: Any = None
+
+    def __call__(self, step: str, done: int, total: int | None = None) -> None:
+        if not self.on:
+            return
+        now = time.monotonic()
+        if self.bar is None:
+            if now - self.started < self.DELAY:
+                return
+            self._start()
+        self.bar.update(self.task, description=f"{self.what}: {step}", completed=done, total=total)
+        if now - self.drawn >= self.EVERY or done == total:
+            self.bar.refresh()
+            self.drawn = now
+
+    def _start(self) -> None:
+        from rich.console import Console
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+        )
+
+        # Redrawn as the work reports (no refresh thread: the build forks its workers).
+        self.bar = Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            console=Console(stderr=True),
+            transient=True,
+            auto_refresh=False,
+        )
+        self.bar.start()
+        self.task = self.bar.add_task(self.what, total=None)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.stop()
+            self.bar = None
+
+    def __enter__(self) -> _Shown:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 SPECS_ARGUMENT = click.argument(
@@ -108,7 +172,8 @@ def build(
             _fail("--watch writes the package on every change; it cannot be used with --check")
         _watch(specs_dir, out_dir, targets, quiet)
         return
-    outcome = _run(session.build, specs_dir, out_dir, targets, check)
+    with _Shown("building", quiet) as bar:
+        outcome = _run(session.build, specs_dir, out_dir, targets, check, None, bar)
     code = _show_build(outcome, check, quiet)
     if code:
         sys.exit(code)
@@ -173,8 +238,17 @@ def _watch(
     specs_dir: Path | None, out_dir: Path | None, targets: tuple[str, ...], quiet: bool
 ) -> None:
     """build --watch: each build printed as it ends; Ctrl-C stops it (exit 0)."""
+    bar = _Shown("building", quiet)
+
+    def each() -> _Shown:  # a bar for each build, shown if it takes a second
+        nonlocal bar
+        bar.close()
+        bar = _Shown("building", quiet)
+        return bar
+
     try:
-        for rebuild in session.watch(specs_dir, out_dir, targets):
+        for rebuild in session.watch(specs_dir, out_dir, targets, each):
+            bar.close()
             if rebuild.outcome is not None and rebuild.outcome.noop and not rebuild.first:
                 if rebuild.started and not quiet:
                     _echo("watching for changes (Ctrl-C to stop)", err=True)
@@ -195,6 +269,7 @@ def _watch(
             if rebuild.started and not quiet:
                 _echo("watching for changes (Ctrl-C to stop)", err=True)
     except KeyboardInterrupt:
+        bar.close()
         _echo("stopped watching", err=True)
 
 
@@ -369,9 +444,19 @@ def import_(
     call the runtime makes; no handler to write)."""
     from toolnexus_gen.fs.paths import display_path
 
-    outcome = _run(
-        session.import_specs, fmt, file, specs_dir, suffix, force, server, tags, env_prefix
-    )
+    with _Shown("importing") as bar:
+        outcome = _run(
+            session.import_specs,
+            fmt,
+            file,
+            specs_dir,
+            suffix,
+            force,
+            server,
+            tags,
+            env_prefix,
+            bar,
+        )
     imported, folder = outcome.imported, outcome.folder
     for path in outcome.written:
         _echo(f"wrote {display_path(path)}", fg="green")
@@ -465,7 +550,8 @@ def sync(server: str | None, check: bool) -> None:
             state = "failed" if tools is None else f"listed {_plural(tools, 'tool')}"
             _echo(f"  {name}: {state} in {seconds:.1f} s", err=True)
 
-    outcome = _run(session.sync, server, check, on_listed)
+    with _Shown("syncing") as bar:
+        outcome = _run(session.sync, server, check, on_listed, bar)
     _report(outcome.diagnostics)
     for result in outcome.servers:
         if result.failed:

@@ -126,12 +126,24 @@ class Stream(Generic[T, R]):
         self.sent.append(_pool.map_async(self.fn, batch, chunksize=len(batch)))
         self.unsent = len(self.items)
 
-    def results(self) -> list[R]:
-        """Every item's result, in the order added."""
+    def results(self, progress: Callable[[int, int], None] | None = None) -> list[R]:
+        """Every item's result, in the order added; `progress(done, total)` as they come."""
         if _pool is not None and self.unsent < len(self.items):
             self._send()
-        done = [r for pending in self.sent for r in pending.get()] if _wait(self.sent) else []
-        return done + [self.fn(item) for item in self.items[len(done) :]]
+        total = len(self.items)
+        done: list[R] = []
+        for pending in self.sent:
+            if not _wait([pending]):  # a worker died: all of it is done here
+                done = []
+                break
+            done += pending.get()
+            if progress is not None:
+                progress(len(done), total)
+        for item in self.items[len(done) :]:
+            done.append(self.fn(item))
+            if progress is not None:
+                progress(len(done), total)
+        return done
 
 
 def _wait(pending: Sequence[multiprocessing.pool.ApplyResult[Any]]) -> bool:

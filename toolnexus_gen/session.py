@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from toolnexus_gen import __version__
 from toolnexus_gen.diagnostics import Diagnostic, DiagnosticsError
+from toolnexus_gen.progress import Progress, unseen
 
 if TYPE_CHECKING:
     from toolnexus_gen.commands.importer import Imported
@@ -135,8 +136,10 @@ def build(
     targets: tuple[str, ...],
     check: bool,
     last: Record | None = None,
+    progress: Progress = unseen,
 ) -> BuildOutcome:
-    """One build. `last`: what the previous build in this process recorded (build --watch)."""
+    """One build. `last`: what the previous build in this process recorded (build --watch);
+    `progress` hears of its stages' steps."""
     from toolnexus_gen.config.options import header_for
     from toolnexus_gen.fs.paths import display_path
     from toolnexus_gen.incremental.plan import plan
@@ -157,7 +160,7 @@ def build(
             ]
             outcome.record = last
             return outcome
-        return _full_build(chosen, planned, check, outcome)
+        return _full_build(chosen, planned, check, outcome, progress)
 
 
 def _contribute(chosen: BuildOptions) -> Contribution:
@@ -167,13 +170,13 @@ def _contribute(chosen: BuildOptions) -> Contribution:
 
 
 def _full_build(
-    chosen: BuildOptions, planned: Plan, check: bool, outcome: BuildOutcome
+    chosen: BuildOptions, planned: Plan, check: bool, outcome: BuildOutcome, progress: Progress
 ) -> BuildOutcome:
     from toolnexus_gen.fs import output
     from toolnexus_gen.pipeline.build import generate, save_build
 
     try:
-        result = generate(chosen, planned)
+        result = generate(chosen, planned, progress)
     except RecursionError:  # a last line of defence: every known cause is a located error
         raise UserError(
             "a schema is nested or self-referencing beyond what can be processed"
@@ -195,6 +198,7 @@ def _full_build(
             result.files,
             lambda report: records.append(save_build(chosen, planned, result, report)),
             planned.outputs,
+            lambda done, total: progress("writing", done, total),
         )
     except output.OwnershipError as exc:
         raise UserError(str(exc)) from None
@@ -222,12 +226,16 @@ class Rebuild:
 
 
 def watch(
-    specs_dir: Path | None, out_dir: Path | None, targets: tuple[str, ...]
+    specs_dir: Path | None,
+    out_dir: Path | None,
+    targets: tuple[str, ...],
+    progress: Callable[[], Progress] = lambda: unseen,
 ) -> Iterator[Rebuild]:
     """A build, then one more for every batch of changes to its inputs (the spec folder, the
     skills folder, pyproject.toml, mcp.json), forever: stopped by Ctrl-C (KeyboardInterrupt).
     Each build starts from the record the last successful one left in memory; a build with
-    errors writes nothing, so the last good output stays as it was."""
+    errors writes nothing, so the last good output stays as it was. `progress()` gives each
+    build what hears of its steps."""
     import time
 
     from toolnexus_gen.fs import watch as watching
@@ -239,7 +247,7 @@ def watch(
         nonlocal record
         rebuild = Rebuild([display_path(path) for path in changed], first, started)
         try:
-            rebuild.outcome = build(specs_dir, out_dir, targets, False, record)
+            rebuild.outcome = build(specs_dir, out_dir, targets, False, record, progress())
         except UserError as exc:
             rebuild.error = str(exc)
         except DiagnosticsError as exc:
@@ -360,6 +368,7 @@ def import_specs(
     server: str | None = None,
     tags: tuple[str, ...] = (),
     env_prefix: str | None = None,
+    progress: Progress = unseen,
 ) -> ImportOutcome:
     from toolnexus_gen.commands import importer
     from toolnexus_gen.config.options import DEFAULT_SPECS
@@ -370,11 +379,15 @@ def import_specs(
         config = load_config(Path.cwd())
         folder = specs_dir or config.specs or Path(DEFAULT_SPECS)
         try:
-            imported = importer.read(fmt, file, server=server, tags=tags, env_prefix=env_prefix)
-            files = importer.plan(imported, folder, f".{suffix}", force)
+            imported = importer.read(
+                fmt, file, server=server, tags=tags, env_prefix=env_prefix, progress=progress
+            )
+            files = importer.plan(imported, folder, f".{suffix}", force, progress)
         except importer.ImportError_ as exc:
             raise UserError(str(exc)) from None
-        output.create_user_files(files, replace=force)
+        output.create_user_files(
+            files, replace=force, progress=lambda done, total: progress("writing", done, total)
+        )
     return ImportOutcome(folder, list(files), imported)
 
 
@@ -467,11 +480,15 @@ class SyncOutcome:
 
 
 def sync(
-    server: str | None, check: bool, on_listed: Callable[[str, int | None, float], None] | None
+    server: str | None,
+    check: bool,
+    on_listed: Callable[[str, int | None, float], None] | None,
+    progress: Progress = unseen,
 ) -> SyncOutcome:
     """List each enabled MCP server's tools and write (or --check) its snapshot.
 
-    `on_listed(server, tools or None when it failed, seconds)` is called as each one answers."""
+    `on_listed(server, tools or None when it failed, seconds)` is called as each one answers,
+    and `progress` hears how many of them have."""
     from toolnexus_gen.config.options import DEFAULT_SPECS
     from toolnexus_gen.config.pyproject import load_config
     from toolnexus_gen.fs import output
@@ -501,15 +518,18 @@ def sync(
         problems += found
     if problems:
         raise DiagnosticsError(problems)
+    answered: list[str] = []
+
+    def answer(done: Any) -> None:
+        answered.append(done.server.name)
+        progress("servers", len(answered), len(expanded))
+        if on_listed is not None:
+            tools = None if done.tools is None else len(done.tools)
+            on_listed(done.server.name, tools, done.seconds)
+
+    progress("servers", 0, len(expanded))
     try:
-        listings = mcp.list_servers(
-            expanded,
-            None
-            if on_listed is None
-            else lambda done: on_listed(
-                done.server.name, None if done.tools is None else len(done.tools), done.seconds
-            ),
-        )
+        listings = mcp.list_servers(expanded, answer)
     except mcp.SdkMissing as exc:
         raise UserError(str(exc)) from None
     snapshots: list[mcp.Snapshot] = []

@@ -24,6 +24,7 @@ from urllib.parse import urlsplit
 import yaml
 
 from toolnexus_gen.fs.paths import SPEC_SUFFIXES
+from toolnexus_gen.progress import Progress, unseen
 from toolnexus_gen.targets import TARGETS
 from toolnexus_gen.targets.reading import Imported, ImportError_
 
@@ -39,6 +40,7 @@ def read(
     server: str | None = None,
     tags: Sequence[str] = (),
     env_prefix: str | None = None,
+    progress: Progress = unseen,
 ) -> Imported:
     """The specs a provider file (or, for `openapi`, an OpenAPI document) holds; raises
     ImportError_ with a located message, or DiagnosticsError for an OpenAPI document."""
@@ -56,6 +58,7 @@ def read(
             server=server.rstrip("/") if server else None,
             tags=tags,
             env_prefix=env_prefix,
+            progress=progress,
         )
     if server is not None or tags or env_prefix is not None:
         raise ImportError_("--server, --tag and --env-prefix apply to `import openapi` only")
@@ -103,7 +106,9 @@ def spec_text(spec: dict[str, Any], suffix: str) -> str:
     return text
 
 
-def plan(imported: Imported, specs_dir: Path, suffix: str, force: bool) -> dict[Path, str]:
+def plan(
+    imported: Imported, specs_dir: Path, suffix: str, force: bool, progress: Progress = unseen
+) -> dict[Path, str]:
     """The files to write; raises ImportError_ when one exists (unless force) or clashes."""
     files: dict[Path, str] = {}
     existing = {p.stem: p for p in specs_dir.glob("*") if p.suffix in SPEC_SUFFIXES}
@@ -114,6 +119,7 @@ def plan(imported: Imported, specs_dir: Path, suffix: str, force: bool) -> dict[
         if other is not None and (other != path or not force):
             clashes.append(other)
         files[path] = spec_text(spec, suffix)
+        progress("specs", len(files), len(imported.specs))
     if clashes:
         listed = ", ".join(p.as_posix() for p in clashes)
         hint = " (pass --force to replace them)" if all(p.suffix == suffix for p in clashes) else ""

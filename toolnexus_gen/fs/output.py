@@ -165,11 +165,13 @@ def write(
     files: dict[str, str],
     then: Callable[[Report], None] | None = None,
     known: dict[str, list[Any]] | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> Report:
     """Make out_dir hold exactly `files` (plus the manifest), changing only what differs, then
     run `then(report)` (the build cache's update) while still holding the lock.
 
-    `known` is what the last build recorded of its files ([size, mtime_ns, SHA-256]): a file
+    `progress(done, total)` hears of the files as they are looked at. `known` is what the last
+    build recorded of its files ([size, mtime_ns, SHA-256]): a file
     whose size and mtime are still those holds those bytes, so it is not read again (the trust
     the no-op build already places in stat; `--check` never relies on it).
 
@@ -184,7 +186,7 @@ def write(
         if foreign:
             raise OwnershipError(_foreign_message(out_dir, foreign))
         _remove_leftovers(out_dir)
-        report = _write_locked(out_dir, files, known or {})
+        report = _write_locked(out_dir, files, known or {}, progress)
         if then is not None:
             then(report)
         return report
@@ -207,7 +209,12 @@ def _record(path: Path, digest: str) -> list[Any]:
     return [stat.st_size, stat.st_mtime_ns, digest]
 
 
-def _write_locked(out_dir: Path, files: dict[str, str], known: dict[str, list[Any]]) -> Report:
+def _write_locked(
+    out_dir: Path,
+    files: dict[str, str],
+    known: dict[str, list[Any]],
+    progress: Callable[[int, int], None] | None = None,
+) -> Report:
     report = Report()
     old = read_manifest(out_dir) or []
     stale = sorted(set(old) - set(files))
@@ -217,7 +224,9 @@ def _write_locked(out_dir: Path, files: dict[str, str], known: dict[str, list[An
     union = sorted(set(old) | set(files))
     if _read(manifest_path) != _manifest_text(union).encode():
         atomic_write(manifest_path, _manifest_text(union).encode())
-    for name, text in files.items():
+    for done, (name, text) in enumerate(files.items(), 1):
+        if progress is not None and done % 50 == 0:
+            progress(done, len(files))
         data = text.encode("utf-8")
         digest = hashlib.sha256(data).hexdigest()
         path = out_dir / name
@@ -287,10 +296,17 @@ def _foreign_message(out_dir: Path, foreign: list[str]) -> str:
     )
 
 
-def create_user_files(files: dict[Path, str], *, replace: bool = False) -> None:
+def create_user_files(
+    files: dict[Path, str],
+    *,
+    replace: bool = False,
+    progress: Callable[[int, int], None] | None = None,
+) -> None:
     """Write files that belong to the user (specs, handler modules). Without replace, a file that
     appeared in the meantime is never overwritten: creation is exclusive."""
-    for path, text in files.items():
+    for done, (path, text) in enumerate(files.items(), 1):
+        if progress is not None:
+            progress(done, len(files))
         path.parent.mkdir(parents=True, exist_ok=True)
         if replace:
             atomic_write(path, text.encode("utf-8"))

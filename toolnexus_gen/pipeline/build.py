@@ -26,6 +26,7 @@ from toolnexus_gen.fs.paths import discover, display_path, escaping_links
 from toolnexus_gen.ir import Contribution, ToolInfo, ToolSet, Unit
 from toolnexus_gen.memo import Memo, canonical, sha
 from toolnexus_gen.parallel import pool_for
+from toolnexus_gen.progress import Progress, unseen
 
 if TYPE_CHECKING:
     from toolnexus_gen.codegen.models import Models
@@ -81,6 +82,7 @@ def analyse(
     reused: Sequence[Unit] = (),
     contribution: Contribution = NOTHING,
     models: Models | None = None,
+    progress: Progress = unseen,
 ) -> Analysis:
     """Every spec's unit (the reused ones given, the others made now, their models started on
     `models`), the specs the sources contributed among them, and the whole set's diagnostics;
@@ -106,7 +108,9 @@ def analyse(
     ):  # every spec reused (list after a build): the per-spec stage is never imported
         from toolnexus_gen.pipeline.units import make_units
 
-        units += make_units(fresh, options, header_for(options), memo or Memo(), made, models)
+        units += make_units(
+            fresh, options, header_for(options), memo or Memo(), made, models, progress
+        )
     diagnostics = [d for unit in units for d in unit.diagnostics]
     diagnostics += contribution.diagnostics
     for link in links:
@@ -223,9 +227,9 @@ def _same_models(options: BuildOptions, plan: Plan) -> bool:
     return True
 
 
-def generate(options: BuildOptions, plan: Plan) -> Generated:
+def generate(options: BuildOptions, plan: Plan, progress: Progress = unseen) -> Generated:
     """The files of a build, over its plan (incremental.plan: what changed since the last
-    build, what to reuse of it, what to make)."""
+    build, what to reuse of it, what to make); `progress` hears of each stage's steps."""
     global _first_build
     from toolnexus_gen.codegen.models import warm_up
 
@@ -245,7 +249,8 @@ def generate(options: BuildOptions, plan: Plan) -> Generated:
         memo = plan.memo
         header = header_for(options)
         models = model_maker(header, memo)  # the workers make each model as its unit is made
-        analysis = analyse(options, memo, plan.paths, plan.reused, contribution, models)
+        analysis = analyse(options, memo, plan.paths, plan.reused, contribution, models, progress)
+        progress("rendering", 0)
         toolset, diagnostics = analysis.toolset, analysis.diagnostics
         if has_errors(diagnostics):
             return Generated(None, toolset, diagnostics)
@@ -268,7 +273,7 @@ def generate(options: BuildOptions, plan: Plan) -> Generated:
         rendered = render(toolset, analysis.units, header, package, options.many)
         rendered.files.update(contribution.files)
         try:
-            rendered.files.update(render_models(toolset, analysis.units, models))
+            rendered.files.update(render_models(toolset, analysis.units, models, progress))
         except DiagnosticsError as exc:
             return Generated(None, toolset, sorted(diagnostics + exc.diagnostics))
     files = dict(sorted(rendered.files.items()))

@@ -63,6 +63,7 @@ import referencing.exceptions
 
 from toolnexus_gen.diagnostics import Diagnostic, DiagnosticsError
 from toolnexus_gen.ir import Document
+from toolnexus_gen.progress import Progress, unseen
 from toolnexus_gen.targets.reading import Imported
 from toolnexus_gen.toolspec.bundle import ANNOTATIONS, ONE_SCHEMA, SCHEMA_LISTS, SCHEMA_MAPS
 from toolnexus_gen.toolspec.http import HEADER_NAME, header_problem, placeholders
@@ -99,6 +100,7 @@ def read(
     server: str | None = None,
     tags: Sequence[str] = (),
     env_prefix: str | None = None,
+    progress: Progress = unseen,
 ) -> OpenApiImport:
     """The specs an OpenAPI document holds; raises DiagnosticsError (located) when it cannot
     be read as OpenAPI 3.x. `env_prefix` starts every environment variable name (default: from
@@ -108,6 +110,7 @@ def read(
     except LoadError as exc:
         raise DiagnosticsError([exc.diagnostic]) from None
     reader = _Reader(document, server, frozenset(tags), env_prefix)
+    reader.progress = progress
     out = reader.read()
     if reader.problems:
         raise DiagnosticsError(reader.problems)
@@ -146,6 +149,7 @@ class _Reader:
         self.resolver = registry.resolver(base_uri=self.uri)
         self.v30 = False
         self.meta = MetaCheck()  # a component many operations share is checked once
+        self.progress: Progress = unseen  # told of each operation made
 
     # -- problems and references --------------------------------------------------------------
 
@@ -256,6 +260,7 @@ class _Reader:
                     continue
                 seen[name] = f"{method.upper()} {route}"
                 out.specs[name] = spec
+                self.progress("operations", len(out.specs))
                 self._check_env(spec, out, op_at)
         if not self.problems and not out.specs:
             if self.tags:
