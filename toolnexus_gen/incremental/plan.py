@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from toolnexus_gen.fs.paths import CACHE_DIR
 from toolnexus_gen.incremental import cache
 from toolnexus_gen.incremental.reuse import Texts, records, reusable_units
 from toolnexus_gen.ir import Contribution, Unit
@@ -30,6 +31,8 @@ class Record:
     kept: dict[str, Any] = field(default_factory=dict)
     memo: Memo = field(default_factory=Memo)
     written: dict[str, str] | None = None
+    units: dict[str, Unit] = field(default_factory=dict)  # the units it made or took back
+    memo_kept: tuple[frozenset[str], frozenset[str]] | None = None  # what memo.json holds
 
 
 @dataclass
@@ -48,6 +51,7 @@ class Plan:
     outputs: dict[str, list[Any]] = field(default_factory=dict)  # the files written then
     units: dict[str, Any] = field(default_factory=dict)  # what was recorded of each unit then
     first: bool = True  # no usable record: every spec (the sources' too) is made afresh
+    memo_kept: tuple[frozenset[str], frozenset[str]] | None = None  # Record.memo_kept
 
 
 def plan(
@@ -92,6 +96,7 @@ def plan(
     memo: Memo | None
     if last is not None:
         memo, kept, written = last.memo, last.kept if state else {}, last.written
+        made.memo_kept = last.memo_kept
     else:
         kept = cache.load_reuse(options, state) if state else {}
         # `list` wants the memo only for the specs it makes afresh (below)
@@ -117,6 +122,7 @@ def plan(
         rels,
         made.contribution.specs,
         entries=entries,
+        in_memory=last.units if last is not None else None,
     )
     if memo is None and len(made.reused) < len(made.paths) + len(made.contribution.specs):
         made.memo = cache.load_memo(options.out)
@@ -152,9 +158,13 @@ def save(
         {key: True for key in memo.used_valid},
         {key: memo.models[key] for key in memo.used_models},
     )
-    cache.save_memo(options.out, made.memo)
+    used = (frozenset(memo.used_valid), frozenset(memo.used_models))
+    # memo.json is keyed by content: when this build used what the last one in this process
+    # saved, the file already says it (`build --watch` after an edit that made no model)
+    if used != made.memo_kept or not (options.out / CACHE_DIR / cache.MEMO).exists():
+        cache.save_memo(options.out, made.memo)
     reuse = records(units, layout, package_keys, made.units)
     state, kept = cache.save_state(
         options, made.key, made.inputs, outputs, diagnostics, tools, reuse, budget
     )
-    return Record(state, kept, kept_memo, written)
+    return Record(state, kept, kept_memo, written, {unit.rel: unit for unit in units}, used)

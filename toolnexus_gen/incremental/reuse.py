@@ -17,7 +17,7 @@ pipeline compares the keys; the plan hands it the last build's keys and files).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import fields
+from dataclasses import fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -65,13 +65,15 @@ def reusable_units(
     contributed: Sequence[Contributed] = (),
     *,
     entries: bool = True,
+    in_memory: dict[str, Unit] | None = None,
 ) -> list[Unit]:
     """The reusable units among these spec files (relative to the spec folder) and these specs
-    the sources made (`digests`:
-    the spec folder's snapshot, `kept`: units.json). `entries=False`: units without their
-    provider entries, whose model need not be in the memo (what `list` reads: diagnostics and
-    ToolInfo, never rendered)."""
+    the sources made (`digests`: the spec folder's snapshot, `kept`: units.json; `made`: the
+    units as the last build in this process had them (`in_memory`), so a reused one is not read back from
+    its record). `entries=False`: units without their provider entries, whose model need not
+    be in the memo (what `list` reads: diagnostics and ToolInfo, never rendered)."""
     records = kept.get("units", {})
+    had = in_memory or {}
 
     def digest(rel: str) -> str | None:  # a spec-folder file's SHA-256 now, None when gone
         if rel in digests:
@@ -94,7 +96,7 @@ def reusable_units(
             reached.append((path, found))
         if unit_key(rel, spec, reached) != record["key"]:
             return None
-        taken = {}
+        taken: dict[str, str] = {}
         if entries:
             if memo.model(record["model"]) is None:
                 return None
@@ -103,6 +105,9 @@ def reusable_units(
                 if text is None:
                     return None
                 taken[file] = text[start:end]
+        known = had.get(rel)
+        if known is not None and known.key == record["key"]:  # what the record would give
+            return replace(known, entries=taken, model_job=None)
         return Unit(
             rel,
             record["key"],
