@@ -68,10 +68,10 @@ def reusable_units(
     in_memory: dict[str, Unit] | None = None,
 ) -> list[Unit]:
     """The reusable units among these spec files (relative to the spec folder) and these specs
-    the sources made (`digests`: the spec folder's snapshot, `kept`: units.json; `made`: the
-    units as the last build in this process had them (`in_memory`), so a reused one is not read back from
-    its record). `entries=False`: units without their provider entries, whose model need not
-    be in the memo (what `list` reads: diagnostics and ToolInfo, never rendered)."""
+    the sources made (`digests`: the spec folder's snapshot, `kept`: units.json, `in_memory`:
+    the units as the last build in this process had them, so a reused one is not read back
+    from its record). `entries=False`: units without their provider entries, whose model need
+    not be in the memo (what `list` reads: diagnostics and ToolInfo, never rendered)."""
     records = kept.get("units", {})
     had = in_memory or {}
 
