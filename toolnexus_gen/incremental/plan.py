@@ -10,7 +10,7 @@ the plan and never come back here; `save()` records the build once its files are
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +32,7 @@ class Record:
     memo: Memo = field(default_factory=Memo)
     written: dict[str, str] | None = None
     units: dict[str, Unit] = field(default_factory=dict)  # the units it made or took back
+    checked: dict[str, Any] = field(default_factory=dict)  # reuse.reusable_units's `verified`
     memo_kept: tuple[frozenset[str], frozenset[str]] | None = None  # what memo.json holds
 
 
@@ -50,6 +51,7 @@ class Plan:
     memo: Memo = field(default_factory=Memo)
     outputs: dict[str, list[Any]] = field(default_factory=dict)  # the files written then
     units: dict[str, Any] = field(default_factory=dict)  # what was recorded of each unit then
+    checked: dict[str, Any] = field(default_factory=dict)  # Record.checked, for the next one
     first: bool = True  # no usable record: every spec (the sources' too) is made afresh
     memo_kept: tuple[frozenset[str], frozenset[str]] | None = None  # Record.memo_kept
 
@@ -123,6 +125,8 @@ def plan(
         made.contribution.specs,
         entries=entries,
         in_memory=last.units if last is not None else None,
+        checked=last.checked if last is not None else None,
+        verified=made.checked,
     )
     if memo is None and len(made.reused) < len(made.paths) + len(made.contribution.specs):
         made.memo = cache.load_memo(options.out)
@@ -167,4 +171,5 @@ def save(
     state, kept = cache.save_state(
         options, made.key, made.inputs, outputs, diagnostics, tools, reuse, budget
     )
-    return Record(state, kept, kept_memo, written, {unit.rel: unit for unit in units}, used)
+    taken = {unit.rel: replace(unit, model_job=None) if unit.model_job else unit for unit in units}
+    return Record(state, kept, kept_memo, written, taken, made.checked, used)

@@ -17,7 +17,7 @@ pipeline compares the keys; the plan hands it the last build's keys and files).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import fields, replace
+from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
@@ -66,14 +66,18 @@ def reusable_units(
     *,
     entries: bool = True,
     in_memory: dict[str, Unit] | None = None,
+    checked: dict[str, Any] | None = None,
+    verified: dict[str, Any] | None = None,
 ) -> list[Unit]:
     """The reusable units among these spec files (relative to the spec folder) and these specs
     the sources made (`digests`: the spec folder's snapshot, `kept`: units.json, `in_memory`:
     the units as the last build in this process had them, so a reused one is not read back
-    from its record). `entries=False`: units without their provider entries, whose model need
+    from its record; `checked`: the digests each record's key was found made of then, so the
+    key need not be made again while they hold; `verified` gets this build's). `entries=False`: units without their provider entries, whose model need
     not be in the memo (what `list` reads: diagnostics and ToolInfo, never rendered)."""
     records = kept.get("units", {})
-    had = in_memory or {}
+    had, checked = in_memory or {}, checked or {}
+    verified = {} if verified is None else verified
 
     def digest(rel: str) -> str | None:  # a spec-folder file's SHA-256 now, None when gone
         if rel in digests:
@@ -94,20 +98,22 @@ def reusable_units(
             if found is None:
                 return None
             reached.append((path, found))
-        if unit_key(rel, spec, reached) != record["key"]:
+        inputs = (record["key"], spec, tuple(found for _, found in reached))
+        # the key is made from these digests: the same digests, the same key (found so before)
+        if checked.get(rel) != inputs and unit_key(rel, spec, reached) != record["key"]:
             return None
-        taken: dict[str, str] = {}
-        if entries:
-            if memo.model(record["model"]) is None:
-                return None
-            for file, (start, end) in record["entries"].items():
-                text = texts.get(file)
-                if text is None:
-                    return None
-                taken[file] = text[start:end]
+        verified[rel] = inputs
+        if entries and memo.model(record["model"]) is None:
+            return None
         known = had.get(rel)
-        if known is not None and known.key == record["key"]:  # what the record would give
-            return replace(known, entries=taken, model_job=None)
+        if known is not None and known.key == record["key"]:
+            return known  # what the record would give, its entries as they were written
+        taken: dict[str, str] = {}
+        for file, (start, end) in record["entries"].items() if entries else ():
+            text = texts.get(file)
+            if text is None:
+                return None
+            taken[file] = text[start:end]
         return Unit(
             rel,
             record["key"],
