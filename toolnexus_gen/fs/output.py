@@ -166,11 +166,14 @@ def write(
     then: Callable[[Report], None] | None = None,
     known: dict[str, list[Any]] | None = None,
     progress: Callable[[int, int], None] | None = None,
+    previous: dict[str, str] | None = None,
 ) -> Report:
     """Make out_dir hold exactly `files` (plus the manifest), changing only what differs, then
     run `then(report)` (the build cache's update) while still holding the lock.
 
-    `progress(done, total)` hears of the files as they are looked at. `known` is what the last
+    `progress(done, total)` hears of the files as they are looked at. `previous`: the texts the
+    last build in this process wrote; a text that is the very same string, in a file whose
+    stat is still the recorded one, is not encoded or hashed again. `known` is what the last
     build recorded of its files ([size, mtime_ns, SHA-256]): a file
     whose size and mtime are still those holds those bytes, so it is not read again (the trust
     the no-op build already places in stat; `--check` never relies on it).
@@ -186,7 +189,7 @@ def write(
         if foreign:
             raise OwnershipError(_foreign_message(out_dir, foreign))
         _remove_leftovers(out_dir)
-        report = _write_locked(out_dir, files, known or {}, progress)
+        report = _write_locked(out_dir, files, known or {}, progress, previous)
         if then is not None:
             then(report)
         return report
@@ -214,8 +217,10 @@ def _write_locked(
     files: dict[str, str],
     known: dict[str, list[Any]],
     progress: Callable[[int, int], None] | None = None,
+    previous: dict[str, str] | None = None,
 ) -> Report:
     report = Report()
+    previous = previous or {}
     old = read_manifest(out_dir) or []
     stale = sorted(set(old) - set(files))
     # Record ownership of every file before any of them appears, so a build killed part-way
@@ -227,10 +232,20 @@ def _write_locked(
     for done, (name, text) in enumerate(files.items(), 1):
         if progress is not None and done % 50 == 0:
             progress(done, len(files))
+        path = out_dir / name
+        recorded = known.get(name)
+        if recorded is not None and previous.get(name) is text:
+            try:
+                stat = path.stat()
+            except OSError:
+                stat = None
+            if stat is not None and [stat.st_size, stat.st_mtime_ns] == recorded[:2]:
+                report.unchanged.append(name)
+                report.recorded[name] = list(recorded)
+                continue
         data = text.encode("utf-8")
         digest = hashlib.sha256(data).hexdigest()
-        path = out_dir / name
-        if _holds(path, data, digest, known.get(name)):
+        if _holds(path, data, digest, recorded):
             report.unchanged.append(name)
         else:
             atomic_write(path, data)

@@ -9,7 +9,7 @@ survive, and watching their folder would mean watching the whole project (.venv 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -40,10 +40,11 @@ def _under(path: str, folders: tuple[str, ...]) -> bool:
     return any(path == folder or path.startswith(folder + os.sep) for folder in folders)
 
 
-def changes(inputs: Inputs) -> Iterator[list[Path]]:
+def changes(inputs: Inputs, idle: Callable[[], None] | None = None) -> Iterator[list[Path]]:
     """Each batch of changed paths, sorted, as they come (forever; Ctrl-C raises
     KeyboardInterrupt, as everywhere else). The first batch comes as soon as the watch is set
-    up, empty when nothing changed yet: what changed before that is for the caller to find."""
+    up, empty when nothing changed yet: what changed before that is for the caller to find.
+    `idle()` runs once things are quiet after a batch (POLL_MS without a change)."""
     from watchfiles import DefaultFilter, watch
 
     ignored = tuple(os.path.abspath(path) for path in inputs.ignore)
@@ -53,7 +54,7 @@ def changes(inputs: Inputs) -> Iterator[list[Path]]:
         return default(change, path) and not _under(os.path.abspath(path), ignored)
 
     polled = {path: _stat(path) for path in inputs.files}
-    started = False
+    started, busy = False, True
     for batch in watch(
         *inputs.folders,
         watch_filter=wanted,
@@ -69,5 +70,8 @@ def changes(inputs: Inputs) -> Iterator[list[Path]]:
                 polled[path] = now
                 found.add(path)
         if found or not started:
-            started = True
+            started, busy = True, True
             yield sorted(found)
+        elif busy and idle is not None:
+            busy = False
+            idle()

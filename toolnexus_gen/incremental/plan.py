@@ -54,6 +54,7 @@ class Plan:
     checked: dict[str, Any] = field(default_factory=dict)  # Record.checked, for the next one
     first: bool = True  # no usable record: every spec (the sources' too) is made afresh
     memo_kept: tuple[frozenset[str], frozenset[str]] | None = None  # Record.memo_kept
+    written: dict[str, str] | None = None  # Record.written: the files as last written here
 
 
 def plan(
@@ -110,7 +111,7 @@ def plan(
     if memo is not None:
         memo.used_valid, memo.used_models = set(), set()
         made.memo = memo
-    made.first = False
+    made.first, made.written = False, written
     made.models = state.get("models", {})
     made.units = kept.get("units", {})
     made.outputs = state.get("outputs", {})
