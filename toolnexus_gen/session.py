@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -145,12 +145,24 @@ def build(
     from toolnexus_gen.incremental.plan import plan
 
     chosen = options(specs_dir, out_dir, targets)
-    with os_errors():
+    with os_errors(), ExitStack() as held:
         outcome = BuildOutcome(
             display_path(chosen.out), header_for(chosen).command, 0, len(chosen.targets), []
         )
         outcome.profile = chosen.profile
-        planned = plan(chosen, check=check, contribute=lambda: _contribute(chosen), last=last)
+
+        def start_workers(known: Plan) -> None:  # once the plan knows what changed
+            from toolnexus_gen.pipeline.build import workers
+
+            held.enter_context(workers(chosen, known))
+
+        planned = plan(
+            chosen,
+            check=check,
+            contribute=lambda: _contribute(chosen),
+            last=last,
+            ready=start_workers,
+        )
         noop = planned.noop
         if noop is not None:  # nothing changed since the last build: answered from its record
             outcome.noop, outcome.tools, outcome.files = True, noop.tools, noop.files

@@ -64,13 +64,16 @@ def plan(
     contribute: Callable[[], Contribution] | None = None,
     last: Record | None = None,
     entries: bool = True,
+    ready: Callable[[Plan], None] | None = None,
 ) -> Plan:
     """The plan of a build of `options` (BuildOptions). `contribute` asks the in-memory sources
     what they add; it is called once the files they read are recorded, so the record never
     claims an edit made while they were read. `last`: the record the previous build in this
     process saved (None: read it from the cache files). `entries=False`: nothing will be
     rendered (`list`), so reused units need neither their provider entries nor their models,
-    and there is no no-op answer: every unit is wanted."""
+    and there is no no-op answer: every unit is wanted. `ready(plan)` is told what changed (and
+    what the sources contribute) before the rest of the record is read: the build's workers
+    start then, while this process is small."""
     key = cache.build_key(options)
     if last is None:
         state = cache.load_state(options, key)
@@ -87,6 +90,10 @@ def plan(
     made.inputs = cache.snapshot_inputs(options.specs, current, state, digests)  # before reading
     made.inputs.sources = cache.snapshot_sources(options, state)
     made.contribution = contribute() if contribute is not None else Contribution()
+    if state is not None:
+        made.first, made.models = False, state.get("models", {})
+    if ready is not None:
+        ready(made)
     rels = [  # the tool specs: not the `_`/`.` shared fragments, not linked folders
         rel
         for rel in made.inputs.inputs  # sorted
@@ -111,8 +118,7 @@ def plan(
     if memo is not None:
         memo.used_valid, memo.used_models = set(), set()
         made.memo = memo
-    made.first, made.written = False, written
-    made.models = state.get("models", {})
+    made.written = written
     made.units = kept.get("units", {})
     made.outputs = state.get("outputs", {})
     texts = Texts(options.out, made.outputs, written)

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -233,55 +234,62 @@ def _same_models(options: BuildOptions, plan: Plan) -> bool:
     return True
 
 
-def generate(options: BuildOptions, plan: Plan, progress: Progress = unseen) -> Generated:
-    """The files of a build, over its plan (incremental.plan: what changed since the last
-    build, what to reuse of it, what to make); `progress` hears of each stage's steps."""
+@contextmanager
+def workers(options: BuildOptions, plan: Plan) -> Iterator[None]:
+    """Worker processes for the specs a build makes afresh, opened as soon as the plan knows
+    what changed (incremental.plan's `ready`): while this process is small, before it reads the
+    rest of the record. They import datamodel-code-generator while this process reads and
+    checks the specs. For a few specs that only pays in a process's first build (a command line
+    run); a process that builds again imports the generator itself, once, and reuses it."""
     global _first_build
     from toolnexus_gen.codegen.models import warm_up
 
-    # Workers start first, while this process is small, for the specs to be made afresh; they
-    # import datamodel-code-generator while this process reads and checks the specs. For a few
-    # specs that only pays in a process's first build (a command line run); a process that
-    # builds again imports the generator itself, once, and reuses it.
-    contribution = plan.contribution
     fresh = 0 if not plan.first and _same_models(options, plan) else len(plan.changed)
     if plan.first:  # the sources' specs are made afresh too
-        fresh += len(contribution.specs)
+        fresh += len(plan.contribution.specs)
     warm_few, _first_build = _first_build, False
     with pool_for(fresh, warm_up, warm_few=warm_few):
-        from toolnexus_gen.codegen.package import HANDLERS_HEAD, package_keys, update_handlers
-        from toolnexus_gen.pipeline.render import model_maker, render, render_models
+        yield
 
-        memo = plan.memo
-        header = header_for(options)
-        models = model_maker(header, memo)  # the workers make each model as its unit is made
-        analysis = analyse(options, memo, plan.paths, plan.reused, contribution, models, progress)
-        progress("rendering", 0)
-        toolset, diagnostics = analysis.toolset, analysis.diagnostics
-        if has_errors(diagnostics):
-            return Generated(None, toolset, diagnostics)
-        keys = package_keys(toolset, header)
-        package = {
-            name: plan.texts[name]
-            for name, key in keys.items()
-            if name in plan.texts and plan.package.get(name) == sha(canonical(key))
-        }
-        if (
-            "handlers.py" not in package
-            and "handlers.py" in plan.texts
-            and plan.package.get(HANDLERS_HEAD) == sha(canonical(keys[HANDLERS_HEAD]))
-        ):
-            # Only descriptions changed: its methods are made again, without a template.
-            remade = {u.info.name for u in analysis.units if u.model_job is not None and u.info}
-            updated = update_handlers(plan.texts["handlers.py"], toolset, remade)
-            if updated is not None:
-                package["handlers.py"] = updated
-        rendered = render(toolset, analysis.units, header, package, options.many)
-        rendered.files.update(contribution.files)
-        try:
-            rendered.files.update(render_models(toolset, analysis.units, models, progress))
-        except DiagnosticsError as exc:
-            return Generated(None, toolset, sorted(diagnostics + exc.diagnostics))
+
+def generate(options: BuildOptions, plan: Plan, progress: Progress = unseen) -> Generated:
+    """The files of a build, over its plan (incremental.plan: what changed since the last
+    build, what to reuse of it, what to make); `progress` hears of each stage's steps. The
+    specs made afresh are made on the workers if `workers` opened them."""
+    contribution = plan.contribution
+    from toolnexus_gen.codegen.package import HANDLERS_HEAD, package_keys, update_handlers
+    from toolnexus_gen.pipeline.render import model_maker, render, render_models
+
+    memo = plan.memo
+    header = header_for(options)
+    models = model_maker(header, memo)  # the workers make each model as its unit is made
+    analysis = analyse(options, memo, plan.paths, plan.reused, contribution, models, progress)
+    progress("rendering", 0)
+    toolset, diagnostics = analysis.toolset, analysis.diagnostics
+    if has_errors(diagnostics):
+        return Generated(None, toolset, diagnostics)
+    keys = package_keys(toolset, header)
+    package = {
+        name: plan.texts[name]
+        for name, key in keys.items()
+        if name in plan.texts and plan.package.get(name) == sha(canonical(key))
+    }
+    if (
+        "handlers.py" not in package
+        and "handlers.py" in plan.texts
+        and plan.package.get(HANDLERS_HEAD) == sha(canonical(keys[HANDLERS_HEAD]))
+    ):
+        # Only descriptions changed: its methods are made again, without a template.
+        remade = {u.info.name for u in analysis.units if u.model_job is not None and u.info}
+        updated = update_handlers(plan.texts["handlers.py"], toolset, remade)
+        if updated is not None:
+            package["handlers.py"] = updated
+    rendered = render(toolset, analysis.units, header, package, options.many)
+    rendered.files.update(contribution.files)
+    try:
+        rendered.files.update(render_models(toolset, analysis.units, models, progress))
+    except DiagnosticsError as exc:
+        return Generated(None, toolset, sorted(diagnostics + exc.diagnostics))
     files = dict(sorted(rendered.files.items()))
     from toolnexus_gen.pipeline.toolsets import budget, summary
 
