@@ -106,7 +106,7 @@ def plan(
     memo: Memo | None
     if last is not None:
         memo, kept, written = last.memo, last.kept if state else {}, last.written
-        made.memo_kept = last.memo_kept
+        made.memo_kept = last.memo_kept if state else None  # the same key: the same folder
     else:
         kept = cache.load_reuse(options, state) if state else {}
         # `list` wants the memo only for the specs it makes afresh (below)
