@@ -259,13 +259,14 @@ def generate(options: BuildOptions, plan: Plan, progress: Progress = unseen) -> 
     contribution = plan.contribution
     from toolnexus_gen.codegen.package import HANDLERS_HEAD, package_keys, update_handlers
     from toolnexus_gen.pipeline.render import model_maker, render, render_models
+    from toolnexus_gen.targets.reach import fold
 
     memo = plan.memo
     header = header_for(options)
     models = model_maker(header, memo)  # the workers make each model as its unit is made
     analysis = analyse(options, memo, plan.paths, plan.reused, contribution, models, progress)
     progress("rendering", 0)
-    toolset, diagnostics = analysis.toolset, analysis.diagnostics
+    toolset, diagnostics = analysis.toolset, fold(analysis.diagnostics, analysis.toolset)
     if has_errors(diagnostics):
         return Generated(None, toolset, diagnostics)
     keys = package_keys(toolset, header)
