@@ -171,12 +171,12 @@ def write(
     """Make out_dir hold exactly `files` (plus the manifest), changing only what differs, then
     run `then(report)` (the build cache's update) while still holding the lock.
 
-    `progress(done, total)` hears of the files as they are looked at. `previous`: the texts the
-    last build in this process wrote; a text that is the very same string, in a file whose
-    stat is still the recorded one, is not encoded or hashed again. `known` is what the last
-    build recorded of its files ([size, mtime_ns, SHA-256]): a file
-    whose size and mtime are still those holds those bytes, so it is not read again (the trust
-    the no-op build already places in stat; `--check` never relies on it).
+    `progress(done, total)` hears of the files as they are looked at. `known` is what the last
+    build recorded of its files ([size, mtime_ns, SHA-256]): a file whose size and mtime are
+    still those holds those bytes, so it is not read again (the trust the no-op build already
+    places in stat; `--check` never relies on it). `previous`: the texts the last build in this
+    process wrote there; such a file is compared by its text (never hashed when unchanged), and
+    a changed one is hashed for the record once every file is in place.
 
     Checked before anything is created, and again under the lock: a file toolnexus-gen did not
     generate, or a symbolic link, stops the build with nothing written.
@@ -221,6 +221,7 @@ def _write_locked(
 ) -> Report:
     report = Report()
     previous = previous or {}
+    unhashed: list[tuple[str, list[int], bytes]] = []
     old = read_manifest(out_dir) or []
     stale = sorted(set(old) - set(files))
     # Record ownership of every file before any of them appears, so a build killed part-way
@@ -234,15 +235,24 @@ def _write_locked(
             progress(done, len(files))
         path = out_dir / name
         recorded = known.get(name)
-        if recorded is not None and previous.get(name) is text:
+        if recorded is not None and name in previous:
+            # The last build in this process wrote previous[name] there: while the file's stat
+            # is the recorded one it still holds it, and the texts say whether it changes.
             try:
                 stat = path.stat()
+                untouched = [stat.st_size, stat.st_mtime_ns] == recorded[:2]
             except OSError:
-                stat = None
-            if stat is not None and [stat.st_size, stat.st_mtime_ns] == recorded[:2]:
+                untouched = False
+            if untouched and (previous[name] is text or previous[name] == text):
                 report.unchanged.append(name)
                 report.recorded[name] = list(recorded)
                 continue
+            data = text.encode("utf-8")
+            atomic_write(path, data)
+            report.written.append(name)
+            stat = path.stat()
+            unhashed.append((name, [stat.st_size, stat.st_mtime_ns], data))
+            continue
         data = text.encode("utf-8")
         digest = hashlib.sha256(data).hexdigest()
         if _holds(path, data, digest, recorded):
@@ -251,6 +261,8 @@ def _write_locked(
             atomic_write(path, data)
             report.written.append(name)
         report.recorded[name] = _record(path, digest)
+    for name, written, data in unhashed:  # once the package is whole: only the record waits
+        report.recorded[name] = [*written, hashlib.sha256(data).hexdigest()]
     for name in stale:
         path = out_dir / name
         if path.is_file():
