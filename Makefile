@@ -6,6 +6,8 @@
 #                 scripted model turns, local servers, no network)
 #   make test   - the same set-up, then the whole test suite (under 5 minutes)
 #   make test-all - make test plus the long soak tests (200 SIGKILLs)
+#   make conformance - the official MCP conformance suite (npm, Node 22; installed once into
+#                 ~/.cache/toolnexus-gen) against examples/conformance, our MCP server
 #   make bench  - the benchmarks (bench/run.py; see README, Performance)
 #   make bench-loop - only the seed project's tool-loop benchmark (bench/seed_loop.py)
 PYTHON ?= python3
@@ -13,7 +15,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 GEN := $(VENV)/bin/toolnexus-gen
 
-.PHONY: demo test test-all bench bench-loop check-examples clean
+.PHONY: demo test test-all conformance bench bench-loop check-examples clean
 
 # The generator and the runtime library its generated packages import (runtime/, its own
 # distribution toolnexus-runtime), both editable.
@@ -45,6 +47,7 @@ check-examples: $(VENV)/.installed
 	cd examples/todo && ../../$(GEN) build --check
 	cd examples/notes && ../../$(GEN) build --check
 	cd examples/notes && PYTHON=$(abspath $(PY)) ../../$(GEN) sync --check
+	cd examples/conformance && ../../$(GEN) build --check
 
 # The suite runs on every core (pytest-xdist), a test file per worker at a time.
 PYTEST := $(PY) -m pytest -q -n auto --dist loadfile
@@ -55,6 +58,12 @@ test: $(VENV)/.installed check-examples
 # Everything make test runs, plus the long soak tests (the 200-SIGKILL crash test).
 test-all: $(VENV)/.installed check-examples
 	$(PYTEST) -m "soak or not soak"
+
+# Every server scenario of @modelcontextprotocol/conformance against examples/conformance,
+# stateless and with sessions; prints why each scenario that does not apply to a tool server
+# does not (also run by make test: tests/test_conformance.py).
+conformance: $(VENV)/.installed
+	$(PY) examples/conformance/run.py
 
 bench: $(VENV)/.installed
 	$(PY) -m pip install --quiet -e '.[test,bench]'

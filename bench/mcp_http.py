@@ -37,7 +37,7 @@ class Handlers(ToolHandlers):
     def get_weather(self, args, ctx):
         return f"{args.city}: 21C, clear"
 
-app = asgi_app(Toolkit(Handlers()))
+app = asgi_app(Toolkit(Handlers()), stream_calls=False)  # JSON, as FastMCP below
 """
 FASTMCP = """
 from fastmcp import FastMCP

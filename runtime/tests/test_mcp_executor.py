@@ -13,7 +13,8 @@ import pytest
 from pydantic import BaseModel
 
 from toolnexus_runtime import ToolError, Toolkit, ToolResult, ToolSpec
-from toolnexus_runtime.executors.mcp import _numbers, read_config, settings_for, to_result
+from toolnexus_runtime.content import Image, Resource, ResourceLink, Text
+from toolnexus_runtime.executors.mcp import read_config, settings_for, to_result
 
 
 class Args(BaseModel):
@@ -89,9 +90,19 @@ def test_what_the_server_said_is_kept() -> None:
         {"type": "resource", "resource": {"uri": "file:///a.txt", "text": "inside"}},
         {"type": "resource_link", "uri": "file:///b.txt", "name": "b"},
     ]
-    assert to_result(result(content=mixed)) == (
-        "[image image/png]\ninside\n[resource link file:///b.txt]"
+    kept = to_result(result(content=mixed))
+    assert isinstance(kept, ToolResult)  # the image's bytes, not "[image image/png]"
+    assert kept.content == (
+        Image(b"hi", "image/png"),
+        Resource("file:///a.txt", text="inside"),
+        ResourceLink("file:///b.txt", "b"),
     )
+    assert kept.output == (
+        "[image: image/png, 2 bytes]\n[resource file:///a.txt]\ninside\n"
+        "[resource link file:///b.txt: b]"
+    )
+    broken = to_result(result(content=[{"type": "image", "data": "@@", "mimeType": "image/png"}]))
+    assert broken == "[image: image/png, data that is not valid base64]"
 
 
 def test_a_result_over_the_limit_is_cut_or_refused() -> None:
@@ -104,12 +115,20 @@ def test_a_result_over_the_limit_is_cut_or_refused() -> None:
         to_result(result(content=[], structuredContent={"k": "abcd"}), 12)
 
 
-def test_numbers_are_sent_as_the_model_sent_them() -> None:
-    assert _numbers({"a": 2.0, "b": [1.5, 3.0], "c": {"d": True, "e": "2.0"}}) == {
-        "a": 2,
-        "b": [1.5, 3],
-        "c": {"d": True, "e": "2.0"},
-    }
+def test_text_beside_media_is_cut_at_the_limit_and_the_media_kept() -> None:
+    parts = [
+        {"type": "text", "text": "abcdef"},
+        {"type": "image", "data": "aGk=", "mimeType": "image/png"},
+        {"type": "text", "text": "ghij"},
+    ]
+    kept = to_result(result(content=parts), 8)
+    assert isinstance(kept, ToolResult)
+    assert kept.content == (
+        Text("abcdef"),
+        Image(b"hi", "image/png"),
+        Text("gh"),
+        Text("[output cut: 8 of 10 characters of text shown]"),
+    )
 
 
 def test_a_table_with_mcp_tools_needs_mcp_config() -> None:

@@ -14,7 +14,7 @@ PACKAGE = Path(toolnexus_runtime.__file__).resolve().parent
 MAX_LINES = 500
 # Being split right now by the developers who own them; the lead removes each entry when its
 # split lands (and the test then holds them to MAX_LINES too).
-TEMPORARY_EXCEPTIONS = {"executors/mcp.py", "executors/http.py", "mcp.py"}
+TEMPORARY_EXCEPTIONS = {"executors/http.py"}
 
 
 def modules() -> dict[str, Path]:
@@ -107,8 +107,9 @@ def test_a_circle_is_found() -> None:
 
 def test_the_data_types_import_nothing_of_the_runtime() -> None:
     graph = imports()
+    assert graph["toolnexus_runtime.content"] == set()  # the parts a result holds: a leaf too
     for module in ("toolnexus_runtime.datatypes", "toolnexus_runtime.schemas"):
-        assert graph[module] == set(), module
+        assert graph[module] <= {"toolnexus_runtime.content"}, module
 
 
 def test_every_module_is_under_the_line_limit() -> None:

@@ -1,6 +1,7 @@
 """The runtime's data: what a call is, what it gives back, how it fails, and what a batch of
-calls runs under. It imports nothing of the runtime, so every other module (executors,
-providers, the toolkit's parts) can build on it without an import circle.
+calls runs under. It imports nothing of the runtime but content.py's parts (which import
+nothing of it either), so every other module (executors, providers, the toolkit's parts) can
+build on it without an import circle.
 
 Errors are results, never exceptions: a `ToolError` a handler raises sends exactly its text to
 the model; a `SourceError` (a tool source that failed) is that text too, but logged as a failure.
@@ -8,6 +9,7 @@ the model; a `SourceError` (a tool source that failed) is that text too, but log
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -15,15 +17,68 @@ from typing import Any, NamedTuple, Protocol, TypeAlias
 
 from pydantic import BaseModel
 
+from .content import Part
+
+LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
+"""The levels of `ToolContext.log` (MCP's, after syslog), lowest first."""
+PYTHON_LEVELS = {
+    "debug": logging.DEBUG,
+    "info": logging.INFO,
+    "notice": logging.INFO,
+    "warning": logging.WARNING,
+    "error": logging.ERROR,
+    "critical": logging.CRITICAL,
+    "alert": logging.CRITICAL,
+    "emergency": logging.CRITICAL,
+}
+tools_logger = logging.getLogger("toolnexus_runtime.tools")
+
+
+class Reporter(Protocol):
+    """Hears one call's progress and log messages; both may be called from any thread (see
+    `toolnexus_runtime.reporting`)."""
+
+    def progress(self, progress: float, total: float | None, message: str | None) -> None: ...
+
+    def log(self, level: str, data: Any, logger: str | None) -> None: ...
+
 
 @dataclass(frozen=True)
 class ToolContext:
-    """What a handler knows about the call: its id, the tool, the provider, and your own data."""
+    """What a handler knows about the call: its id, the tool, the provider, and your own data;
+    and where it tells its caller how far it has got (`report_progress`, `log`)."""
 
     call_id: str | None = None
     tool_name: str | None = None
     provider: str | None = None
     user: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    reporter: Reporter | None = field(default=None, compare=False, repr=False)
+    """Who hears the call's progress and log messages (our MCP server sets one per call)."""
+
+    def report_progress(
+        self, progress: float, total: float | None = None, message: str | None = None
+    ) -> None:
+        """Tell the caller how far the call has got (an MCP client gets notifications/progress
+        when it asked for them); nothing happens when nobody listens. Any thread may call it."""
+        if self.reporter is not None:
+            self.reporter.progress(progress, total, message)
+
+    def log(self, level: str, message: Any, *, logger: str | None = None) -> None:
+        """A log message for the caller, at one of LOG_LEVELS: an MCP client gets
+        notifications/message; without one it goes to the `toolnexus_runtime.tools` Python
+        logger. Any thread may call it."""
+        if level not in LOG_LEVELS:
+            raise ValueError(f"log level must be one of {', '.join(LOG_LEVELS)}, not {level!r}")
+        if self.reporter is not None:
+            self.reporter.log(level, message, logger)
+            return
+        tools_logger.log(
+            PYTHON_LEVELS[level],
+            "%s%s",
+            f"[{logger}] " if logger else "",
+            message,
+            extra={"tool_name": self.tool_name, "call_id": self.call_id},
+        )
 
 
 @dataclass(slots=True)
@@ -42,6 +97,9 @@ class ToolResult:
     error_id: str | None = field(default=None, compare=False, repr=False)
     """For a handler that raised (not a ToolError), or a source that failed (SourceError): the
     id logged with the details."""
+    content: tuple[Part, ...] = field(default=(), repr=False)
+    """Images, audio, resources and text parts, when the tool returned more than text or data
+    (`toolnexus_runtime.content`); `output` is then their text."""
 
 
 class ToolError(Exception):
@@ -83,8 +141,9 @@ OnToolCall = Callable[[ToolCall], "ToolResult | None | Awaitable[ToolResult | No
 """Called before each tool call; return a ToolResult to answer without running the tool."""
 OnToolResult = Callable[[ToolCall, ToolResult], "None | Awaitable[None]"]
 """Called after each tool call with its result."""
-ToolOutput: TypeAlias = str | BaseModel | Mapping[str, Any] | Sequence[Any] | float | None
-"""A handler returns text (sent as is) or JSON-serialisable data / a pydantic model."""
+ToolOutput: TypeAlias = "str | Part | BaseModel | Mapping[str, Any] | Sequence[Any] | float | None"
+"""A handler returns text (sent as is), JSON-serialisable data / a pydantic model, or content
+parts (an image, or a list of text and parts: `toolnexus_runtime.content`)."""
 ErrorMessage = Callable[[str, Exception], str]
 """`error_message(tool_name, exc)`: the text the model sees when a handler raises."""
 

@@ -28,6 +28,7 @@ from weakref import WeakKeyDictionary
 from pydantic import BaseModel, ValidationError
 from pydantic_core import to_jsonable_python
 
+from .content import parts_of, text_of
 from .datatypes import EMPTY_CONTEXT, ErrorMessage, SourceError, ToolContext, ToolError, ToolResult
 from .failures import (
     _busy,
@@ -298,6 +299,9 @@ class Execution(Registry[H]):
         if type(out) is ToolResult:  # a bound tool's result with its own output and data
             return out
         try:
+            parts = parts_of(out)
+            if parts is not None:
+                return ToolResult(text_of(parts), False, None, content=parts)
             data = to_jsonable_python(out, by_alias=True)
             text = json.dumps(data, ensure_ascii=False)
         except (TypeError, ValueError) as exc:

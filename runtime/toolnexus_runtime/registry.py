@@ -63,7 +63,9 @@ class Registry(Generic[H]):
                 kind = binding_kind(spec.binding)
                 if kind not in executors:
                     executors[kind] = make_executor(kind, self, sources)
-                entries[name] = _Entry(validate, executors[kind].bind(spec), True)
+                bound = executors[kind].bind(spec)
+                # A bound tool may validate for itself (and be handed the arguments as sent).
+                entries[name] = _Entry(getattr(bound, "validate", validate), bound, True)
                 continue
             fn = None if spec.method is None else getattr(handlers, spec.method, None)
             if fn is None or getattr(fn, "__isabstractmethod__", False):

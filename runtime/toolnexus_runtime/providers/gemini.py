@@ -6,8 +6,38 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from ..content import Image, Part, Resource, describe, has_media, in_words, unsent
 from ..datatypes import RawCall, ToolResult, get
 from ..loops import Conversation, tools_key
+
+PROVIDER = "Gemini"
+# The media types a functionResponse's parts take (inline data, as raw bytes: the SDK's types).
+INLINE = frozenset({"image/png", "image/jpeg", "image/webp", "application/pdf", "text/plain"})
+
+
+def _media(tool: str, result: ToolResult) -> tuple[str, list[dict[str, Any]]]:
+    """The text of a result whose content holds more than text, and its functionResponse
+    parts: each image or document Gemini takes inline, the others described, with the loss."""
+    lines, parts = [], []
+    for part in result.content:
+        blob: tuple[str, bytes] | None = None
+        if isinstance(part, Image):
+            blob = (part.mime_type, part.data)
+        elif isinstance(part, Resource) and part.blob is not None and part.mime_type:
+            blob = (part.mime_type, part.blob)
+        if blob is not None and blob[0] in INLINE:
+            parts.append({"inlineData": {"mimeType": blob[0], "data": blob[1]}})
+            lines.append(describe(part))
+        elif in_words(part):
+            lines.append(describe(part))
+        else:
+            lines.append(unsent(tool, part, PROVIDER, _why(part)))
+    return "\n".join(lines), parts
+
+
+def _why(part: Part) -> str:
+    mime = getattr(part, "mime_type", None) or "untyped data"
+    return f"function responses take no {mime}"
 
 
 def _parts(payload: Any) -> Any:
@@ -41,6 +71,12 @@ class Gemini(Conversation):
                 response = {"id": str(call.call_id), "name": call.name}
             if result.is_error:
                 response["response"] = {"error": result.output}
+            elif has_media(result.content):
+                text, media = _media(call.name, result)
+                output = result.data if result.data is not None else text
+                response["response"] = {"output": output}
+                if media:
+                    response["parts"] = media
             else:
                 output = result.data if result.data is not None else result.output
                 response["response"] = {"output": output}

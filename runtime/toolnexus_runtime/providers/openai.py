@@ -11,8 +11,22 @@ from functools import partial
 from types import FunctionType, MethodType
 from typing import Any
 
+from ..content import describe, has_media, in_words, unsent
 from ..datatypes import RawCall, ToolResult, get
 from ..loops import Conversation, _maybe, dump, omitted, plain, tools_key
+
+TEXT_ONLY = "OpenAI Chat tool messages carry text only"
+
+
+def _text(tool: str, result: ToolResult) -> str:
+    """A tool message's content: Chat Completions takes text alone there, so each image, sound
+    or file a result holds is described in the text, with what was not sent (and logged)."""
+    if result.is_error or not has_media(result.content):
+        return result.output
+    return "\n".join(
+        describe(part) if in_words(part) else unsent(tool, part, "OpenAI Chat", TEXT_ONLY)
+        for part in result.content
+    )
 
 
 class OpenAIChat(Conversation):
@@ -39,7 +53,7 @@ class OpenAIChat(Conversation):
     @staticmethod
     def replies(calls: Sequence[RawCall], results: Sequence[ToolResult]) -> list[dict[str, Any]]:
         return [
-            {"role": "tool", "tool_call_id": call.call_id, "content": result.output}
+            {"role": "tool", "tool_call_id": call.call_id, "content": _text(call.name, result)}
             for call, result in zip(calls, results, strict=True)
         ]
 
