@@ -200,3 +200,110 @@ def test_ctrl_c_while_the_package_is_written_waits_for_it_to_be_whole(tmp_path: 
     assert {name: (out / name).read_text() for name in files} == files
     assert (out / "recorded").read_text() == "yes"
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+# -- a hostile look: links, a folder swapped, files vanishing, floods of events -----------------
+
+
+def quiet_for(watch: Watch, seconds: float) -> int:
+    """The builds reported after `seconds` without a change (what a late event would start)."""
+    time.sleep(seconds)
+    return watch.builds()
+
+
+def test_a_link_out_of_the_spec_folder_is_refused_and_not_watched(
+    project: Path, watch: Watch
+) -> None:
+    outside = project.parent / f"{project.name}_outside"
+    (outside / "deep").mkdir(parents=True)
+    (outside / "deep/far.yaml").write_text("description: Far away\n")
+    (outside / "one.yaml").write_text("description: One file\n")
+    before = snapshot(project / "tools")
+    built = watch.builds()
+    (project / "specs/linked").symlink_to(outside, target_is_directory=True)
+    (project / "specs/one.yaml").symlink_to(outside / "one.yaml")
+    watch.wait_for(lambda: watch.text.count("error[TN121]") >= 2, "the links refused")
+    watch.wait_for(lambda: "keeps the last good build" in watch.text, "the note")
+    assert snapshot(project / "tools") == before
+    settled = quiet_for(watch, 1.0)
+    assert settled > built
+    # what happens out there is none of the watch's business: no build, nothing read
+    (outside / "deep/far.yaml").write_text("description: Changed far away\n")
+    (outside / "deep/new.yaml").write_text("description: New far away\n")
+    (outside / "one.yaml").write_text("description: One file, changed\n")
+    assert quiet_for(watch, 1.5) == settled, watch.text
+    (project / "specs/linked").unlink()
+    (project / "specs/one.yaml").unlink()
+    watch.wait_for(lambda: watch.builds() > settled, "the build once the links are gone")
+    watch.wait_for(lambda: "0 files written, 15 unchanged" in watch.text, "told it is good again")
+    quiet_for(watch, 1.0)
+    assert generated(project / "tools") == from_scratch(project)
+    assert watch.stop() == 0
+    assert "Far away" not in (project / "tools/schemas/openai.json").read_text()
+
+
+def test_a_spec_folder_swapped_for_a_link_is_followed(project: Path, watch: Watch) -> None:
+    elsewhere = project.parent / f"{project.name}_elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "far.yaml").write_text("description: Far tool\n")
+    schemas = project / "tools/schemas/openai.json"
+    os.rename(project / "specs", project / "specs_old")
+    (project / "specs").symlink_to(elsewhere, target_is_directory=True)
+    watch.wait_for(holds(schemas, "Far tool"), "the build of the new folder")
+    watch.wait_for(lambda: "Current time" not in schemas.read_text(), "the old tools gone")
+    # and its edits are built: the watch is on the folder the link names now
+    (elsewhere / "far.yaml").write_text("description: Far tool, edited\n")
+    watch.wait_for(holds(schemas, "Far tool, edited"), "an edit in the new folder")
+    (project / "specs_old/now.yaml").write_text("description: Not watched any more\n")
+    time.sleep(1.0)
+    assert "Not watched any more" not in schemas.read_text()
+    assert watch.stop() == 0
+    assert "Traceback" not in watch.text
+
+
+def test_files_vanishing_while_it_builds_never_break_it(project: Path, watch: Watch) -> None:
+    specs = project / "specs"
+    for i in range(60):
+        (specs / f"tool_{i:02}.json").write_text(json.dumps({"description": f"Tool {i}"}))
+    deadline = time.monotonic() + 4.0
+    i = 0
+    while time.monotonic() < deadline:  # created and deleted as builds run
+        path = specs / f"flicker_{i % 7}.json"
+        if path.exists():
+            path.unlink()
+        else:
+            path.write_text(json.dumps({"description": f"Flicker {i}"}))
+        (specs / f"tool_{i % 60:02}.json").unlink()
+        (specs / f"tool_{i % 60:02}.json").write_text(json.dumps({"description": f"Again {i}"}))
+        i += 1
+        time.sleep(0.003)
+    for path in specs.glob("flicker_*.json"):
+        path.unlink()
+    (specs / "now.yaml").write_text("description: The end\n")
+    schemas = project / "tools/schemas/openai.json"
+    watch.wait_for(holds(schemas, "The end"), "the build after the storm")
+    quiet_for(watch, 1.5)
+    assert generated(project / "tools") == from_scratch(project)
+    assert watch.process.poll() is None
+    assert "Traceback" not in watch.text
+    assert not list((project / "tools").rglob(f"*{output.TMP_SUFFIX}")), "a temporary file left behind"
+    assert watch.stop() == 0
+
+
+def test_thousands_of_events_in_a_burst_are_one_build(project: Path, watch: Watch) -> None:
+    built = watch.builds()
+    os.kill(watch.process.pid, signal.SIGSTOP)  # the whole burst reaches it at once
+    try:
+        for round_ in range(30):
+            for i in range(100):
+                spec = {"description": f"Flood tool {i} round {round_}"}
+                (project / f"specs/flood_{i:03}.json").write_text(json.dumps(spec))
+    finally:
+        os.kill(watch.process.pid, signal.SIGCONT)
+    schemas = project / "tools/schemas/anthropic.json"
+    watch.wait_for(holds(schemas, "Flood tool 99 round 29"), "the flood")
+    time.sleep(1.5)
+    assert watch.builds() == built + 1, watch.text
+    assert "changed: specs/flood_000.json and 99 more" in watch.text
+    assert watch.process.poll() is None
+    assert watch.stop() == 0

@@ -246,10 +246,12 @@ def _watch(
         bar = _Shown("building", quiet)
         return bar
 
+    broken = False  # the last build reported errors: going back to the last good state says so
     try:
         for rebuild in session.watch(specs_dir, out_dir, targets, each):
             bar.close()
-            if rebuild.outcome is not None and rebuild.outcome.noop and not rebuild.first:
+            noop = rebuild.outcome is not None and rebuild.outcome.noop
+            if noop and not rebuild.first and not broken:
                 if rebuild.started and not quiet:
                     _echo("watching for changes (Ctrl-C to stop)", err=True)
                 continue  # touched, not changed
@@ -260,7 +262,9 @@ def _watch(
             if rebuild.error is not None:
                 _echo(f"error: {rebuild.error}", err=True, fg="red")
             _report(rebuild.diagnostics)
+            broken = rebuild.outcome is None
             if rebuild.outcome is not None and _show_build(rebuild.outcome, False, quiet):
+                broken = True
                 _echo(
                     f"{rebuild.outcome.out} keeps the last good build; watching for a fix",
                     err=True,

@@ -304,7 +304,8 @@ def _watched(specs_dir: Path | None, out_dir: Path | None) -> Inputs:
     try:
         config = load_config(cwd)
     except DiagnosticsError:  # a broken pyproject.toml: the build says why; watch for its fix
-        return Inputs((specs_dir or Path(DEFAULT_SPECS),), (cwd / "pyproject.toml",))
+        specs = specs_dir or Path(DEFAULT_SPECS)
+        return Inputs((specs,), (cwd / "pyproject.toml",), (), _real([specs]))
     specs = specs_dir or config.specs or Path(DEFAULT_SPECS)
     out = out_dir or config.out or specs.parent / DEFAULT_OUT
     folders = [specs]
@@ -312,7 +313,11 @@ def _watched(specs_dir: Path | None, out_dir: Path | None) -> Inputs:
         folders.append(config.skills.value)
     files = [config.path or config.root / "pyproject.toml"]
     files.append(config.mcp_config or config.root / "mcp.json")
-    return Inputs(tuple(folders), tuple(files), (out,))
+    return Inputs(tuple(folders), tuple(files), (out,), _real(folders))
+
+
+def _real(folders: list[Path]) -> tuple[str, ...]:
+    return tuple(os.path.realpath(folder) for folder in folders)
 
 
 def _tidy() -> None:

@@ -26,6 +26,9 @@ class Inputs:
     folders: tuple[Path, ...]  # watched with everything under them
     files: tuple[Path, ...]  # polled
     ignore: tuple[Path, ...] = ()  # the output folder: the build's own writes are no change
+    # where the folders really are: a folder swapped for a link (or a link moved) while watched
+    # is a new watch, not the old folder's inode watched on
+    real: tuple[str, ...] = ()
 
 
 def _stat(path: Path) -> tuple[int, int, int] | None:
