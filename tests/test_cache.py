@@ -138,7 +138,7 @@ def test_a_corrupted_cache_never_yields_wrong_output(project: Path, damage: str)
 
 
 def test_memo_reuses_models_and_keys_cover_the_schema(project: Path) -> None:
-    memo = cache.Memo(project / "out")
+    memo = cache.load_memo(project / "out")
     assert memo.models, "a build keeps its model sources"
     before = dict(memo.models)
     (project / "specs/get_weather.yaml").write_text(
@@ -154,7 +154,7 @@ def test_memo_reuses_models_and_keys_cover_the_schema(project: Path) -> None:
         )
     )
     assert cli("build", "specs", "--out", "out", cwd=project).exit_code == 0
-    after = cache.Memo(project / "out").models
+    after = cache.load_memo(project / "out").models
     assert len(set(after) - set(before)) == 1  # only the edited tool's model was generated again
     assert "days" in (project / "out/models/get_weather.py").read_text()
 
@@ -185,7 +185,7 @@ def build_spied(project: Path) -> tuple[list[int], bool, bool]:
     """A build in a fresh process: the worker counts asked of pool_for, and whether
     datamodel-code-generator and jinja2 were imported."""
     code = (
-        "import sys\nfrom toolnexus_gen.incremental import parallel\n"
+        "import sys\nfrom toolnexus_gen import parallel\n"
         "import toolnexus_gen.pipeline.build as build\nasked = []\n"
         "def spy(items, *a, **k):\n    asked.append(items)\n    return parallel.pool_for(items, *a, **k)\n"
         "build.pool_for = spy\nfrom toolnexus_gen.cli import main\n"

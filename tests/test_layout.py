@@ -12,7 +12,7 @@ from conftest import ROOT
 PACKAGE = ROOT / "toolnexus_gen"
 # Lowest first: a module may import its own layer or a lower one, never a higher one.
 LAYERS = [
-    {"toolnexus_gen", "ir", "diagnostics", "fs"},
+    {"toolnexus_gen", "ir", "diagnostics", "fs", "memo", "parallel", "progress"},
     {"config", "targets.registry"},
     {"incremental"},
     {"toolspec"},

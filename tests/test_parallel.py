@@ -18,7 +18,7 @@ from conftest import ROOT
 
 SCENARIO = """
 import os, signal, sys
-from toolnexus_gen.incremental import parallel
+from toolnexus_gen import parallel
 
 PARENT = os.getpid()
 parallel.workers = lambda: 2  # two workers, whatever this machine has

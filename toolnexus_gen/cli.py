@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NoReturn, TypeVar
@@ -56,6 +57,69 @@ def _run(fn: Callable[..., T], *args: Any) -> T:
         _fail(str(exc))
 
 
+class _Shown:
+    """Progress on a terminal, once the work has taken a second: rich's bar on stderr, imported
+    only then (start-up never pays for it). Nothing in a pipe, a CI log or with --quiet."""
+
+    DELAY = 1.0  # seconds of work before a bar is worth showing
+    EVERY = 0.1  # seconds between two redraws
+
+    def __init__(self, what: str, quiet: bool = False) -> None:
+        self.what = what
+        self.on = not quiet and sys.stderr.isatty()
+        self.started = time.monotonic()
+        self.drawn = 0.0
+        self.bar: Any = None
+        self.task: Any = None
+
+    def __call__(self, step: str, done: int, total: int | None = None) -> None:
+        if not self.on:
+            return
+        now = time.monotonic()
+        if self.bar is None:
+            if now - self.started < self.DELAY:
+                return
+            self._start()
+        self.bar.update(self.task, description=f"{self.what}: {step}", completed=done, total=total)
+        if now - self.drawn >= self.EVERY or done == total:
+            self.bar.refresh()
+            self.drawn = now
+
+    def _start(self) -> None:
+        from rich.console import Console
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+        )
+
+        # Redrawn as the work reports (no refresh thread: the build forks its workers).
+        self.bar = Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            console=Console(stderr=True),
+            transient=True,
+            auto_refresh=False,
+        )
+        self.bar.start()
+        self.task = self.bar.add_task(self.what, total=None)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.stop()
+            self.bar = None
+
+    def __enter__(self) -> _Shown:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
 SPECS_ARGUMENT = click.argument(
     "specs_dir", required=False, type=click.Path(path_type=Path, file_okay=False)
 )
@@ -88,11 +152,35 @@ def main() -> None:
     "--check", is_flag=True, help="Write nothing; exit 1 if generated files are out of date."
 )
 @click.option("-q", "--quiet", is_flag=True, help="Print only problems.")
+@click.option(
+    "--watch",
+    is_flag=True,
+    help="Keep running: build again on every change to the specs, pyproject.toml or mcp.json "
+    "(Ctrl-C stops).",
+)
 def build(
-    specs_dir: Path | None, out_dir: Path | None, targets: tuple[str, ...], check: bool, quiet: bool
+    specs_dir: Path | None,
+    out_dir: Path | None,
+    targets: tuple[str, ...],
+    check: bool,
+    quiet: bool,
+    watch: bool,
 ) -> None:
     """Validate every spec in SPECS_DIR and write (or --check) the generated package."""
-    outcome = _run(session.build, specs_dir, out_dir, targets, check)
+    if watch:
+        if check:
+            _fail("--watch writes the package on every change; it cannot be used with --check")
+        _watch(specs_dir, out_dir, targets, quiet)
+        return
+    with _Shown("building", quiet) as bar:
+        outcome = _run(session.build, specs_dir, out_dir, targets, check, None, bar)
+    code = _show_build(outcome, check, quiet)
+    if code:
+        sys.exit(code)
+
+
+def _show_build(outcome: session.BuildOutcome, check: bool, quiet: bool) -> int:
+    """Print a build's outcome; its exit code."""
     for line, is_error in outcome.diagnostics:
         _report_line(line, is_error)
     counts = f"{_plural(outcome.tools, 'tool')}, {_plural(outcome.targets, 'target')}"
@@ -107,7 +195,7 @@ def build(
                 err=True,
                 fg="yellow",
             )
-        sys.exit(ExitCode.INVALID)
+        return ExitCode.INVALID
     if check and outcome.check is not None and not outcome.check.up_to_date:
         report = outcome.check
         for label, names in (
@@ -122,9 +210,9 @@ def build(
         _echo(
             f"{outcome.out} is out of date: run `{outcome.command}`.", err=True, fg="red", bold=True
         )
-        sys.exit(ExitCode.STALE)
+        return ExitCode.STALE
     if quiet:
-        return
+        return 0
     if outcome.reach:
         _echo(f"reach: {outcome.reach}", fg="yellow")
     if check:
@@ -143,6 +231,50 @@ def build(
         )
     if outcome.budget:
         click.echo(outcome.budget)
+    return 0
+
+
+def _watch(
+    specs_dir: Path | None, out_dir: Path | None, targets: tuple[str, ...], quiet: bool
+) -> None:
+    """build --watch: each build printed as it ends; Ctrl-C stops it (exit 0)."""
+    bar = _Shown("building", quiet)
+
+    def each() -> _Shown:  # a bar for each build, shown if it takes a second
+        nonlocal bar
+        bar.close()
+        bar = _Shown("building", quiet)
+        return bar
+
+    broken = False  # the last build reported errors: going back to the last good state says so
+    try:
+        for rebuild in session.watch(specs_dir, out_dir, targets, each):
+            bar.close()
+            noop = rebuild.outcome is not None and rebuild.outcome.noop
+            if noop and not rebuild.first and not broken:
+                if rebuild.started and not quiet:
+                    _echo("watching for changes (Ctrl-C to stop)", err=True)
+                continue  # touched, not changed
+            if not rebuild.first and not quiet:
+                more = len(rebuild.changed) - 1
+                shown = rebuild.changed[0] if rebuild.changed else "while the watch started"
+                _echo(f"changed: {shown}" + (f" and {more} more" if more > 0 else ""))
+            if rebuild.error is not None:
+                _echo(f"error: {rebuild.error}", err=True, fg="red")
+            _report(rebuild.diagnostics)
+            broken = rebuild.outcome is None
+            if rebuild.outcome is not None and _show_build(rebuild.outcome, False, quiet):
+                broken = True
+                _echo(
+                    f"{rebuild.outcome.out} keeps the last good build; watching for a fix",
+                    err=True,
+                    fg="yellow",
+                )
+            if rebuild.started and not quiet:
+                _echo("watching for changes (Ctrl-C to stop)", err=True)
+    except KeyboardInterrupt:
+        bar.close()
+        _echo("stopped watching", err=True)
 
 
 @main.command()
@@ -316,9 +448,19 @@ def import_(
     call the runtime makes; no handler to write)."""
     from toolnexus_gen.fs.paths import display_path
 
-    outcome = _run(
-        session.import_specs, fmt, file, specs_dir, suffix, force, server, tags, env_prefix
-    )
+    with _Shown("importing") as bar:
+        outcome = _run(
+            session.import_specs,
+            fmt,
+            file,
+            specs_dir,
+            suffix,
+            force,
+            server,
+            tags,
+            env_prefix,
+            bar,
+        )
     imported, folder = outcome.imported, outcome.folder
     folder_name = getattr(imported, "folder", "")
     shared = [p for p in outcome.written if folder_name and p.parent.name == folder_name]
@@ -423,7 +565,8 @@ def sync(server: str | None, check: bool) -> None:
             state = "failed" if tools is None else f"listed {_plural(tools, 'tool')}"
             _echo(f"  {name}: {state} in {seconds:.1f} s", err=True)
 
-    outcome = _run(session.sync, server, check, on_listed)
+    with _Shown("syncing") as bar:
+        outcome = _run(session.sync, server, check, on_listed, bar)
     _report(outcome.diagnostics)
     for result in outcome.servers:
         if result.failed:

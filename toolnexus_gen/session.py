@@ -9,22 +9,24 @@ are imported inside the functions, so `--version` and the no-op build stay insta
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from toolnexus_gen import __version__
 from toolnexus_gen.diagnostics import Diagnostic, DiagnosticsError, Severity
+from toolnexus_gen.progress import Progress, unseen
 
 if TYPE_CHECKING:
     from toolnexus_gen.commands.importer import Imported
     from toolnexus_gen.commands.project import InitReport
     from toolnexus_gen.config.options import BuildOptions
     from toolnexus_gen.fs.output import Report
-    from toolnexus_gen.ir import ToolInfo
+    from toolnexus_gen.fs.watch import Inputs
+    from toolnexus_gen.incremental.plan import Plan, Record
+    from toolnexus_gen.ir import Contribution, ToolInfo
     from toolnexus_gen.pipeline.build import Analysis
     from toolnexus_gen.pipeline.toolsets import Budget
 
@@ -92,6 +94,7 @@ class BuildOutcome:
     codes: list[str] = field(default_factory=list)  # the code of each diagnostic, in order
     profile: str | None = None  # the configured profile
     budget: str = ""  # the costliest request's estimated tokens, in words
+    record: Record | None = None  # what the next build in this process starts from
 
     @property
     def reach(self) -> str:
@@ -128,44 +131,64 @@ class BuildOutcome:
 
 
 def build(
-    specs_dir: Path | None, out_dir: Path | None, targets: tuple[str, ...], check: bool
+    specs_dir: Path | None,
+    out_dir: Path | None,
+    targets: tuple[str, ...],
+    check: bool,
+    last: Record | None = None,
+    progress: Progress = unseen,
 ) -> BuildOutcome:
+    """One build. `last`: what the previous build in this process recorded (build --watch);
+    `progress` hears of its stages' steps."""
     from toolnexus_gen.config.options import header_for
     from toolnexus_gen.fs.paths import display_path
-    from toolnexus_gen.incremental import cache
+    from toolnexus_gen.incremental.plan import plan
 
     chosen = options(specs_dir, out_dir, targets)
-    with os_errors():
+    with os_errors(), ExitStack() as held:
         outcome = BuildOutcome(
             display_path(chosen.out), header_for(chosen).command, 0, len(chosen.targets), []
         )
         outcome.profile = chosen.profile
-        state = cache.load_state(chosen)
-        noop = cache.fast_noop(chosen, state, check=check)
+
+        def start_workers(known: Plan) -> None:  # once the plan knows what changed
+            from toolnexus_gen.pipeline.build import workers
+
+            held.enter_context(workers(chosen, known))
+
+        planned = plan(
+            chosen,
+            check=check,
+            contribute=lambda: _contribute(chosen),
+            last=last,
+            ready=start_workers,
+        )
+        noop = planned.noop
         if noop is not None:  # nothing changed since the last build: answered from its record
             outcome.noop, outcome.tools, outcome.files = True, noop.tools, noop.files
             outcome.budget = noop.budget
             outcome.diagnostics = [
                 (line, severity == "error") for severity, line in noop.diagnostics
             ]
+            outcome.record = last
             return outcome
-        return _full_build(chosen, state, check, outcome)
+        return _full_build(chosen, planned, check, outcome, progress)
 
 
-def _code(line: str) -> str:
-    found = re.search(r": (?:error|warning)\[(TN\d+)\]", line)
-    return found.group(1) if found else ""
+def _contribute(chosen: BuildOptions) -> Contribution:
+    from toolnexus_gen.sources import contribute
+
+    return contribute(chosen)
 
 
 def _full_build(
-    chosen: BuildOptions, state: dict[str, Any] | None, check: bool, outcome: BuildOutcome
+    chosen: BuildOptions, planned: Plan, check: bool, outcome: BuildOutcome, progress: Progress
 ) -> BuildOutcome:
     from toolnexus_gen.fs import output
     from toolnexus_gen.pipeline.build import generate, save_build
-    from toolnexus_gen.sources import contribute
 
     try:
-        result = generate(chosen, state, contribute=lambda: contribute(chosen))
+        result = generate(chosen, planned, progress)
     except RecursionError:  # a last line of defence: every known cause is a located error
         raise UserError(
             "a schema is nested or self-referencing beyond what can be processed"
@@ -180,16 +203,138 @@ def _full_build(
     if check:
         outcome.check = output.check(chosen.out, result.files)
         return outcome
+    records: list[Record] = []
     try:  # the cache is saved under the output lock, once the files are written
         outcome.report = output.write(
             chosen.out,
             result.files,
-            lambda report: save_build(chosen, result, report),
-            result.known,
+            lambda report: records.append(save_build(chosen, planned, result, report)),
+            planned.outputs,
+            lambda done, total: progress("writing", done, total),
+            planned.written,
         )
     except output.OwnershipError as exc:
         raise UserError(str(exc)) from None
+    outcome.record = records[0]
     return outcome
+
+
+# -- build --watch -----------------------------------------------------------------------------
+
+
+@dataclass
+class Rebuild:
+    """One build of `build --watch`: its outcome, or the mistake that stopped it."""
+
+    changed: list[str]  # the files whose change started it, as shown
+    first: bool = False  # the build that starts the watch
+    started: bool = False  # the build once the watch is set up (what changed meanwhile)
+    outcome: BuildOutcome | None = None
+    error: str | None = None  # a UserError's line
+    diagnostics: list[Diagnostic] = field(default_factory=list)  # a DiagnosticsError's
+
+    @property
+    def wrote(self) -> bool:
+        return self.outcome is not None and self.outcome.report is not None
+
+
+def watch(
+    specs_dir: Path | None,
+    out_dir: Path | None,
+    targets: tuple[str, ...],
+    progress: Callable[[], Progress] = lambda: unseen,
+) -> Iterator[Rebuild]:
+    """A build, then one more for every batch of changes to its inputs (the spec folder, the
+    skills folder, pyproject.toml, mcp.json), forever: stopped by Ctrl-C (KeyboardInterrupt).
+    Each build starts from the record the last successful one left in memory; a build with
+    errors writes nothing, so the last good output stays as it was. `progress()` gives each
+    build what hears of its steps."""
+    import time
+
+    from toolnexus_gen.fs import watch as watching
+    from toolnexus_gen.fs.paths import display_path
+
+    record: Record | None = None
+
+    def once(changed: list[Path], first: bool = False, started: bool = False) -> Rebuild:
+        nonlocal record
+        rebuild = Rebuild([display_path(path) for path in changed], first, started)
+        try:
+            rebuild.outcome = build(specs_dir, out_dir, targets, False, record, progress())
+        except UserError as exc:
+            rebuild.error = str(exc)
+        except DiagnosticsError as exc:
+            rebuild.diagnostics = exc.diagnostics
+        if rebuild.outcome is not None and rebuild.outcome.record is not None:
+            record = rebuild.outcome.record
+        return rebuild
+
+    yield once([], first=True)
+    inputs = _watched(specs_dir, out_dir)
+    warm = False
+    while True:
+        if not all(folder.is_dir() for folder in inputs.folders):
+            # a watched folder is missing (the build said so): wait for it to come back
+            time.sleep(watching.POLL_MS / 1000)
+            inputs = _watched(specs_dir, out_dir)
+            if all(folder.is_dir() for folder in inputs.folders):
+                yield once(list(inputs.folders))
+            continue
+        try:
+            for batch in watching.changes(inputs, _tidy):  # the first: once the watch is set up
+                yield once(batch, started=not warm)  # usually a no-op
+                if not warm:  # the process stays: a model edit then finds the generator ready
+                    _warm_up()
+                    warm = True
+                now = _watched(specs_dir, out_dir)
+                if now != inputs or not all(folder.is_dir() for folder in now.folders):
+                    inputs = now  # the configuration moved a folder, or one is gone
+                    break
+        except FileNotFoundError:  # gone as the watch started
+            continue
+
+
+def _watched(specs_dir: Path | None, out_dir: Path | None) -> Inputs:
+    """What `build --watch` watches: the folders and files a build reads, its output aside."""
+    from toolnexus_gen.config.options import DEFAULT_OUT, DEFAULT_SPECS
+    from toolnexus_gen.config.pyproject import load_config
+    from toolnexus_gen.fs.watch import Inputs
+
+    cwd = Path.cwd()
+    try:
+        config = load_config(cwd)
+    except DiagnosticsError:  # a broken pyproject.toml: the build says why; watch for its fix
+        specs = specs_dir or Path(DEFAULT_SPECS)
+        return Inputs((specs,), (cwd / "pyproject.toml",), (), _real([specs]))
+    specs = specs_dir or config.specs or Path(DEFAULT_SPECS)
+    out = out_dir or config.out or specs.parent / DEFAULT_OUT
+    folders = [specs]
+    if config.skills is not None:
+        folders.append(config.skills.value)
+    files = [config.path or config.root / "pyproject.toml"]
+    files.append(config.mcp_config or config.root / "mcp.json")
+    return Inputs(tuple(folders), tuple(files), (out,), _real(folders))
+
+
+def _real(folders: list[Path]) -> tuple[str, ...]:
+    return tuple(os.path.realpath(folder) for folder in folders)
+
+
+def _tidy() -> None:
+    """While the watch is idle: a full garbage collection, then what survives it (the record,
+    the warm modules) is set aside, so the collections during the next build go over that
+    build's objects only, not the thousands the record holds."""
+    import gc
+
+    gc.unfreeze()
+    gc.collect()
+    gc.freeze()
+
+
+def _warm_up() -> None:
+    from toolnexus_gen.codegen.models import warm_up
+
+    warm_up()
 
 
 # -- list, explain -----------------------------------------------------------------------------
@@ -255,6 +400,7 @@ def import_specs(
     server: str | None = None,
     tags: tuple[str, ...] = (),
     env_prefix: str | None = None,
+    progress: Progress = unseen,
 ) -> ImportOutcome:
     from toolnexus_gen.commands import importer
     from toolnexus_gen.config.options import DEFAULT_SPECS
@@ -265,13 +411,17 @@ def import_specs(
         config = load_config(Path.cwd())
         folder = specs_dir or config.specs or Path(DEFAULT_SPECS)
         try:
-            imported = importer.read(fmt, file, server=server, tags=tags, env_prefix=env_prefix)
+            imported = importer.read(
+                fmt, file, server=server, tags=tags, env_prefix=env_prefix, progress=progress
+            )
             if fmt == importer.OPENAPI:
                 importer.carry(imported, config, folder, f".{suffix}")
-            files = importer.plan(imported, folder, f".{suffix}", force)
+            files = importer.plan(imported, folder, f".{suffix}", force, progress)
         except importer.ImportError_ as exc:
             raise UserError(str(exc)) from None
-        output.create_user_files(files, replace=force)
+        output.create_user_files(
+            files, replace=force, progress=lambda done, total: progress("writing", done, total)
+        )
         importer.add_toolsets(imported, config, file)
     return ImportOutcome(folder, list(files), imported)
 
@@ -371,11 +521,15 @@ class SyncOutcome:
 
 
 def sync(
-    server: str | None, check: bool, on_listed: Callable[[str, int | None, float], None] | None
+    server: str | None,
+    check: bool,
+    on_listed: Callable[[str, int | None, float], None] | None,
+    progress: Progress = unseen,
 ) -> SyncOutcome:
     """List each enabled MCP server's tools and write (or --check) its snapshot.
 
-    `on_listed(server, tools or None when it failed, seconds)` is called as each one answers."""
+    `on_listed(server, tools or None when it failed, seconds)` is called as each one answers,
+    and `progress` hears how many of them have."""
     from toolnexus_gen.config.options import DEFAULT_SPECS
     from toolnexus_gen.config.pyproject import load_config
     from toolnexus_gen.fs import output
@@ -414,15 +568,18 @@ def sync(
         outcome.diagnostics += why
     if refused and not expanded:  # nothing can start
         raise DiagnosticsError(outcome.diagnostics)
+    answered: list[str] = []
+
+    def answer(done: Any) -> None:
+        answered.append(done.server.name)
+        progress("servers", len(answered), len(expanded))
+        if on_listed is not None:
+            tools = None if done.tools is None else len(done.tools)
+            on_listed(done.server.name, tools, done.seconds)
+
+    progress("servers", 0, len(expanded))
     try:
-        listings = mcp.list_servers(
-            expanded,
-            None
-            if on_listed is None
-            else lambda done: on_listed(
-                done.server.name, None if done.tools is None else len(done.tools), done.seconds
-            ),
-        )
+        listings = mcp.list_servers(expanded, answer)
     except mcp.SdkMissing as exc:
         raise UserError(str(exc)) from None
     snapshots: list[mcp.Snapshot] = []

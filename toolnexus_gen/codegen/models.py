@@ -16,9 +16,10 @@ from typing import Any
 
 from toolnexus_gen.config.options import Header
 from toolnexus_gen.diagnostics import Diagnostic, DiagnosticsError
-from toolnexus_gen.incremental.cache import Memo
-from toolnexus_gen.incremental.parallel import Stream
 from toolnexus_gen.ir import ModelJob, Tool
+from toolnexus_gen.memo import Memo
+from toolnexus_gen.parallel import Stream
+from toolnexus_gen.progress import Progress, unseen
 from toolnexus_gen.toolspec.bundle import ONE_SCHEMA, SCHEMA_LISTS, SCHEMA_MAPS
 
 LINE_LENGTH = 88  # ruff's default (ruff format --isolated): generated code is stable under it
@@ -109,7 +110,9 @@ class Models:
         self.started[key] = job
         self.stream.add((job.schema, job.class_name, self._text))
 
-    def sources(self, keys: Sequence[str], jobs: Sequence[ModelJob | None]) -> list[str]:
+    def sources(
+        self, keys: Sequence[str], jobs: Sequence[ModelJob | None], progress: Progress = unseen
+    ) -> list[str]:
         """Each model module's source. A job is needed for each key the memo does not hold. A
         schema the generator cannot handle is a located error (DiagnosticsError), never a
         traceback."""
@@ -119,7 +122,8 @@ class Models:
             if job is None:  # the build cache reuses a unit only while the memo holds its model
                 raise AssertionError(f"model {key} is neither in the memo nor to be made")
             self.start(key, job)
-        results = self.stream.results() if self.started else []
+        told = lambda done, total: progress("models", done, total)  # noqa: E731
+        results = self.stream.results(told) if self.started else []
         made = list(zip(self.started.items(), results, strict=True))
         failed = [_failure(job, why) for (_, job), (ok, why) in made if not ok]
         if failed:

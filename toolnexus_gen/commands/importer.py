@@ -28,6 +28,7 @@ import yaml
 from toolnexus_gen.config.pyproject import Config
 from toolnexus_gen.fs.output import atomic_write
 from toolnexus_gen.fs.paths import SPEC_SUFFIXES
+from toolnexus_gen.progress import Progress, unseen
 from toolnexus_gen.targets import TARGETS
 from toolnexus_gen.targets.reading import Imported, ImportError_
 
@@ -45,6 +46,7 @@ def read(
     server: str | None = None,
     tags: Sequence[str] = (),
     env_prefix: str | None = None,
+    progress: Progress = unseen,
 ) -> Imported:
     """The specs a provider file (or, for `openapi`, an OpenAPI document) holds; raises
     ImportError_ with a located message, or DiagnosticsError for an OpenAPI document."""
@@ -62,6 +64,7 @@ def read(
             server=server.rstrip("/") if server else None,
             tags=tags,
             env_prefix=env_prefix,
+            progress=progress,
         )
     if server is not None or tags or env_prefix is not None:
         raise ImportError_("--server, --tag and --env-prefix apply to `import openapi` only")
@@ -114,7 +117,9 @@ def spec_text(spec: dict[str, Any], suffix: str) -> str:
     return text
 
 
-def plan(imported: Imported, specs_dir: Path, suffix: str, force: bool) -> dict[Path, str]:
+def plan(
+    imported: Imported, specs_dir: Path, suffix: str, force: bool, progress: Progress = unseen
+) -> dict[Path, str]:
     """The files to write; raises ImportError_ when one exists (unless force) or clashes.
     An OpenAPI import's shared schemas go into their folder as JSON; one already there with
     the same text is no clash (two imports of one document, with different --tag)."""
@@ -127,6 +132,7 @@ def plan(imported: Imported, specs_dir: Path, suffix: str, force: bool) -> dict[
         if other is not None and (other != path or not force):
             clashes.append(other)
         files[path] = spec_text(spec, suffix)
+        progress("specs", len(files), len(imported.specs))
     shared: dict[str, Any] = getattr(imported, "shared", {})
     for name, schema in shared.items():
         path = specs_dir / str(getattr(imported, "folder", "")) / f"{name}.json"

@@ -11,6 +11,8 @@ import difflib
 import hashlib
 import json
 import os
+import signal
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -102,6 +104,23 @@ def _locked(out_dir: Path) -> Iterator[None]:
             fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
 
 
+@contextmanager
+def _whole() -> Iterator[None]:
+    """Ctrl-C while the package is written (and its record saved) takes effect once that is
+    done: the package is never left half old, half new."""
+    if threading.current_thread() is not threading.main_thread():
+        yield  # only the main thread receives signals
+        return
+    caught: list[int] = []
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: caught.append(signum))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, signal.SIG_DFL if previous is None else previous)
+        if caught:
+            signal.raise_signal(signal.SIGINT)  # now, to whoever listened before
+
+
 def _remove_leftovers(out_dir: Path) -> None:
     """Temporary files of a build that was killed before it could rename them (the cache's too:
     every temporary file in out_dir is made under the lock, so none of these is still in use)."""
@@ -146,13 +165,18 @@ def write(
     files: dict[str, str],
     then: Callable[[Report], None] | None = None,
     known: dict[str, list[Any]] | None = None,
+    progress: Callable[[int, int], None] | None = None,
+    previous: dict[str, str] | None = None,
 ) -> Report:
     """Make out_dir hold exactly `files` (plus the manifest), changing only what differs, then
     run `then(report)` (the build cache's update) while still holding the lock.
 
-    `known` is what the last build recorded of its files ([size, mtime_ns, SHA-256]): a file
-    whose size and mtime are still those holds those bytes, so it is not read again (the trust
-    the no-op build already places in stat; `--check` never relies on it).
+    `progress(done, total)` hears of the files as they are looked at. `known` is what the last
+    build recorded of its files ([size, mtime_ns, SHA-256]): a file whose size and mtime are
+    still those holds those bytes, so it is not read again (the trust the no-op build already
+    places in stat; `--check` never relies on it). `previous`: the texts the last build in this
+    process wrote there; such a file is compared by its text (never hashed when unchanged), and
+    a changed one is hashed for the record once every file is in place.
 
     Checked before anything is created, and again under the lock: a file toolnexus-gen did not
     generate, or a symbolic link, stops the build with nothing written.
@@ -160,12 +184,12 @@ def write(
     foreign = foreign_files(out_dir, files)
     if foreign:
         raise OwnershipError(_foreign_message(out_dir, foreign))
-    with _locked(out_dir):
+    with _whole(), _locked(out_dir):
         foreign = foreign_files(out_dir, files)
         if foreign:
             raise OwnershipError(_foreign_message(out_dir, foreign))
         _remove_leftovers(out_dir)
-        report = _write_locked(out_dir, files, known or {})
+        report = _write_locked(out_dir, files, known or {}, progress, previous)
         if then is not None:
             then(report)
         return report
@@ -188,8 +212,16 @@ def _record(path: Path, digest: str) -> list[Any]:
     return [stat.st_size, stat.st_mtime_ns, digest]
 
 
-def _write_locked(out_dir: Path, files: dict[str, str], known: dict[str, list[Any]]) -> Report:
+def _write_locked(
+    out_dir: Path,
+    files: dict[str, str],
+    known: dict[str, list[Any]],
+    progress: Callable[[int, int], None] | None = None,
+    previous: dict[str, str] | None = None,
+) -> Report:
     report = Report()
+    previous = previous or {}
+    unhashed: list[tuple[str, list[int], bytes]] = []
     old = read_manifest(out_dir) or []
     stale = sorted(set(old) - set(files))
     # Record ownership of every file before any of them appears, so a build killed part-way
@@ -198,16 +230,39 @@ def _write_locked(out_dir: Path, files: dict[str, str], known: dict[str, list[An
     union = sorted(set(old) | set(files))
     if _read(manifest_path) != _manifest_text(union).encode():
         atomic_write(manifest_path, _manifest_text(union).encode())
-    for name, text in files.items():
+    for done, (name, text) in enumerate(files.items(), 1):
+        if progress is not None and done % 50 == 0:
+            progress(done, len(files))
+        path = out_dir / name
+        recorded = known.get(name)
+        if recorded is not None and name in previous:
+            # The last build in this process wrote previous[name] there: while the file's stat
+            # is the recorded one it still holds it, and the texts say whether it changes.
+            try:
+                stat = path.stat()
+                untouched = [stat.st_size, stat.st_mtime_ns] == recorded[:2]
+            except OSError:
+                untouched = False
+            if untouched and (previous[name] is text or previous[name] == text):
+                report.unchanged.append(name)
+                report.recorded[name] = list(recorded)
+                continue
+            data = text.encode("utf-8")
+            atomic_write(path, data)
+            report.written.append(name)
+            stat = path.stat()
+            unhashed.append((name, [stat.st_size, stat.st_mtime_ns], data))
+            continue
         data = text.encode("utf-8")
         digest = hashlib.sha256(data).hexdigest()
-        path = out_dir / name
-        if _holds(path, data, digest, known.get(name)):
+        if _holds(path, data, digest, recorded):
             report.unchanged.append(name)
         else:
             atomic_write(path, data)
             report.written.append(name)
         report.recorded[name] = _record(path, digest)
+    for name, written, data in unhashed:  # once the package is whole: only the record waits
+        report.recorded[name] = [*written, hashlib.sha256(data).hexdigest()]
     for name in stale:
         path = out_dir / name
         if path.is_file():
@@ -268,10 +323,17 @@ def _foreign_message(out_dir: Path, foreign: list[str]) -> str:
     )
 
 
-def create_user_files(files: dict[Path, str], *, replace: bool = False) -> None:
+def create_user_files(
+    files: dict[Path, str],
+    *,
+    replace: bool = False,
+    progress: Callable[[int, int], None] | None = None,
+) -> None:
     """Write files that belong to the user (specs, handler modules). Without replace, a file that
     appeared in the meantime is never overwritten: creation is exclusive."""
-    for path, text in files.items():
+    for done, (path, text) in enumerate(files.items(), 1):
+        if progress is not None:
+            progress(done, len(files))
         path.parent.mkdir(parents=True, exist_ok=True)
         if replace:
             atomic_write(path, text.encode("utf-8"))

@@ -34,13 +34,19 @@ def escaping_links(specs_dir: Path) -> list[Path]:
     folder holds its own files, so these are refused rather than read or silently skipped."""
     root = specs_dir.resolve()
     found = []
-    for folder, dirs, files in os.walk(specs_dir):
-        for name in [*dirs, *files]:
-            path = Path(folder) / name
-            if path.is_symlink():
-                target = path.resolve()
+    stack = [str(specs_dir)]
+    while stack:  # os.walk's, without a stat per entry: the folder listing tells links apart
+        try:
+            entries = list(os.scandir(stack.pop()))
+        except OSError:
+            continue
+        for entry in entries:
+            if entry.is_symlink():
+                target = Path(entry.path).resolve()
                 if target != root and root not in target.parents:
-                    found.append(path)
+                    found.append(Path(entry.path))
+            elif entry.is_dir(follow_symlinks=False):
+                stack.append(entry.path)
     return sorted(found)
 
 

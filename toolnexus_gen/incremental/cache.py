@@ -20,7 +20,6 @@ toolnexus-gen's version and source files, datamodel-code-generator's version, th
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import sys
@@ -31,18 +30,11 @@ from typing import Any
 
 from toolnexus_gen import __version__
 from toolnexus_gen.fs.paths import CACHE_DIR, SPEC_SUFFIXES, TMP_SUFFIX, folder_files
+from toolnexus_gen.memo import Memo, canonical, sha
 
 STATE = "state.json"
 UNITS = "units.json"
 MEMO = "memo.json"
-
-
-def sha(data: bytes | str) -> str:
-    return hashlib.sha256(data.encode("utf-8") if isinstance(data, str) else data).hexdigest()
-
-
-def canonical(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
 
 
 @cache
@@ -140,17 +132,23 @@ def spec_files(specs: Path) -> dict[str, os.stat_result]:
     return found
 
 
-def _same(stat: os.stat_result, recorded: list[Any], path: str) -> bool:
-    """True when the file still has the recorded content (stat first, SHA-256 when stat differs)."""
+def _same(
+    stat: os.stat_result, recorded: list[Any], path: str, digests: dict[str, str] | None = None
+) -> bool:
+    """True when the file still has the recorded content (stat first, SHA-256 when stat differs;
+    `digests` keeps the hashes made, for the snapshot that follows)."""
     if stat.st_size == recorded[0] and stat.st_mtime_ns == recorded[1]:
         return True
     if path.endswith("/"):
         return False
     try:
         with open(path, "rb") as handle:
-            return bool(sha(handle.read()) == recorded[2])
+            digest = sha(handle.read())
     except OSError:
         return False
+    if digests is not None:
+        digests[path] = digest
+    return bool(digest == recorded[2])
 
 
 @dataclass
@@ -186,10 +184,9 @@ def snapshot_sources(options: Any, state: dict[str, Any] | None) -> dict[str, li
     return found
 
 
-def changed_specs(options: Any, state: dict[str, Any] | None) -> list[str]:
-    """The spec-folder files that changed since the last build, by stat alone (every one
-    without a state)."""
-    current = spec_files(options.specs)
+def changed_specs(current: dict[str, os.stat_result], state: dict[str, Any] | None) -> list[str]:
+    """The spec-folder files (`current`: spec_files) that changed since the last build, by stat
+    alone (every one without a state)."""
     if state is None:
         return list(current)
     recorded: dict[str, list[Any]] = state["inputs"]
@@ -200,33 +197,36 @@ def changed_specs(options: Any, state: dict[str, Any] | None) -> list[str]:
     ]
 
 
-def snapshot_inputs(specs: Path, state: dict[str, Any] | None = None) -> Snapshot:
-    """Every spec-folder file's size, mtime and SHA-256; a file whose size and mtime are what
-    the last build (`state`) recorded keeps its recorded SHA-256, as the no-op path trusts."""
+def snapshot_inputs(
+    specs: Path,
+    current: dict[str, os.stat_result],
+    state: dict[str, Any] | None = None,
+    digests: dict[str, str] | None = None,
+) -> Snapshot:
+    """Every spec-folder file's size, mtime and SHA-256 (`current`: spec_files); a file whose
+    size and mtime are what the last build (`state`) recorded keeps its recorded SHA-256, as the
+    no-op path trusts."""
     recorded: dict[str, list[Any]] = state["inputs"] if state else {}
+    digests = digests or {}
     snap = Snapshot()
-    for rel, stat in sorted(spec_files(specs).items()):
+    base = str(specs)
+    for rel, stat in sorted(current.items()):
         known = recorded.get(rel)
         if known is not None and known[:2] == [stat.st_size, stat.st_mtime_ns]:
             snap.inputs[rel] = list(known)
         elif rel.endswith("/"):  # a linked folder: where it points
             snap.inputs[rel] = [stat.st_size, stat.st_mtime_ns, sha(os.readlink(specs / rel[:-1]))]
         else:
-            digest = sha((specs / rel).read_bytes())
+            path = os.path.join(base, rel)
+            digest = digests.get(path) or sha((specs / rel).read_bytes())
             snap.inputs[rel] = [stat.st_size, stat.st_mtime_ns, digest]
     return snap
 
 
-def unit_key(rel: str, spec_sha: str, reached: list[tuple[str, str]]) -> str:
-    """What a spec's unit was made from, besides the build key: the spec file (its place and
-    bytes) and every file its $refs reach (relative path, SHA-256)."""
-    return sha(canonical(["unit", rel, spec_sha, reached]))
-
-
-def load_state(options: Any) -> dict[str, Any] | None:
+def load_state(options: Any, key: str) -> dict[str, Any] | None:
     """The last successful build's record, if it was made under this build key."""
     state = _load(options.out / CACHE_DIR / STATE)
-    if state is None or state.get("key") != build_key(options):
+    if state is None or state.get("key") != key:
         return None
     return state
 
@@ -277,18 +277,24 @@ def _setting(setting: Any, root: Path | None = None) -> Any:
     return [value, setting.display, setting.line, setting.col]
 
 
-def fast_noop(options: Any, state: dict[str, Any] | None, *, check: bool) -> NoOp | None:
-    """The recorded result (state: load_state) when nothing changed since the last build; None
-    means: run the build."""
+def fast_noop(
+    options: Any,
+    state: dict[str, Any] | None,
+    current: dict[str, os.stat_result],
+    *,
+    check: bool,
+    digests: dict[str, str] | None = None,
+) -> NoOp | None:
+    """The recorded result (state: load_state) when nothing changed since the last build
+    (`current`: spec_files); None means: run the build."""
     if state is None:
         return None
     recorded: dict[str, list[Any]] = state["inputs"]
-    current = spec_files(options.specs)
     if current.keys() != recorded.keys():
         return None
     specs = str(options.specs)
     for rel, stat in current.items():
-        if not _same(stat, recorded[rel], os.path.join(specs, rel)):
+        if not _same(stat, recorded[rel], os.path.join(specs, rel), digests):
             return None
     if options.source_folders:
         sources: dict[str, list[Any]] = state.get("sources", {})
@@ -345,18 +351,20 @@ def _extra_files(out: str, outputs: dict[str, list[Any]]) -> bool:
 
 def save_state(
     options: Any,
+    key: str,
     inputs: Snapshot,
     outputs: dict[str, list[Any]],
     diagnostics: list[list[Any]],
     tools: int,
     reuse: dict[str, Any],
     budget: str = "",
-) -> None:
+) -> tuple[dict[str, Any], dict[str, Any]]:
     """Record a successful build, under the output lock once its files are written: `outputs`
     is [size, mtime_ns, SHA-256] of each file as written (output.Report.recorded), `reuse`
-    what lets the next build reuse parts of this one (reuse.records)."""
+    what lets the next build reuse parts of this one (reuse.records). Returns the two bodies
+    saved (state.json's and units.json's)."""
     body = {
-        "key": build_key(options),
+        "key": key,
         "inputs": inputs.inputs,
         "sources": inputs.sources,
         "outputs": outputs,
@@ -368,8 +376,10 @@ def save_state(
         "models": {rel: unit.get("model_input") for rel, unit in reuse.get("units", {}).items()},
     }
     # Apart, so the no-op path reads only the small state; tied to it by the outputs' digest.
-    _save(options.out / CACHE_DIR / UNITS, {"outputs": sha(canonical(outputs)), **reuse})
+    kept = {"outputs": sha(canonical(outputs)), **reuse}
+    _save(options.out / CACHE_DIR / UNITS, kept)
     _save(options.out / CACHE_DIR / STATE, body)
+    return body, kept
 
 
 def load_reuse(options: Any, state: dict[str, Any]) -> dict[str, Any]:
@@ -384,46 +394,16 @@ def load_reuse(options: Any, state: dict[str, Any]) -> dict[str, Any]:
 # -- per-tool memo ------------------------------------------------------------------------------
 
 
-class Memo:
-    """Results of expensive per-tool work, by content key. Reads once, writes once."""
+def load_memo(out: Path) -> Memo:
+    """The memo the last build kept (empty when missing or damaged)."""
+    body = _load(out / CACHE_DIR / MEMO) or {}
+    return Memo(generator_fingerprint(), dict(body.get("valid", {})), dict(body.get("models", {})))
 
-    def __init__(self, out: Path | None) -> None:
-        self.path = out / CACHE_DIR / MEMO if out is not None else None
-        body = _load(self.path) if self.path is not None else None
-        self.valid: dict[str, bool] = dict((body or {}).get("valid", {}))
-        self.models: dict[str, str] = dict((body or {}).get("models", {}))
-        self.used_valid: set[str] = set()
-        self.used_models: set[str] = set()
 
-    def key(self, *parts: Any) -> str:
-        return sha(canonical([generator_fingerprint(), *parts]))
-
-    def is_valid(self, key: str) -> bool:
-        if self.valid.get(key):
-            self.used_valid.add(key)
-            return True
-        return False
-
-    def mark_valid(self, key: str) -> None:
-        self.valid[key] = True
-        self.used_valid.add(key)
-
-    def model(self, key: str) -> str | None:
-        source = self.models.get(key)
-        if source is not None:
-            self.used_models.add(key)
-        return source
-
-    def store_model(self, key: str, source: str) -> None:
-        self.models[key] = source
-        self.used_models.add(key)
-
-    def save(self) -> None:
-        """Keep what this build used (so the memo does not grow without end)."""
-        if self.path is None:
-            return
-        body = {
-            "valid": {k: True for k in sorted(self.used_valid)},
-            "models": {k: self.models[k] for k in sorted(self.used_models)},
-        }
-        _save(self.path, body)
+def save_memo(out: Path, memo: Memo) -> None:
+    """Keep what this build used (so the memo does not grow without end)."""
+    body = {
+        "valid": {k: True for k in sorted(memo.used_valid)},
+        "models": {k: memo.models[k] for k in sorted(memo.used_models)},
+    }
+    _save(out / CACHE_DIR / MEMO, body)

@@ -10,7 +10,8 @@ stands in each provider file. A unit is reused when all of these still hold:
 - each provider file it has an entry in still hashes to what the last build wrote there, so
   the entry is taken back from that file, byte for byte.
 Anything else is made afresh, so a reused unit is always what a fresh one would be. The
-package's templated files are reused the same way, under a key of everything they show.
+package's templated files are reused the same way, under a key of everything they show (the
+pipeline compares the keys; the plan hands it the last build's keys and files).
 """
 
 from __future__ import annotations
@@ -20,140 +21,141 @@ from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
-from toolnexus_gen.config.options import BuildOptions
 from toolnexus_gen.diagnostics import Diagnostic, Severity
-from toolnexus_gen.incremental.cache import Memo, Snapshot, canonical, sha, unit_key
 from toolnexus_gen.ir import Contributed, PyNames, ToolInfo, Unit
+from toolnexus_gen.memo import Memo, canonical, sha, unit_key
 
 
-class Previous:
-    """The last build under this build key, or nothing (every spec is then made afresh)."""
+class Texts:
+    """The last build's output files, each read (or taken from memory) at most once, and only
+    when it is still exactly what that build wrote."""
 
     def __init__(
-        self,
-        options: BuildOptions,
-        inputs: Snapshot,
-        state: dict[str, Any] | None,
-        memo: Memo,
-        kept: dict[str, Any],
+        self, out: Path, outputs: dict[str, list[Any]], written: dict[str, str] | None = None
     ) -> None:
-        self.options = options
-        self.inputs = inputs
-        self.memo = memo
-        self.state = state or {}
-        self.kept = kept  # cache.load_reuse
-        self._texts: dict[str, str | None] = {}
+        self.out = out
+        self.outputs = outputs  # the record: [size, mtime_ns, SHA-256] of each file
+        self.written = written  # the files as the last build in this process wrote them
+        self.read: dict[str, str | None] = {}
 
-    def units(
-        self,
-        paths: Sequence[Path],
-        contributed: Sequence[Contributed] = (),
-        *,
-        entries: bool = True,
-    ) -> list[Unit]:
-        """The reusable units among these spec files and these specs the sources made.
-        `entries=False`: units without their provider entries, whose model need not be in the
-        memo (what `list` reads: diagnostics and ToolInfo, never rendered)."""
-        found = []
-        specs = self.options.specs
-        for path in paths:
-            rel = path.relative_to(specs).as_posix()
-            unit = self._unit(rel, self._sha(rel), entries)
-            if unit is not None:
-                found.append(unit)
-        for spec in contributed:  # made in memory: its bytes are what its key was made from
-            unit = self._unit(spec.rel, sha(spec.document.raw), entries)
-            if unit is not None:
-                found.append(unit)
-        return found
+    def get(self, name: str) -> str | None:
+        if self.written is not None:
+            return self.written.get(name)
+        if name not in self.read:
+            self.read[name] = None
+            recorded = self.outputs.get(name)
+            if recorded is None:
+                return None
+            try:
+                data = (self.out / name).read_bytes()
+            except OSError:
+                return None
+            if sha(data) == recorded[2]:
+                self.read[name] = data.decode("utf-8")
+        return self.read[name]
 
-    def package(self, keys: dict[str, Any]) -> dict[str, str]:
-        """The last build's package files whose key (what rendering them reads:
-        codegen.package.package_keys) is the same now; the others must be rendered."""
-        recorded = self.kept.get("package")
-        if not isinstance(recorded, dict):
-            return {}
-        files = {}
-        for name, key in keys.items():
-            if recorded.get(name) != sha(canonical(key)):
-                continue
-            text = self.text(name)
-            if text is not None:
-                files[name] = text
-        return files
 
-    def matches(self, name: str, key: Any) -> bool:
-        """Whether the last build recorded `key` under `name` (see records)."""
-        recorded = self.kept.get("package")
-        return isinstance(recorded, dict) and recorded.get(name) == sha(canonical(key))
+def reusable_units(
+    specs: Path,
+    digests: dict[str, list[Any]],
+    kept: dict[str, Any],
+    memo: Memo,
+    texts: Texts,
+    rels: Sequence[str],
+    contributed: Sequence[Contributed] = (),
+    *,
+    entries: bool = True,
+    in_memory: dict[str, Unit] | None = None,
+    checked: dict[str, Any] | None = None,
+    verified: dict[str, Any] | None = None,
+) -> list[Unit]:
+    """The reusable units among these spec files (relative to the spec folder) and these specs
+    the sources made (`digests`: the spec folder's snapshot, `kept`: units.json, `in_memory`:
+    the units as the last build in this process had them, so a reused one is not read back
+    from its record; `checked`: the digests each record's key was found made of then, so the
+    key need not be made again while they hold; `verified` gets this build's). `entries=False`: units without their provider entries, whose model need
+    not be in the memo (what `list` reads: diagnostics and ToolInfo, never rendered)."""
+    records = kept.get("units", {})
+    had, checked = in_memory or {}, checked or {}
+    verified = {} if verified is None else verified
 
-    def _unit(self, rel: str, spec: str | None, with_entries: bool = True) -> Unit | None:
-        record = self.kept.get("units", {}).get(rel)
-        if record is None:
+    def digest(rel: str) -> str | None:  # a spec-folder file's SHA-256 now, None when gone
+        if rel in digests:
+            found: str = digests[rel][2]
+            return found
+        try:
+            return sha((specs / rel).read_bytes())
+        except OSError:
+            return None
+
+    def unit(rel: str, spec: str | None) -> Unit | None:
+        record = records.get(rel)
+        if record is None or spec is None:
             return None
         reached = []
         for path in record["reached"]:
-            digest = self._sha(path)
-            if digest is None:
+            found = digest(path)
+            if found is None:
                 return None
-            reached.append((path, digest))
-        if spec is None or unit_key(rel, spec, reached) != record["key"]:
+            reached.append((path, found))
+        inputs = (record["key"], spec, tuple(found for _, found in reached))
+        # the key is made from these digests: the same digests, the same key (found so before)
+        if checked.get(rel) != inputs and unit_key(rel, spec, reached) != record["key"]:
             return None
-        entries = {}
-        if with_entries:
-            if self.memo.model(record["model"]) is None:
+        verified[rel] = inputs
+        if entries and memo.model(record["model"]) is None:
+            return None
+        known = had.get(rel)
+        if known is not None and known.key == record["key"]:
+            return known  # what the record would give, its entries as they were written
+        taken: dict[str, str] = {}
+        for file, (start, end) in record["entries"].items() if entries else ():
+            text = texts.get(file)
+            if text is None:
                 return None
-            for file, (start, end) in record["entries"].items():
-                text = self.text(file)
-                if text is None:
-                    return None
-                entries[file] = text[start:end]
+            taken[file] = text[start:end]
         return Unit(
             rel,
             record["key"],
             tuple(record["reached"]),
             tuple(_diagnostic(item) for item in record["diagnostics"]),
             _info(record["info"]),
-            entries,
+            taken,
             record["model"],
             None,
             record.get("model_input"),
         )
 
-    def _sha(self, rel: str) -> str | None:
-        """A spec-folder file's SHA-256 now (from the build's snapshot), None when it is gone."""
-        if rel in self.inputs.inputs:
-            digest: str = self.inputs.inputs[rel][2]
-            return digest
-        try:
-            return sha((self.options.specs / rel).read_bytes())
-        except OSError:
-            return None
-
-    def text(self, name: str) -> str | None:
-        """An output file's text, if it is still exactly what the last build wrote."""
-        if name not in self._texts:
-            self._texts[name] = None
-            recorded = self.state.get("outputs", {}).get(name)
-            try:
-                data = (self.options.out / name).read_bytes()
-            except OSError:
-                return None
-            if recorded is not None and sha(data) == recorded[2]:
-                self._texts[name] = data.decode("utf-8")
-        return self._texts[name]
+    found = []
+    for rel in rels:
+        made = unit(rel, digest(rel))
+        if made is not None:
+            found.append(made)
+    for spec in contributed:  # made in memory: its bytes are what its key was made from
+        made = unit(spec.rel, sha(spec.document.raw))
+        if made is not None:
+            found.append(made)
+    return found
 
 
 def records(
     units: Sequence[Unit],
     layout: dict[str, dict[str, tuple[int, int]]],
     package_keys: dict[str, Any],
+    before: dict[str, Any],
 ) -> dict[str, Any]:
     """What the build state keeps so that the next build can reuse this one's work
-    (`package_keys`: what each package Python file was rendered from)."""
+    (`package_keys`: what each package Python file was rendered from; `before`: the last
+    build's records, whose units were made from the same inputs when their keys match, so only
+    where their entries stand is new)."""
     kept = {}
     for unit in units:
         assert unit.info is not None and unit.model_key is not None  # a build with no error
+        entries = {file: layout[file][unit.rel] for file in unit.entries}
+        old = before.get(unit.rel)
+        if old is not None and old["key"] == unit.key and old["model"] == unit.model_key:
+            kept[unit.rel] = {**old, "entries": entries}
+            continue
         kept[unit.rel] = {
             "key": unit.key,
             "reached": list(unit.reached),
@@ -161,7 +163,7 @@ def records(
             "info": _info_record(unit.info),
             "model": unit.model_key,
             "model_input": unit.model_input,
-            "entries": {file: layout[file][unit.rel] for file in unit.entries},
+            "entries": entries,
         }
     package = {name: sha(canonical(key)) for name, key in package_keys.items()}
     return {"units": kept, "package": package}

@@ -8,7 +8,9 @@ still holds, reuse.py) -> the whole set's checks (names across specs, per-reques
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+import os
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -22,22 +24,16 @@ from toolnexus_gen.config.options import (
     resolve_options,
 )
 from toolnexus_gen.diagnostics import Diagnostic, DiagnosticsError, Severity, has_errors
-from toolnexus_gen.fs.paths import discover, display_path, escaping_links, is_hidden
-from toolnexus_gen.incremental.cache import (
-    Memo,
-    Snapshot,
-    changed_specs,
-    load_reuse,
-    save_state,
-    snapshot_inputs,
-    snapshot_sources,
-)
-from toolnexus_gen.incremental.parallel import pool_for
+from toolnexus_gen.fs.paths import discover, display_path, escaping_links
 from toolnexus_gen.ir import Contribution, ToolInfo, ToolSet, Unit
+from toolnexus_gen.memo import Memo, canonical, sha
+from toolnexus_gen.parallel import pool_for
+from toolnexus_gen.progress import Progress, unseen
 
 if TYPE_CHECKING:
     from toolnexus_gen.codegen.models import Models
     from toolnexus_gen.fs.output import Report
+    from toolnexus_gen.incremental.plan import Plan, Record
     from toolnexus_gen.pipeline.render import FileMap
 
 _first_build = True  # see generate()
@@ -66,12 +62,12 @@ class Generated:
     files: FileMap | None  # None when any error exists
     toolset: ToolSet | None
     diagnostics: list[Diagnostic]
-    memo: Memo | None = None  # per-tool results to keep once the files are written
-    reuse: dict[str, object] = field(default_factory=dict)  # what the next build may reuse
     reused: int = 0  # specs whose unit came from the last build
-    inputs: Snapshot | None = None  # the spec folder as the build read it
-    known: dict[str, list[Any]] = field(default_factory=dict)  # the last build's output files
     budget: str = ""  # the largest request's estimated tokens, in words (toolsets.summary)
+    # what the record of this build keeps (save_build), so the next one can reuse it
+    units: list[Unit] = field(default_factory=list)
+    layout: dict[str, dict[str, tuple[int, int]]] = field(default_factory=dict)
+    keys: dict[str, Any] = field(default_factory=dict)  # codegen.package.package_keys
 
 
 @dataclass
@@ -88,6 +84,7 @@ def analyse(
     reused: Sequence[Unit] = (),
     contribution: Contribution = NOTHING,
     models: Models | None = None,
+    progress: Progress = unseen,
 ) -> Analysis:
     """Every spec's unit (the reused ones given, the others made now, their models started on
     `models`), the specs the sources contributed among them, and the whole set's diagnostics;
@@ -101,11 +98,8 @@ def analyse(
 
     links = escaping_links(options.specs)  # refused, never read
     known = {unit.rel for unit in reused}
-    fresh = [
-        path
-        for path in paths
-        if path.relative_to(options.specs).as_posix() not in known and path not in links
-    ]
+    fresh = [path for path in paths if _rel(path, options.specs) not in known]
+    fresh = [path for path in fresh if path not in links]
     made = [spec for spec in contribution.specs if spec.rel not in known]
     units = list(reused)
     if (
@@ -113,7 +107,9 @@ def analyse(
     ):  # every spec reused (list after a build): the per-spec stage is never imported
         from toolnexus_gen.pipeline.units import make_units
 
-        units += make_units(fresh, options, header_for(options), memo or Memo(None), made, models)
+        units += make_units(
+            fresh, options, header_for(options), memo or Memo(), made, models, progress
+        )
     diagnostics = [d for unit in units for d in unit.diagnostics]
     diagnostics += contribution.diagnostics
     for link in links:
@@ -168,21 +164,20 @@ def analyse(
     return Analysis(toolset, units, diagnostics)
 
 
+def _rel(path: Path, specs: Path) -> str:
+    """path.relative_to(specs).as_posix(), without its cost for a thousand paths."""
+    text, base = str(path), str(specs) + os.sep
+    if text.startswith(base):
+        return text[len(base) :].replace(os.sep, "/")
+    return path.relative_to(specs).as_posix()
+
+
 def _without_strict_notes(diagnostics: list[Diagnostic], toolset: ToolSet) -> list[Diagnostic]:
     """The diagnostics but strictify's TN221 of each tool the per-request limits sent
     non-strict (TN226 says so instead)."""
     by_name = {tool.name: tool.display for tool in toolset.tools}
     gone = {(target, by_name[name]) for target, names in toolset.relaxed for name in names}
     return [d for d in diagnostics if d.code != "TN221" or (d.target, d.path) not in gone]
-
-
-def _spec_paths(specs: Path, inputs: Snapshot) -> list[Path]:
-    """discover()'s answer, from the files the snapshot found (tool specs: not `_`/`.`)."""
-    return [
-        specs / rel
-        for rel in sorted(inputs.inputs)
-        if not rel.endswith("/") and not is_hidden(Path(rel))
-    ]
 
 
 def _alias_collisions(toolset: ToolSet) -> list[Diagnostic]:
@@ -211,14 +206,14 @@ def _alias_collisions(toolset: ToolSet) -> list[Diagnostic]:
     return found
 
 
-def _same_models(options: BuildOptions, state: dict[str, Any] | None, changed: list[str]) -> bool:
+def _same_models(options: BuildOptions, plan: Plan) -> bool:
     """Whether every changed spec file is one the last build made a unit of, with the same model
     input (an edit of its description, examples, title...): then no model can change, and no
     worker needs to start datamodel-code-generator."""
     from toolnexus_gen.toolspec.digest import model_input
 
-    recorded = (state or {}).get("models", {})
-    for rel in changed:
+    recorded = plan.models
+    for rel in plan.changed:
         if recorded.get(rel) is None:
             return False
         path = options.specs / rel
@@ -239,76 +234,77 @@ def _same_models(options: BuildOptions, state: dict[str, Any] | None, changed: l
     return True
 
 
-def generate(
-    options: BuildOptions,
-    state: dict[str, Any] | None = None,
-    *,
-    use_cache: bool = True,
-    contribute: Callable[[], Contribution] | None = None,
-) -> Generated:
-    """The files of a build. With the cache, `state` (the last build's record,
-    cache.load_state) lets the units of unchanged specs be reused. `contribute` asks the
-    sources what they add (session.py passes sources.contribute): called once the files they
-    read are recorded, so the record never claims an edit made while they were being read."""
+@contextmanager
+def workers(options: BuildOptions, plan: Plan) -> Iterator[None]:
+    """Worker processes for the specs a build makes afresh, opened as soon as the plan knows
+    what changed (incremental.plan's `ready`): while this process is small, before it reads the
+    rest of the record. They import datamodel-code-generator while this process reads and
+    checks the specs. For a few specs that only pays in a process's first build (a command line
+    run); a process that builds again imports the generator itself, once, and reuses it."""
     global _first_build
     from toolnexus_gen.codegen.models import warm_up
 
-    # Workers start first, while this process is small, for the specs to be made afresh; they
-    # import datamodel-code-generator while this process reads and checks the specs. For a few
-    # specs that only pays in a process's first build (a command line run); a process that
-    # builds again imports the generator itself, once, and reuses it.
-    changed = changed_specs(options, state if use_cache else None)
-    fresh = 0 if use_cache and _same_models(options, state, changed) else len(changed)
-    sources = snapshot_sources(options, state if use_cache else None)
-    contribution = contribute() if contribute is not None else NOTHING
-    if state is None or not use_cache:  # the sources' specs are made afresh too
-        fresh += len(contribution.specs)
+    fresh = 0 if not plan.first and _same_models(options, plan) else len(plan.changed)
+    if plan.first:  # the sources' specs are made afresh too
+        fresh += len(plan.contribution.specs)
     warm_few, _first_build = _first_build, False
     with pool_for(fresh, warm_up, warm_few=warm_few):
-        kept = load_reuse(options, state) if state and use_cache else {}  # while workers start
-        from toolnexus_gen.codegen.package import HANDLERS_HEAD, package_keys, update_handlers
-        from toolnexus_gen.incremental.reuse import Previous, records
-        from toolnexus_gen.pipeline.render import model_maker, render, render_models
-        from toolnexus_gen.targets.reach import fold
+        yield
 
-        inputs = snapshot_inputs(options.specs, state if use_cache else None)  # before reading
-        inputs.sources = sources
-        memo = Memo(options.out if use_cache else None)
-        header = header_for(options)
-        models = model_maker(header, memo)  # the workers make each model as its unit is made
-        paths = _spec_paths(options.specs, inputs)  # the snapshot's walk, not another one
-        previous = Previous(options, inputs, state, memo, kept) if use_cache else None
-        reused = previous.units(paths, contribution.specs) if previous else []
-        analysis = analyse(options, memo, paths, reused, contribution, models)
-        toolset, diagnostics = analysis.toolset, fold(analysis.diagnostics, analysis.toolset)
-        if has_errors(diagnostics):
-            return Generated(None, toolset, diagnostics)
-        keys = package_keys(toolset, header)
-        package = previous.package(keys) if previous else {}
-        if (
-            previous
-            and "handlers.py" not in package
-            and previous.matches(HANDLERS_HEAD, keys[HANDLERS_HEAD])
-        ):
-            # Only descriptions changed: its methods are made again, without a template.
-            remade = {u.info.name for u in analysis.units if u.model_job is not None and u.info}
-            old = previous.text("handlers.py")
-            updated = update_handlers(old, toolset, remade) if old is not None else None
-            if updated is not None:
-                package["handlers.py"] = updated
-        rendered = render(toolset, analysis.units, header, package, options.many)
-        rendered.files.update(contribution.files)
-        reuse = records(analysis.units, rendered.layout, keys)  # while the workers warm up
-        try:
-            rendered.files.update(render_models(toolset, analysis.units, models))
-        except DiagnosticsError as exc:
-            return Generated(None, toolset, sorted(diagnostics + exc.diagnostics))
+
+def generate(options: BuildOptions, plan: Plan, progress: Progress = unseen) -> Generated:
+    """The files of a build, over its plan (incremental.plan: what changed since the last
+    build, what to reuse of it, what to make); `progress` hears of each stage's steps. The
+    specs made afresh are made on the workers if `workers` opened them."""
+    contribution = plan.contribution
+    from toolnexus_gen.codegen.package import HANDLERS_HEAD, package_keys, update_handlers
+    from toolnexus_gen.pipeline.render import model_maker, render, render_models
+    from toolnexus_gen.targets.reach import fold
+
+    memo = plan.memo
+    header = header_for(options)
+    models = model_maker(header, memo)  # the workers make each model as its unit is made
+    analysis = analyse(options, memo, plan.paths, plan.reused, contribution, models, progress)
+    progress("rendering", 0)
+    toolset, diagnostics = analysis.toolset, fold(analysis.diagnostics, analysis.toolset)
+    if has_errors(diagnostics):
+        return Generated(None, toolset, diagnostics)
+    keys = package_keys(toolset, header)
+    package = {
+        name: plan.texts[name]
+        for name, key in keys.items()
+        if name in plan.texts and plan.package.get(name) == sha(canonical(key))
+    }
+    if (
+        "handlers.py" not in package
+        and "handlers.py" in plan.texts
+        and plan.package.get(HANDLERS_HEAD) == sha(canonical(keys[HANDLERS_HEAD]))
+    ):
+        # Only descriptions changed: its methods are made again, without a template.
+        remade = {u.info.name for u in analysis.units if u.model_job is not None and u.info}
+        updated = update_handlers(plan.texts["handlers.py"], toolset, remade)
+        if updated is not None:
+            package["handlers.py"] = updated
+    rendered = render(toolset, analysis.units, header, package, options.many)
+    rendered.files.update(contribution.files)
+    try:
+        rendered.files.update(render_models(toolset, analysis.units, models, progress))
+    except DiagnosticsError as exc:
+        return Generated(None, toolset, sorted(diagnostics + exc.diagnostics))
     files = dict(sorted(rendered.files.items()))
-    known = previous.state.get("outputs", {}) if previous else {}
     from toolnexus_gen.pipeline.toolsets import budget, summary
 
     told = summary(budget(toolset, options), bool(toolset.toolsets))
-    return Generated(files, toolset, diagnostics, memo, reuse, len(reused), inputs, known, told)
+    return Generated(
+        files,
+        toolset,
+        diagnostics,
+        len(plan.reused),
+        told,
+        analysis.units,
+        rendered.layout,
+        keys,
+    )
 
 
 def _ignored(diagnostic: Diagnostic, ignore: frozenset[str]) -> bool:
@@ -316,33 +312,30 @@ def _ignored(diagnostic: Diagnostic, ignore: frozenset[str]) -> bool:
     return diagnostic.code in ignore and not diagnostic.code.startswith("TN1")
 
 
-def save_build(options: BuildOptions, result: Generated, report: Report) -> None:
-    """Record a build whose files were just written (`report`: fs.output's): the per-tool memo
-    and the state the next build starts from."""
-    if result.memo is not None:
-        result.memo.save()
-    assert result.inputs is not None and result.toolset is not None
-    recorded = [[d.severity.value, d.format()] for d in result.diagnostics]
-    tools = len(result.toolset.tools)
-    save_state(
-        options, result.inputs, report.recorded, recorded, tools, result.reuse, result.budget
+def save_build(options: BuildOptions, plan: Plan, result: Generated, report: Report) -> Record:
+    """Record a build whose files were just written (`report`: fs.output's), for the next
+    build to start from (in this process: the record returned)."""
+    from toolnexus_gen.incremental.plan import save
+
+    assert result.files is not None and result.toolset is not None
+    return save(
+        options,
+        plan,
+        units=result.units,
+        layout=result.layout,
+        package_keys=result.keys,
+        diagnostics=[[d.severity.value, d.format()] for d in result.diagnostics],
+        tools=len(result.toolset.tools),
+        budget=result.budget,
+        outputs=report.recorded,
+        written=result.files,
     )
 
 
 def analyse_reusing(options: BuildOptions, contribution: Contribution = NOTHING) -> Analysis:
     """analyse(), with the units of specs unchanged since the last build taken from its record
     (`list` after a build reads the state instead of every spec)."""
-    from toolnexus_gen.incremental.cache import load_state
-    from toolnexus_gen.incremental.reuse import Previous
+    from toolnexus_gen.incremental.plan import plan as make_plan
 
-    state = load_state(options)
-    if state is None:
-        return analyse(options, contribution=contribution)
-    inputs = snapshot_inputs(options.specs, state)
-    inputs.sources = snapshot_sources(options, state)
-    paths = _spec_paths(options.specs, inputs)
-    previous = Previous(options, inputs, state, Memo(None), load_reuse(options, state))
-    reused = previous.units(paths, contribution.specs, entries=False)  # nothing is rendered
-    # the memo helps only the specs made afresh (changed since the build)
-    memo = Memo(options.out) if len(reused) < len(paths) + len(contribution.specs) else None
-    return analyse(options, memo, paths, reused, contribution)
+    planned = make_plan(options, contribute=lambda: contribution, entries=False)
+    return analyse(options, planned.memo, planned.paths, planned.reused, contribution)

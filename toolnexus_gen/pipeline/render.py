@@ -17,10 +17,11 @@ from toolnexus_gen.codegen.models import Models
 from toolnexus_gen.codegen.package import PACKAGE_FILES, model_header, render_package
 from toolnexus_gen.config.many import Many
 from toolnexus_gen.config.options import Header
-from toolnexus_gen.incremental.cache import Memo
 from toolnexus_gen.ir import ToolSet, Unit
+from toolnexus_gen.memo import Memo
 from toolnexus_gen.pipeline.toolsets import extras
 from toolnexus_gen.pipeline.units import files_of
+from toolnexus_gen.progress import Progress, unseen
 from toolnexus_gen.targets import TARGETS
 from toolnexus_gen.targets.base import assemble, encode_entry, entry_depth, with_strict
 
@@ -188,11 +189,13 @@ def model_maker(header: Header, memo: Memo) -> Models:
     return Models(memo, lambda: model_header(header))
 
 
-def render_models(toolset: ToolSet, units: Sequence[Unit], models: Models) -> FileMap:
+def render_models(
+    toolset: ToolSet, units: Sequence[Unit], models: Models, progress: Progress = unseen
+) -> FileMap:
     """Each tool's model module (the slow part: datamodel-code-generator, on the workers)."""
     keys = [unit.model_key or "" for unit in units]
     jobs = [unit.model_job for unit in units]
-    sources = models.sources(keys, jobs)
+    sources = models.sources(keys, jobs, progress)
     return {  # each compiled when generated
         f"models/{tool.python.module}.py": source
         for tool, source in zip(toolset.tools, sources, strict=True)

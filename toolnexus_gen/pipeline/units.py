@@ -19,10 +19,11 @@ from typing import Any
 from toolnexus_gen.codegen.models import Models, model_job, model_key
 from toolnexus_gen.config.options import BuildOptions, Header
 from toolnexus_gen.diagnostics import has_errors
-from toolnexus_gen.incremental.cache import Memo, canonical, sha, unit_key
 from toolnexus_gen.ir import PLACED_KEYS, Contributed, Document, Tool, ToolInfo, Unit
+from toolnexus_gen.memo import Memo, canonical, sha, unit_key
 from toolnexus_gen.pipeline.emit import emit
 from toolnexus_gen.pipeline.tokens import estimate
+from toolnexus_gen.progress import Progress, unseen
 from toolnexus_gen.targets import TARGETS
 from toolnexus_gen.targets.base import encode_entries, entry_depth
 from toolnexus_gen.toolspec.bundle import bundle_tool
@@ -65,6 +66,7 @@ def make_units(
     memo: Memo,
     contributed: Sequence[Contributed] = (),
     models: Models | None = None,
+    progress: Progress = unseen,
 ) -> list[Unit]:
     """The units of these spec files, and of these specs the sources made, made afresh; each
     unit's model is started on `models` as soon as the unit is made."""
@@ -87,8 +89,9 @@ def make_units(
     documents += [(spec.document, spec) for spec in contributed]
     validator.prevalidate([document for document, _ in documents])
     depths = {file: entry_depth(document) for file, document in files_of(options.targets).items()}
-    for document, spec in documents:
+    for done, (document, spec) in enumerate(documents, 1):
         unit = _unit(document, validator, options, header, memo, load, depths, spec)
+        progress("specs", done, len(documents))
         if models is not None and unit.model_job is not None and unit.model_key is not None:
             models.start(unit.model_key, unit.model_job)
         units.append(unit)

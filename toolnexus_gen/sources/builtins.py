@@ -16,8 +16,8 @@ from toolnexus_gen.config.options import BuildOptions
 from toolnexus_gen.config.pyproject import Setting
 from toolnexus_gen.diagnostics import Diagnostic, Severity
 from toolnexus_gen.fs.paths import discover, display_path
-from toolnexus_gen.incremental.cache import canonical
 from toolnexus_gen.ir import Contributed, Contribution, Document, Positions
+from toolnexus_gen.memo import canonical
 
 # In the seed's order (its create_builtin_tools).
 NAMES = (

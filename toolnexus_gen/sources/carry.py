@@ -160,8 +160,8 @@ def _errors(folder: Path, options: BuildOptions) -> tuple[dict[str, list[Diagnos
     from toolnexus_gen.codegen.models import warm_up
     from toolnexus_gen.config.options import header_for
     from toolnexus_gen.fs.paths import discover
-    from toolnexus_gen.incremental.cache import Memo
-    from toolnexus_gen.incremental.parallel import pool_for
+    from toolnexus_gen.memo import Memo
+    from toolnexus_gen.parallel import pool_for
     from toolnexus_gen.pipeline.build import analyse
     from toolnexus_gen.pipeline.render import model_maker
     from toolnexus_gen.pipeline.units import make_units
@@ -169,7 +169,7 @@ def _errors(folder: Path, options: BuildOptions) -> tuple[dict[str, list[Diagnos
     scratch = replace(
         options, specs=folder, out=folder.parent / "out", many=Many(), builtins=None, skills=None
     )
-    memo, header = Memo(None), header_for(scratch)
+    memo, header = Memo(), header_for(scratch)
     paths = discover(folder)
     units = make_units(paths, scratch, header, memo)  # each spec's errors, wherever they point
     analysis = analyse(scratch, memo, paths, units)  # and the whole set's

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from toolnexus_gen.incremental.cache import canonical, sha
+from toolnexus_gen.memo import canonical, sha
 
 # Keys that never reach an argument model: the envelope's own (the model is made from the input
 # schema alone) and, at the schema's root, what describes the tool or the file

@@ -99,7 +99,7 @@ def ref_closure(
 ) -> list[tuple[str, str]]:
     """(path relative to the spec folder, SHA-256) of every file the schema's $refs reach,
     transitively: what a cached result about this schema depends on besides the schema itself."""
-    from toolnexus_gen.incremental.cache import sha
+    from toolnexus_gen.memo import sha
 
     load = load or Loader()
     root = specs_dir.resolve()

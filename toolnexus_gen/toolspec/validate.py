@@ -20,9 +20,9 @@ import referencing.exceptions
 from jsonschema import Draft202012Validator
 
 from toolnexus_gen.diagnostics import Diagnostic, Severity
-from toolnexus_gen.incremental.cache import Memo
-from toolnexus_gen.incremental.parallel import PARALLEL_MIN, parallel_map
 from toolnexus_gen.ir import Document, Tool
+from toolnexus_gen.memo import Memo
+from toolnexus_gen.parallel import PARALLEL_MIN, parallel_map
 from toolnexus_gen.targets.registry import NAMES
 from toolnexus_gen.toolspec.cross import cross_tool as cross_tool  # names across specs
 from toolnexus_gen.toolspec.http import http_binding

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from toolnexus_gen.diagnostics import Diagnostic, DiagnosticsError, Severity
+from toolnexus_gen.progress import Progress, unseen
 from toolnexus_gen.sources.openapi.document import At, Files, Skip, load
 from toolnexus_gen.sources.openapi.operation import Operation
 from toolnexus_gen.sources.openapi.schemas import Shared
@@ -62,6 +63,7 @@ def read(
     server: str | None = None,
     tags: Sequence[str] = (),
     env_prefix: str | None = None,
+    progress: Progress = unseen,
 ) -> OpenApiImport:
     """The specs an OpenAPI document holds; raises DiagnosticsError (located) when it cannot
     be read as OpenAPI 3.x or no operation of it can be imported."""
@@ -70,6 +72,7 @@ def read(
     except LoadError as exc:
         raise DiagnosticsError([exc.diagnostic]) from None
     reader = Reader(Files(document), server, frozenset(tags), env_prefix)
+    reader.progress = progress
     out = reader.read()
     if reader.problems:
         raise DiagnosticsError(reader.problems)
@@ -91,6 +94,7 @@ class Reader:
         self.credentials: dict[tuple[str, str], list[str]] = {}
         self.shared: Shared
         self.security: Security
+        self.progress: Progress = unseen  # told of each operation made
 
     def error(self, code: str, message: str, pointer: str, *, key: bool = False) -> None:
         self.problems.append(
@@ -148,6 +152,7 @@ class Reader:
                     out.notes.extend(operation.notes)
                 seen[operation.name] = label
                 out.specs[operation.name] = spec
+                self.progress("operations", len(out.specs))
                 for group in spec.get("groups", ()):
                     out.groups.setdefault(group, []).append(operation.name)
         out.notes.extend(self.security.notes)

@@ -57,7 +57,7 @@ def pool_for(
         return
     count = workers() if items >= PARALLEL_MIN else 1
     _others.update(_children())
-    _pool = multiprocessing.get_context("fork").Pool(count, initializer)
+    _pool = multiprocessing.get_context("fork").Pool(count, _start, (initializer,))
     _workers.update(_children() - _others)
     try:
         yield
@@ -65,6 +65,16 @@ def pool_for(
         # Every result is in by now; a worker still warming up for work that never came (an
         # edit that changed no model) is stopped rather than waited for.
         _stop()
+
+
+def _start(initializer: Callable[[], None] | None) -> None:
+    """A worker's start: Ctrl-C is the main process's to handle (it stops the pool), so a
+    terminal's Ctrl-C, sent to every process of the group, prints no worker's traceback."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if initializer is not None:
+        initializer()
 
 
 def _stop() -> None:
@@ -116,12 +126,24 @@ class Stream(Generic[T, R]):
         self.sent.append(_pool.map_async(self.fn, batch, chunksize=len(batch)))
         self.unsent = len(self.items)
 
-    def results(self) -> list[R]:
-        """Every item's result, in the order added."""
+    def results(self, progress: Callable[[int, int], None] | None = None) -> list[R]:
+        """Every item's result, in the order added; `progress(done, total)` as they come."""
         if _pool is not None and self.unsent < len(self.items):
             self._send()
-        done = [r for pending in self.sent for r in pending.get()] if _wait(self.sent) else []
-        return done + [self.fn(item) for item in self.items[len(done) :]]
+        total = len(self.items)
+        done: list[R] = []
+        for pending in self.sent:
+            if not _wait([pending]):  # a worker died: all of it is done here
+                done = []
+                break
+            done += pending.get()
+            if progress is not None:
+                progress(len(done), total)
+        for item in self.items[len(done) :]:
+            done.append(self.fn(item))
+            if progress is not None:
+                progress(len(done), total)
+        return done
 
 
 def _wait(pending: Sequence[multiprocessing.pool.ApplyResult[Any]]) -> bool:
