@@ -451,7 +451,7 @@ CODES: dict[str, tuple[str, str]] = {
         "toolset over its token budget (max_tool_tokens)",
         "The estimated tokens of the tool definitions a request sends with this toolset (or with\n"
         "every tool, when there are no toolsets) exceed max_tool_tokens, globally or for the toolset.\n"
-        "Estimates are offline (README: Token budgets); `toolnexus-gen list --budget` shows them.\n"
+        "Estimates are offline (docs: Many tools, Token budgets); `toolnexus-gen list --budget` shows them.\n"
         "Fix: split the toolset, defer rarely used tools (defer_loading: true), or shorten descriptions.",
     ),
     "TN468": (
