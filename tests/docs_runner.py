@@ -278,22 +278,19 @@ def run_page(page: Path, project: Path) -> Report:
 
 
 def _parse(block: Block, where: str) -> None:
-    lang = block.lang
+    """A file block is written as it is (what reads it says whether it is right, and some are
+    wrong on purpose); Python files must compile. Other data blocks must parse."""
     if block.title:
-        lang = {".toml": "toml", ".yaml": "yaml", ".yml": "yaml", ".json": "json"}.get(
-            Path(block.title).suffix, lang
-        )
-        if lang not in DATA_LANGS:
-            if lang == "python":
-                compile(block.code, block.title, "exec")
-            return
-    if lang == "toml":
+        if Path(block.title).suffix == ".py":
+            compile(block.code, block.title, "exec")
+        return
+    if block.lang == "toml":
         data = tomllib.loads(block.code)
-        if "toolnexus-gen" in data.get("tool", {}) and not block.title:
+        if "toolnexus-gen" in data.get("tool", {}):
             _check_config(block.code, where)
-    elif lang == "yaml":
+    elif block.lang == "yaml":
         list(yaml.safe_load_all(block.code))
-    elif lang == "json":
+    elif block.lang == "json":
         json.loads(block.code)
 
 
