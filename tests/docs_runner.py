@@ -85,7 +85,13 @@ def blocks(text: str) -> tuple[list[Block], dict[str, str]]:
                 i += 1
             title = TITLE.search(fence.group("info"))
             found.append(
-                Block(fence.group("lang"), title and title.group(1), "\n".join(body) + "\n", start, marks)
+                Block(
+                    fence.group("lang"),
+                    title and title.group(1),
+                    "\n".join(body) + "\n",
+                    start,
+                    marks,
+                )
             )
             marks = {}
         elif lines[i].strip():

@@ -4,7 +4,6 @@ build) has an anchor per code holding the same text."""
 
 from __future__ import annotations
 
-import html
 import os
 import re
 import shlex
@@ -28,7 +27,12 @@ def test_every_code_has_an_area_a_fix_and_an_example() -> None:
         assert code in EXAMPLES, f"{code}: add a failing example to diagnostics/examples.py"
     assert set(EXAMPLES) <= set(CODES) | set(RULES), "an example for a code that does not exist"
     # the few that cannot run say why, and stay few
-    assert sorted(c for c in EXAMPLES if EXAMPLES[c].not_run) == ["TN119", "TN121", "TN318", "TN330"]
+    assert sorted(c for c in EXAMPLES if EXAMPLES[c].not_run) == [
+        "TN119",
+        "TN121",
+        "TN318",
+        "TN330",
+    ]
 
 
 @pytest.mark.parametrize("code", RUNNABLE)

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import ROOT, cli, snapshot
+from conftest import cli, snapshot
 
 FIXTURES = Path(__file__).parent / "fixtures" / "mcp"
 

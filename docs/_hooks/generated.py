@@ -130,7 +130,13 @@ def _example(example: Any) -> list[str]:
         out += [f"    {line}".rstrip() for line in content.rstrip("\n").split("\n")]
         out += ["    ```", ""]
     env = "".join(f"{name}={value!r} " for name, value in example.env.items())
-    out += ["    ```text", f"    $ {env}{example.command}", f"    {example.expect}: ...", "    ```", ""]
+    out += [
+        "    ```text",
+        f"    $ {env}{example.command}",
+        f"    {example.expect}: ...",
+        "    ```",
+        "",
+    ]
     if example.not_run:
         out += [f"    Not run by the tests: {_md(example.not_run)}.", ""]
     return out
