@@ -885,7 +885,7 @@ RULES: dict[str, Rule] = {
 
 
 # Where each range of codes applies; the structural codes name no provider of their own.
-AREAS: tuple[tuple[str, str, str], ...] = (
+AREAS: tuple[tuple[str, str, str, str], ...] = (
     ("TN101", "TN199", "Spec files", "spec files and $ref, for every target"),
     ("TN201", "TN209", "Tool names", "one target each, named in the title"),
     ("TN210", "TN219", "Name aliases", "name_aliases = true, the target named in the message"),
