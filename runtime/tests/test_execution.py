@@ -132,9 +132,9 @@ def test_each_entry_point_runs_an_async_handler_where_the_readme_says() -> None:
 def test_an_async_handler_that_blocks_the_shared_loop_is_named_in_a_warning(
     caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from toolnexus_runtime import core
+    from toolnexus_runtime import watch
 
-    monkeypatch.setattr(core, "BLOCKING_SECONDS", 0.05)
+    monkeypatch.setattr(watch, "BLOCKING_SECONDS", 0.05)
 
     class Handlers:
         async def sleepy(self, args: Empty, ctx: ToolContext) -> str:

@@ -6,7 +6,7 @@ through an ordinary upgrade. Needs pydantic v2 only; extras bring what optional 
 """
 
 from ._version import __version__, check_runtime
-from .core import (
+from .datatypes import (
     ErrorMessage,
     OnToolCall,
     OnToolResult,

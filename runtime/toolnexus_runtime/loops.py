@@ -31,14 +31,14 @@ from inspect import isawaitable
 from typing import Any, ClassVar
 
 from . import search
-from .core import (
+from .core import ToolkitCore
+from .datatypes import (
     OnToolCall,
     OnToolResult,
     Policy,
     RawCall,
     ToolCall,
     ToolContext,
-    ToolkitCore,
     ToolResult,
 )
 from .toolsets import function_name, subset

@@ -12,11 +12,12 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
-from .core import ToolError, load_schema
+from .datatypes import ToolError
+from .schemas import load_schema
 
 if TYPE_CHECKING:
-    from .core import ToolContext, ToolkitCore, ToolSpec
-    from .executors import BoundTool, SourceOptions
+    from .datatypes import ToolContext, ToolSpec
+    from .executors.base import BoundTool, SourceOptions, ToolkitView
 
 PREAMBLE = (
     "Skills provide specialized instructions and workflows for specific tasks.\n"
@@ -62,7 +63,7 @@ def skill_content(skill: dict[str, Any]) -> str:
 class Skills:
     """The skill tool of one Toolkit."""
 
-    def __init__(self, toolkit: ToolkitCore[Any]) -> None:
+    def __init__(self, toolkit: ToolkitView[Any]) -> None:
         self.package = toolkit.SCHEMAS
 
     def bind(self, spec: ToolSpec) -> BoundTool:
@@ -87,5 +88,5 @@ class Skills:
         """Nothing to close."""
 
 
-def executor(toolkit: ToolkitCore[Any], options: SourceOptions) -> Skills:
+def executor(toolkit: ToolkitView[Any], options: SourceOptions) -> Skills:
     return Skills(toolkit)

@@ -13,16 +13,9 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from os import PathLike
 from typing import Any, TypeVar
 
-from .core import (
-    DEFAULT_THREADS,
-    ErrorMessage,
-    OnToolCall,
-    OnToolResult,
-    Policy,
-    ToolContext,
-    ToolkitCore,
-    ToolSpec,
-)
+from .core import ToolkitCore
+from .datatypes import ErrorMessage, OnToolCall, OnToolResult, Policy, ToolContext, ToolSpec
+from .execution import DEFAULT_THREADS
 from .executors import SourceOptions
 from .loops import DEFAULT_MAX_TURNS, Conversation, LoopOptions, RunResult
 from .loops import messages as _messages

@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
+from .schemas import _schema_text, load_schema
+
 # Where a provider has no allowed-subset form, what to do instead.
 NO_RESTRICTION = {
     "anthropic": "Anthropic's tool_choice has no allowed-subset form (auto, any, tool, none): send "
@@ -164,8 +166,6 @@ def allowed_tools(
 
 
 def _sent_names(package: str, target: str) -> dict[str, str]:
-    from .core import _schema_text, load_schema
-
     if _schema_text(package, "aliases") is None:
         return {}
     aliases = load_schema(package, "aliases").get("tools", {}).get(target, {})
@@ -176,8 +176,6 @@ def provider_tools(
     package: str, target: str, toolsets: Mapping[str, Sequence[str]], toolset: str | None
 ) -> Any:
     """A generated package's `to_<target>(toolset)`: its schema file, or a toolset's part."""
-    from .core import load_schema
-
     tools = load_schema(package, target)
     if toolset is not None:
         sent = _sent_names(package, target)
@@ -193,8 +191,6 @@ def restriction(
     mode: str = "auto",
 ) -> dict[str, Any]:
     """A generated package's `allowed_tools(target, toolset, mode=)`."""
-    from .core import load_schema
-
     sent = _sent_names(package, target)
     names = [sent.get(n, n) for n in members(toolsets, toolset)]
     tools = [] if target in NO_RESTRICTION else load_schema(package, target)

@@ -20,7 +20,8 @@ from contextlib import contextmanager
 from typing import Any
 
 from ._version import __version__
-from .core import ToolContext, ToolkitCore, ToolResult
+from .core import ToolkitCore
+from .datatypes import ToolContext, ToolResult
 
 CAPTURE = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
 

@@ -28,14 +28,15 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
-from ..core import ToolError
+from ..datatypes import ToolError
 from . import files, patch, shell, web
 from .worker import in_thread
 from .workspace import Workspace
 
 if TYPE_CHECKING:
-    from ..core import ToolContext, ToolkitCore, ToolSpec
-    from ..executors import BoundTool, SourceOptions
+    from ..datatypes import ToolContext, ToolSpec
+    from ..executors.base import BoundTool, SourceOptions
+    from ..executors.base import ToolkitView as ToolkitCore
 
 Run = Callable[[dict[str, Any]], Awaitable[Any]]
 

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from threading import Event
 from typing import TYPE_CHECKING, Any, BinaryIO
 
-from ..core import ToolError
+from ..datatypes import ToolError
 from .wildcard import compile_glob
 from .workspace import Workspace
 

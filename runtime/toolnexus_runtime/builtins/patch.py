@@ -25,7 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..core import ToolError
+from ..datatypes import ToolError
 from .workspace import Workspace
 
 MAX_FILE_BYTES = 10 * 1024 * 1024

@@ -19,7 +19,7 @@ import signal
 from contextlib import suppress
 from typing import Any
 
-from ..core import ToolError
+from ..datatypes import ToolError
 from .worker import in_thread
 from .workspace import Workspace
 

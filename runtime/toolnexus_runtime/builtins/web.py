@@ -36,7 +36,7 @@ from contextlib import suppress
 from typing import Any
 from urllib.parse import quote, urljoin, urlsplit
 
-from ..core import ToolError
+from ..datatypes import ToolError
 from . import pages
 from .worker import in_thread
 

@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..core import ToolError
+from ..datatypes import ToolError
 
 MAX_PATTERN = 1000  # characters
 MAX_ALTERNATIVES = 256  # what `{...}` groups expand to, at most

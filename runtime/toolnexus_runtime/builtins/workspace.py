@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator
 from contextlib import suppress
 from os import PathLike
 
-from ..core import ToolError
+from ..datatypes import ToolError
 
 SKIPPED = frozenset({".git", "node_modules"})  # never walked into (grep, glob)
 MAX_DEPTH = 64  # folders deeper than this are not walked

@@ -57,13 +57,15 @@ from http.cookiejar import CookieJar, DefaultCookiePolicy
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, unquote, urlencode, urlsplit
 
-from ..core import SourceError, ToolError, ToolResult, _invalid_text
-from . import BoundTool, SourceOptions, secret_forms
+from ..datatypes import SourceError, ToolError, ToolResult
+from ..failures import _invalid_text
+from .base import BoundTool, SourceOptions, secret_forms
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
-    from ..core import ToolContext, ToolkitCore, ToolSpec
+    from ..datatypes import ToolContext, ToolSpec
+    from .base import ToolkitView as ToolkitCore
 
 DEFAULT_TIMEOUT = 30.0  # seconds, for a client made here: for the whole exchange
 MAX_REDIRECTS = 5

@@ -50,11 +50,12 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from pydantic import BaseModel
 
-from ..core import SourceError, ToolContext, ToolError, ToolResult
-from . import BoundTool, SourceOptions, secret_forms
+from ..datatypes import SourceError, ToolContext, ToolError, ToolResult
+from .base import BoundTool, SourceOptions, secret_forms
 
 if TYPE_CHECKING:
-    from ..core import ToolkitCore, ToolSpec
+    from ..datatypes import ToolSpec
+    from .base import ToolkitView as ToolkitCore
 
 logger = logging.getLogger("toolnexus_runtime")
 

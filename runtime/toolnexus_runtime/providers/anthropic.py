@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..core import RawCall, ToolResult, get
+from ..datatypes import RawCall, ToolResult, get
 from ..loops import Conversation, dump, tools_key
 
 

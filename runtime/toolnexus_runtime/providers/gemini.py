@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..core import RawCall, ToolResult, get
+from ..datatypes import RawCall, ToolResult, get
 from ..loops import Conversation, tools_key
 
 

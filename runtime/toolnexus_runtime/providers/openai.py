@@ -11,7 +11,7 @@ from functools import partial
 from types import FunctionType, MethodType
 from typing import Any
 
-from ..core import RawCall, ToolResult, get
+from ..datatypes import RawCall, ToolResult, get
 from ..loops import Conversation, _maybe, dump, omitted, plain, tools_key
 
 
