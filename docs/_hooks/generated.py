@@ -23,7 +23,10 @@ def on_page_markdown(markdown: str, **_: Any) -> str:
 
 def _md(text: str) -> str:
     """Catalogue prose as markdown: one paragraph, code spans kept, the rest escaped."""
-    parts = re.split(r"(`[^`]*`)", " ".join(text.split()))
+    text = " ".join(text.split())
+    if text.count("`") % 2:  # a lone tick (in a list of characters, say): no code spans then
+        return re.sub(r"([\\*_\[\]`])", r"\\\1", html.escape(text, quote=False))
+    parts = re.split(r"(`[^`]*`)", text)
     out = []
     for part in parts:
         if part.startswith("`"):
