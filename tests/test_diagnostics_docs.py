@@ -29,12 +29,7 @@ def test_every_code_has_an_area_a_fix_and_an_example() -> None:
         assert code in EXAMPLES, f"{code}: add a failing example to diagnostics/examples.py"
     assert set(EXAMPLES) <= set(CODES) | set(RULES), "an example for a code that does not exist"
     # the few that cannot run say why, and stay few
-    assert sorted(c for c in EXAMPLES if EXAMPLES[c].not_run) == [
-        "TN119",
-        "TN121",
-        "TN318",
-        "TN330",
-    ]
+    assert sorted(c for c in EXAMPLES if EXAMPLES[c].not_run) == ["TN119", "TN121"]
 
 
 def _reported(example: Example, lines: list[str], exit_code: int) -> None:
@@ -48,7 +43,7 @@ def test_each_example_reports_its_code(
     code: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     example = EXAMPLES[code]
-    write_specs(tmp_path, dict(example.files))
+    write_specs(tmp_path, example.written())
     for name, value in example.env.items():
         monkeypatch.setenv(name, value)
     argv = shlex.split(example.command)
@@ -64,7 +59,7 @@ def test_each_sync_example_reports_its_code(tmp_path: Path) -> None:
 
     def run(code: str) -> tuple[str, list[str], int]:
         example = EXAMPLES[code]
-        folder = write_specs(tmp_path / code, dict(example.files))
+        folder = write_specs(tmp_path / code, example.written())
         env = {
             **os.environ,
             **example.env,  # the examples' mcp.json start `python`: this one, with the mcp package

@@ -129,6 +129,11 @@ def _example(example: Any) -> list[str]:
             out += [f"    `{path}` holds the bytes `{content!r}`.", ""]
             continue
         fence = FENCE.get(path.rsplit(".", 1)[-1], "text")
+        if "{n}" in path:
+            out += [
+                f"    {example.copies} files like this one, `n` = 0 to {example.copies - 1}:",
+                "",
+            ]
         out += [f'    ```{fence} title="{path}"']
         out += [f"    {line}".rstrip() for line in content.rstrip("\n").split("\n")]
         out += ["    ```", ""]

@@ -21,12 +21,22 @@ class Example:
     command: str = "toolnexus-gen build"
     env: dict[str, str] = field(default_factory=dict)  # set for the command
     not_run: str | None = None  # why the tests cannot run it, when they cannot
+    copies: int = 1  # a file whose path holds {n} stands for this many, n = 0, 1, ...
+
+    def written(self) -> dict[str, str | bytes]:
+        """The files as written into the project (each {n} file once per copy)."""
+        out: dict[str, str | bytes] = {}
+        for path, content in self.files.items():
+            for n in range(self.copies if "{n}" in path else 1):
+                out[path.replace("{n}", str(n))] = content
+        return out
 
     def text(self) -> str:
         """The example as plain text, as `explain` prints it."""
         lines = []
         for path, content in self.files.items():
-            lines.append(f"--- {path}")
+            copies = f" ({self.copies} files, n = 0 to {self.copies - 1})" if "{n}" in path else ""
+            lines.append(f"--- {path}{copies}")
             if isinstance(content, bytes):
                 lines.append(f"(bytes) {content!r}")
             else:
@@ -458,9 +468,9 @@ EXAMPLES: dict[str, Example] = {
         "specs/get_weather.yaml:6:3: error[TN316]",
     ),
     "TN318": Example(
-        {"specs/tool_0.yaml": "description: One of 513 tools\n"},
-        "pyproject.toml:1:1: error[TN318]",
-        not_run="it takes 513 spec files",
+        {"pyproject.toml": _targets("gemini"), "specs/tool_{n}.yaml": "description: One of many\n"},
+        "specs/tool_99.yaml:1:1: error[TN318]",
+        copies=513,
     ),
     "TN319": Example(
         _spec(
@@ -505,9 +515,9 @@ EXAMPLES: dict[str, Example] = {
         "specs/search.yaml:5:27: warning[TN322]",
     ),
     "TN330": Example(
-        {"specs/tool_0.yaml": "description: One of 129 tools\n"},
-        "pyproject.toml:1:1: error[TN330]",
-        not_run="it takes 129 spec files",
+        {"pyproject.toml": _targets("openai"), "specs/tool_{n}.yaml": "description: One of many\n"},
+        "specs/tool_99.yaml:1:1: error[TN330]",
+        copies=129,
     ),
     "TN340": Example(
         _spec(
