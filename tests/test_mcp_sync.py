@@ -69,7 +69,16 @@ def test_sync_snapshots_every_page_then_builds_offline(tmp_path: Path) -> None:
     ]  # three pages of two
     search = spec(folder, "wiki/wiki_search-pages.json")
     sent = TOOLS[0]
-    assert list(search) == ["name", "title", "description", "input_schema", "annotations", "source"]
+    assert list(search) == [
+        "name",
+        "title",
+        "description",
+        "input_schema",
+        "annotations",
+        "profile",
+        "source",
+    ]
+    assert search["profile"] == "reach"  # the setting that carries it to every target
     assert search["input_schema"] == sent["inputSchema"]
     assert list(search["input_schema"]["properties"]) == ["query", "limit"]  # the server's order
     assert search["annotations"] == {"readOnlyHint": True}

@@ -39,6 +39,7 @@ class Tool:
     binding: dict[str, Any] | None = None
     groups: tuple[str, ...] = ()  # what toolsets select it by
     defer_loading: bool = False  # loaded on demand, through a tool search
+    profile: str | None = None  # the spec's own profile ("reach"), beside the project's
     # pointer of the input schema inside the source document ("/input_schema" or "" for a bare schema)
     schema_pointer: str = "/input_schema"
     # the input schema, bundled (cross-file refs in its own $defs), with where each part came from
@@ -58,7 +59,7 @@ class Tool:
 
 
 # The top-level keys that whole-set diagnostics point at (ToolInfo keeps their places).
-PLACED_KEYS = ("name", "strict", "defer_loading", "groups")
+PLACED_KEYS = ("name", "strict", "defer_loading", "groups", "profile")
 
 
 @dataclass(frozen=True)
@@ -86,6 +87,7 @@ class ToolInfo:
     binding: str | None = None  # Tool.binding as canonical JSON; None: a handler method
     groups: tuple[str, ...] = ()
     defer_loading: bool = False
+    profile: str | None = None  # the spec's own profile (Tool.profile)
     # a deferred tool's namespace where a target groups deferred tools (OpenAI Responses): its
     # MCP server, else its first group; None: it stands alone
     namespace: str | None = None

@@ -368,7 +368,7 @@ def sync(
     from toolnexus_gen.config.pyproject import load_config
     from toolnexus_gen.fs import output
     from toolnexus_gen.fs.paths import display_path
-    from toolnexus_gen.sources import mcp, mcp_config
+    from toolnexus_gen.sources import carry, mcp, mcp_config
 
     with os_errors():
         config = load_config(Path.cwd())
@@ -428,11 +428,14 @@ def sync(
                 message = f"server {entry.name!r} ({entry.transport}): {snap.refused}"
                 outcome.diagnostics.append(servers.diagnostic(entry, "TN413", message))
                 continue
-            result.tools = len(snap.files)
             snapshots.append(snap)
         found_problems += mcp.collisions(servers, snapshots, specs_dir)
         if any(d.is_error for d in found_problems):
             raise DiagnosticsError(found_problems + outcome.diagnostics)
+        # every tool checked as the project's build would take it, before anything is written
+        found_problems += mcp.carry(servers, snapshots, carry.options_for(config, specs_dir))
+        for snap in snapshots:
+            next(r for r in outcome.servers if r.name == snap.server.name).tools = len(snap.files)
         outcome.diagnostics += found_problems
         outcome.unlisted = [display_path(f) for f in mcp.stale_folders(servers, specs_dir)]
         by_name = {result.name: result for result in outcome.servers}

@@ -19,8 +19,28 @@ from toolnexus_gen.diagnostics import Diagnostic, DiagnosticsError
 from toolnexus_gen.incremental.cache import Memo
 from toolnexus_gen.incremental.parallel import Stream
 from toolnexus_gen.ir import ModelJob, Tool
+from toolnexus_gen.toolspec.bundle import ONE_SCHEMA, SCHEMA_LISTS, SCHEMA_MAPS
 
-LINE_LENGTH = 100
+LINE_LENGTH = 88  # ruff's default (ruff format --isolated): generated code is stable under it
+
+# Formats whose pydantic type needs a package beyond pydantic (EmailStr: email-validator; ULID:
+# python-ulid), which a generated package must not need: the field is a str, still checked, by a
+# pattern (an e-mail address as the HTML standard's <input type=email> takes it; an IDN address
+# loosely; a ULID's 26 Crockford base32 characters).
+PATTERN_FORMATS = {
+    "email": r"^[a-zA-Z0-9.!#$%&'*+/=?^_`{|}~-]+@[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?"
+    r"(?:\.[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?)*$",
+    "idn-email": r"^[^@\s]+@[^@\s]+$",
+    "ulid": r"^[0-7][0-9A-HJKMNP-TV-Za-hjkmnp-tv-z]{25}$",
+}
+# Formats pydantic turns into something else than the string sent (AnyUrl, datetime, UUID, a
+# Base64Str decoded, ...). pydantic does not validate a default, so a property with a string
+# default would hold the raw str when left out (and mypy refuses `url: AnyUrl = "https://..."`):
+# such a property is a str, as its default is.
+NOT_STR_FORMATS = frozenset(
+    {"uri", "ipv4", "ipv6", "uuid", "date", "time", "date-time", "duration", "binary", "byte"}
+    | {"password", "decimal", "path"}
+)
 
 
 def _options(header: str, class_name: str) -> dict[str, Any]:
@@ -49,6 +69,7 @@ def _options(header: str, class_name: str) -> dict[str, Any]:
         "use_field_description": False,
         "use_schema_description": False,
         "allow_remote_refs": False,
+        "type_mappings": [f"{name}=string" for name in PATTERN_FORMATS],
     }
 
 
@@ -196,7 +217,33 @@ def _model_schema(tool: Tool) -> dict[str, Any]:
     if tool.input_schema is None:  # as every provider file says: no arguments at all
         return {"type": "object", "properties": {}, "additionalProperties": False}
     # The tool's description belongs to the tool, not the model; titles would rename classes.
-    schema = dict(tool.input_schema)
+    schema: dict[str, Any] = _formats(tool.input_schema)
     for key in ("title", "description", "examples", "$id"):
         schema.pop(key, None)
     return schema
+
+
+def _formats(node: Any) -> Any:
+    """The schema with each format a generated package cannot type as pydantic would (see
+    PATTERN_FORMATS, NOT_STR_FORMATS) made a string the model can hold. Only schema positions
+    are visited: a property may be named `format`."""
+    if not isinstance(node, dict):
+        return node
+    out = dict(node)
+    for keyword in ONE_SCHEMA:
+        if keyword in node:
+            out[keyword] = _formats(node[keyword])
+    for keyword in SCHEMA_LISTS:
+        if isinstance(node.get(keyword), list):
+            out[keyword] = [_formats(child) for child in node[keyword]]
+    for keyword in SCHEMA_MAPS:
+        if isinstance(node.get(keyword), dict):
+            out[keyword] = {name: _formats(child) for name, child in node[keyword].items()}
+    kind = node.get("format")
+    if not isinstance(kind, str):
+        return out
+    if kind in PATTERN_FORMATS and "pattern" not in node:
+        out["pattern"] = PATTERN_FORMATS[kind]
+    elif kind in NOT_STR_FORMATS and isinstance(node.get("default"), str):
+        del out["format"]
+    return out

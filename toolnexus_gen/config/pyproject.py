@@ -12,7 +12,7 @@ from typing import Any
 from toolnexus_gen.config.many import Many, read_many
 from toolnexus_gen.diagnostics import Diagnostic, DiagnosticsError
 from toolnexus_gen.fs.paths import display_path
-from toolnexus_gen.targets.registry import NAMES, OPTIONS
+from toolnexus_gen.targets.registry import NAMES, OPTIONS, reach_options
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -298,12 +298,7 @@ def load_config(start: Path) -> Config:
     if profile == "reach":
         values.setdefault("name_aliases", True)
         for name in NAMES:  # added to each target's own transforms (strictify where it exists)
-            chosen = options.setdefault(name, {})
-            transforms = list(chosen.get("transforms", []))
-            for transform in ("strictify", "describe"):
-                if transform in OPTIONS[name]["transforms"] and transform not in transforms:
-                    transforms.append(transform)
-            chosen["transforms"] = transforms
+            options[name] = reach_options(name, options.get(name, {}))
     base_url = values.get("base_url")
     if base_url is not None and not _is_http_url(base_url):
         bad("base_url", f"base_url must be an absolute http(s) URL, not {base_url!r}")

@@ -60,7 +60,7 @@ CODES: dict[str, tuple[str, str]] = {
     "TN108": (
         "unknown key",
         "The envelope only knows name, title, description, input_schema, output_schema, examples,\n"
-        "strict, annotations, source, groups, defer_loading and targets. Keys starting with x- are ignored; anything else is a typo\n"
+        "strict, profile, annotations, source, http, groups, defer_loading and targets. Keys starting with x- are ignored; anything else is a typo\n"
         "or a misplaced schema keyword.\nFix: correct the key, move it into input_schema, or prefix it with x-.",
     ),
     "TN109": (
@@ -440,6 +440,45 @@ CODES: dict[str, tuple[str, str]] = {
         "be one of yours), or longer than 128 characters. The server's snapshot is left as it was;\n"
         "the other servers are synced; the exit code is 1.\n"
         "Fix: leave the tool out with the server's `tools` allowlist in mcp.json, or set a `prefix`.",
+    ),
+    "TN414": (
+        'specs carrying profile "reach", summarised',
+        "A source (toolnexus-gen sync, import openapi) writes `profile: reach` into each spec it makes,\n"
+        "so that the spec builds for every target while its schemas stay exactly as the source sent\n"
+        "them: name aliases, describe, strictify and Gemini's parametersJsonSchema where needed, as\n"
+        'under the project\'s profile = "reach". Each step is still a warning at its place, but a build\n'
+        "reports the steps (and any other warning) of such specs as this one line per folder, counting\n"
+        "what was done; `toolnexus-gen list` shows each step, tool by tool.\nFix: nothing to do.",
+    ),
+    "TN415": (
+        "sourced tool left out: no target can take it",
+        "Before it writes, a source builds what it would write with the project's targets and target\n"
+        'options (offline, argument models included), under profile "reach". This tool has an error\n'
+        "no target can get past (a root that is not an object, a schema the argument model cannot be\n"
+        "made from, ...): it is left out of the snapshot or import, named with the build's first error,\n"
+        "and the others are written. Every such tool is named in the same run.\n"
+        "Fix: ask upstream to fix the schema; or write a spec of your own for the tool.",
+    ),
+    "TN416": (
+        "sourced tool kept for some targets only",
+        "As TN415, but the tool's errors all belong to some targets (an MCP outputSchema whose root is\n"
+        "not an object, a recursion Gemini cannot take, ...): it is written with `targets: {exclude:\n"
+        "[...]}` naming them, and reaches every other configured target.\n"
+        "Fix: nothing to do, unless you need the tool on those targets (then ask upstream).",
+    ),
+    "TN417": (
+        "MCP tool that runs only as a task, left out",
+        'The server declares `execution.taskSupport: "required"` for the tool: it must be called as an\n'
+        "MCP task (create, poll, fetch the result), which the runtime does not do, so every call would\n"
+        "fail. The tool is left out of the snapshot; the server's other tools are synced.\n"
+        "Fix: nothing to do; use a task-capable client for that tool.",
+    ),
+    "TN418": (
+        "sourced tools break a whole-set limit",
+        "Each synced tool builds, but the server's tools together break a rule of the whole set (more\n"
+        "than 128 tools for OpenAI, 512 Gemini declarations, two tools with one name in a provider's\n"
+        "file). The snapshot is written; a build reports the same error.\n"
+        "Fix: select tools with the server's `tools` allowlist, or split them into toolsets.",
     ),
     "TN460": (
         "unknown group or tool in a toolset",

@@ -269,6 +269,7 @@ def generate(
         from toolnexus_gen.codegen.package import HANDLERS_HEAD, package_keys, update_handlers
         from toolnexus_gen.incremental.reuse import Previous, records
         from toolnexus_gen.pipeline.render import model_maker, render, render_models
+        from toolnexus_gen.targets.reach import fold
 
         inputs = snapshot_inputs(options.specs, state if use_cache else None)  # before reading
         inputs.sources = sources
@@ -279,7 +280,7 @@ def generate(
         previous = Previous(options, inputs, state, memo, kept) if use_cache else None
         reused = previous.units(paths, contribution.specs) if previous else []
         analysis = analyse(options, memo, paths, reused, contribution, models)
-        toolset, diagnostics = analysis.toolset, analysis.diagnostics
+        toolset, diagnostics = analysis.toolset, fold(analysis.diagnostics, analysis.toolset)
         if has_errors(diagnostics):
             return Generated(None, toolset, diagnostics)
         keys = package_keys(toolset, header)

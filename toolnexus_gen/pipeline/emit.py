@@ -6,7 +6,7 @@ the target's checks. Some targets have a second form that carries more, tried wh
 still breaks a rule:
 - strictify's tool goes out non-strict when strict mode cannot carry it without forbidding calls
   the spec allows (strict.blocker), or when strict-mode rules still fail after describe (TN223);
-- under profile = "reach", a target's other form of entry (Gemini: `parametersJsonSchema` for a
+- under profile = "reach" (the project's, or the spec's own), a target's other form of entry (Gemini: `parametersJsonSchema` for a
   declaration `parameters` cannot carry after describe; TN222).
 The first form whose schema passes the target's rules is used; when none does, the configured
 form and its errors are reported.
@@ -24,6 +24,7 @@ from toolnexus_gen.ir import Located, Tool
 from toolnexus_gen.targets.aliases import ArgumentMap, alias_properties, make_alias
 from toolnexus_gen.targets.base import Target, effective
 from toolnexus_gen.targets.describe import describe
+from toolnexus_gen.targets.registry import reach_options
 from toolnexus_gen.targets.rules import cycle_finding
 from toolnexus_gen.targets.strict import blocker, normalize, strictify
 from toolnexus_gen.toolspec.bundle import Cycle
@@ -51,7 +52,10 @@ class Emitted:
 def emit(
     tool: Tool, target: Target, options: dict[str, Any], *, name_aliases: bool, reach: bool
 ) -> Emitted:
-    """The target's entry for the tool, in the first form whose schema passes its rules."""
+    """The target's entry for the tool, in the first form whose schema passes its rules. A spec
+    with its own `profile: reach` (what the sources write) is made as under the project's."""
+    if tool.profile == "reach":
+        options, name_aliases, reach = reach_options(target.name, options), True, True
     transforms = options.get("transforms", ())
     strict = "strictify" in transforms
     forms: list[tuple[dict[str, Any], bool | None]] = [(options, True if strict else None)]
@@ -178,15 +182,18 @@ def _emit(
             located, described = describe(emitted, located, target, options, keep_arguments=reach)
             out.diagnostics += described
         if emitted.output_located is not None:
-            output = effective(
-                emitted, options, must_inline=target.must_inline(options), output=True
-            )
-            assert output is not None
-            output, described = describe(
-                emitted, output, target, options, output=True, keep_arguments=reach
-            )
-            out.diagnostics += described
-            emitted = replace(emitted, output_located=output, output_schema=output.schema)
+            try:
+                output = effective(
+                    emitted, options, must_inline=target.must_inline(options), output=True
+                )
+            except Cycle:  # a recursive output schema this form cannot inline: its check says so
+                output = None
+            if output is not None:
+                output, described = describe(
+                    emitted, output, target, options, output=True, keep_arguments=reach
+                )
+                out.diagnostics += described
+                emitted = replace(emitted, output_located=output, output_schema=output.schema)
     out.diagnostics += target.check(emitted, located, options)
     if emitted.strict and target.strict_cost is not None:  # counted as it is sent
         out.strict_cost = target.strict_cost(located) if located is not None else (0, 0)

@@ -18,6 +18,7 @@ changed, and the limits are reported (TN355, TN461).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 
 from toolnexus_gen.config.options import BuildOptions
@@ -36,9 +37,18 @@ def relax(toolset: ToolSet, options: BuildOptions) -> tuple[ToolSet, list[Diagno
     for target in options.targets:
         spec = TARGETS[target]
         transforms = options.target_options.get(target, {}).get("transforms", ())
-        if spec.strict_limits is None or "strictify" not in transforms:
+        if spec.strict_limits is None:
             continue
-        dropped = _choose(target, toolset, spec.strict_limits)
+        if "strictify" in transforms:
+            dropped = _choose(target, toolset, spec.strict_limits, lambda tool: True)
+        elif any(tool.profile == "reach" for tool in toolset.tools):
+            # only the specs with their own profile "reach" were strictified; the others' strict
+            # entries are their authors' choice and count first
+            dropped = _choose(
+                target, toolset, spec.strict_limits, lambda tool: tool.profile == "reach"
+            )
+        else:
+            continue
         if dropped:
             relaxed[target] = tuple(sorted(dropped))
             found += [
@@ -58,9 +68,14 @@ def relax(toolset: ToolSet, options: BuildOptions) -> tuple[ToolSet, list[Diagno
 
 
 def _choose(
-    target: str, toolset: ToolSet, limits: tuple[int, int, int]
+    target: str,
+    toolset: ToolSet,
+    limits: tuple[int, int, int],
+    strictified: Callable[[ToolInfo], bool],
 ) -> dict[str, tuple[ToolInfo, str]]:
-    """The tools that go out non-strict, each with the request it did not fit."""
+    """The tools that go out non-strict, each with the request it did not fit: only those
+    `strictified` made strict may be dropped; the others (an author's `strict: true`) count
+    first."""
     carried = [tool for tool in toolset.tools if tool.for_target(target)]
     if toolset.toolsets:
         requests = {f"toolset {name!r}": frozenset(members) for name, members in toolset.toolsets}
@@ -71,12 +86,16 @@ def _choose(
     strict = [(tool, cost) for tool in carried if (cost := tool.strict_cost(target)) is not None]
     # the share of the limits each uses, then the name: deterministic, and as many stay as fit
     strict.sort(
-        key=lambda pair: (pair[1][0] / max_optional + pair[1][1] / max_unions, pair[0].name)
+        key=lambda pair: (
+            strictified(pair[0]),
+            pair[1][0] / max_optional + pair[1][1] / max_unions,
+            pair[0].name,
+        )
     )
     dropped: dict[str, tuple[ToolInfo, str]] = {}
     for tool, cost in strict:
         holding = [label for label, members in requests.items() if tool.name in members]
-        for label in holding:
+        for label in holding if strictified(tool) else ():
             tools, optional, unions = used[label]
             if (
                 tools + 1 > max_tools

@@ -197,4 +197,5 @@ def info_of(tool: Tool) -> ToolInfo:
         binding=None if tool.binding is None else canonical(tool.binding),
         groups=tool.groups,
         defer_loading=tool.defer_loading,
+        profile=tool.profile,
     )

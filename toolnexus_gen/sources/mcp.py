@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from toolnexus_gen import __version__
+from toolnexus_gen.config.options import BuildOptions
 from toolnexus_gen.diagnostics import Diagnostic, Severity
 from toolnexus_gen.fs.paths import discover, display_path
 from toolnexus_gen.sources.mcp_config import McpConfig, Server, hide, spec_name
@@ -265,7 +266,8 @@ class Snapshot:
 
     server: Server
     folder: Path
-    files: dict[str, str] = field(default_factory=dict)  # file name -> text
+    specs: dict[str, dict[str, Any]] = field(default_factory=dict)  # file name -> spec
+    files: dict[str, str] = field(default_factory=dict)  # file name -> text (carry() makes it)
     tools: dict[str, str] = field(default_factory=dict)  # file name -> the server's tool name
     existing: dict[str, str] = field(default_factory=dict)  # file name -> text on disk
     refused: str | None = None  # why the server's snapshot cannot be written (tool names)
@@ -321,12 +323,24 @@ def snapshot(
     for tool in sent:
         if server.tools is not None and tool["name"] not in server.tools:
             continue
+        if task_only(tool):
+            warnings.append(
+                config.diagnostic(
+                    server,
+                    "TN417",
+                    f"server {server.name!r}: tool {tool['name']!r} is left out: it declares "
+                    "execution.taskSupport 'required' (it runs only as an MCP task, which the "
+                    "runtime does not start), so every call would fail",
+                    severity=Severity.WARNING,
+                )
+            )
+            continue
         spec = spec_of(server, tool)
         if not tool["name"] or not usable_name(spec["name"]):
             unusable.append(tool["name"])
             continue
         file = spec["name"] + SNAPSHOT_SUFFIX
-        if file in snap.files:
+        if file in snap.specs:
             other = snap.tools[file]
             warnings.append(
                 config.diagnostic(
@@ -347,7 +361,7 @@ def snapshot(
                     severity=Severity.WARNING,
                 )
             )
-        snap.files[file] = json.dumps(spec, indent=2, ensure_ascii=False) + "\n"
+        snap.specs[file] = spec
         snap.tools[file] = tool["name"]
     if unusable:
         first = unusable[0]
@@ -372,6 +386,78 @@ def snapshot(
                 )
             )
     return snap, warnings
+
+
+def task_only(tool: dict[str, Any]) -> bool:
+    """Whether the tool can only be called as an MCP task (`execution.taskSupport: required`)."""
+    execution = tool.get("execution")
+    return isinstance(execution, dict) and execution.get("taskSupport") == "required"
+
+
+def spec_text(spec: dict[str, Any], suffix: str = SNAPSHOT_SUFFIX) -> str:
+    """A snapshot file: json.dumps alone, so an unchanged server gives the same bytes."""
+    return json.dumps(spec, indent=2, ensure_ascii=False) + "\n"
+
+
+def carry(config: McpConfig, snapshots: list[Snapshot], options: BuildOptions) -> list[Diagnostic]:
+    """Each snapshot's files: every spec with `profile: reach`, checked by a build with the
+    project's targets (sources/carry.py). A tool some targets cannot take is written for the
+    others, one no target can take is left out, each a warning naming the tool and why; all
+    of them from one sync."""
+    from toolnexus_gen.sources.carry import carried, settle
+
+    where = {}
+    specs = {}
+    for snap in snapshots:
+        for file, spec in snap.specs.items():
+            rel = f"{snap.folder.name}/{file}"
+            specs[rel] = carried(spec)
+            where[rel] = (snap, file)
+    settled = settle(specs, options, spec_text)
+    notes = []
+    for refusal in settled.refused:
+        snap, file = where[refusal.spec]
+        tool, server = snap.tools[file], snap.server
+        if refusal.left_out:
+            del snap.tools[file]
+            notes.append(
+                config.diagnostic(
+                    server,
+                    "TN415",
+                    f"server {server.name!r}: tool {tool!r} is left out: no target can take "
+                    f"it: {refusal.reason}",
+                    severity=Severity.WARNING,
+                )
+            )
+        else:
+            notes.append(
+                config.diagnostic(
+                    server,
+                    "TN416",
+                    f"server {server.name!r}: tool {tool!r} is not sent to "
+                    f"{', '.join(refusal.targets)} (its snapshot says targets.exclude): "
+                    f"{refusal.reason}",
+                    severity=Severity.WARNING,
+                )
+            )
+    for snap in snapshots:
+        snap.files = {
+            file: spec_text(settled.specs[f"{snap.folder.name}/{file}"])
+            for file in snap.specs
+            if f"{snap.folder.name}/{file}" in settled.specs
+        }
+    if settled.unplaced and snapshots:
+        first = snapshots[0].server
+        notes += [
+            config.diagnostic(
+                first,
+                "TN418",
+                f"the synced tools build one by one, but not as a whole set: {text}",
+                severity=Severity.WARNING,
+            )
+            for text in settled.unplaced
+        ]
+    return notes
 
 
 def usable_name(name: str) -> bool:

@@ -75,9 +75,12 @@ def entry(tool: Tool, schema: dict[str, Any] | None, options: dict[str, Any]) ->
         if as_json:
             declaration["responseJsonSchema"] = tool.output_schema
         else:
-            response = effective(tool, options, must_inline=True, output=True)
-            assert response is not None
-            declaration["response"] = response.schema
+            try:
+                response = effective(tool, options, must_inline=True, output=True)
+            except Cycle:  # check() reports it (TN315); profile "reach" sends responseJsonSchema
+                response = None
+            if response is not None:
+                declaration["response"] = response.schema
     return declaration
 
 

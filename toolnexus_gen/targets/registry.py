@@ -10,6 +10,7 @@ toolnexus_runtime/providers, and one line in INFO below.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 GEMINI_TRANSFORMS = ("const_to_enum", "nullable", "strip_meta", "inline_refs", "describe")
 JSON_SCHEMA_TRANSFORMS = ("strip_meta", "inline_refs", "describe")
@@ -44,3 +45,16 @@ INFO: dict[str, TargetInfo] = {
 }
 NAMES: tuple[str, ...] = tuple(INFO)
 OPTIONS: dict[str, dict[str, tuple[str, ...]]] = {name: info.options for name, info in INFO.items()}
+
+# profile "reach" (the project's `profile = "reach"`, or a spec's own `profile: reach`): these
+# transforms join each target's own, where the target offers them, and name aliases are on.
+REACH_TRANSFORMS = ("strictify", "describe")
+
+
+def reach_options(target: str, options: dict[str, Any]) -> dict[str, Any]:
+    """A target's options under profile "reach": its transforms plus REACH_TRANSFORMS."""
+    transforms = list(options.get("transforms", ()))
+    for transform in REACH_TRANSFORMS:
+        if transform in OPTIONS[target]["transforms"] and transform not in transforms:
+            transforms.append(transform)
+    return {**options, "transforms": transforms}

@@ -245,6 +245,8 @@ def _validate_document(
     input_schema = envelope.get("input_schema")
     output_schema = envelope.get("output_schema")
     notes = _Collector(document)  # warnings, reported when the spec is valid
+    profile = envelope.get("profile")
+    reach = reach or profile == "reach"
     if reach and isinstance(input_schema, dict) and root_type(input_schema) != "object":
         opened = open_root(input_schema)
         if opened is not None:
@@ -291,6 +293,7 @@ def _validate_document(
         binding=binding,
         groups=tuple(envelope.get("groups", ())),
         defer_loading=bool(envelope.get("defer_loading", False)),
+        profile=profile,
         schema_pointer=schema_pointer,
     )
     return tool, out.diagnostics + notes.diagnostics

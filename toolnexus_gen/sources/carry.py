@@ -1,0 +1,217 @@
+"""What a source writes builds: the mechanism every source that writes specs shares (`sync`,
+`import openapi`).
+
+A source keeps each tool's schemas exactly as it got them (a snapshot is compared with its
+server, an import with its document), and says how they are to reach the providers with one
+explicit setting per spec, `profile: reach` (`carried()`): that spec is built as under the
+project's `profile = "reach"` (name aliases, describe, strictify, Gemini's parametersJsonSchema
+where `parameters` cannot carry it), whatever the project's own settings.
+
+Before it writes, the source asks `settle()` what a build with the project's targets and target
+options would make of its specs: the specs are built (offline, in a scratch folder, argument
+models included) and every error is collected, of every spec at once. A spec whose errors all
+belong to some of the targets is kept for the others (`targets: {exclude: [...]}` written into
+it); a spec that no target can take is left out. Each is a `Refusal` naming the targets and the
+build's own messages, for the source to report in one round, tool by tool. So what a source
+writes builds with default settings, and the user learns everything that stood in the way from
+one run, not one error class per build.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from toolnexus_gen.config.many import Many
+from toolnexus_gen.config.options import BuildOptions
+from toolnexus_gen.config.pyproject import Config
+from toolnexus_gen.diagnostics import Diagnostic, DiagnosticsError
+from toolnexus_gen.fs.paths import display_path
+
+PROFILE = "reach"
+BINDING_KEYS = ("source", "http")  # the profile is written before them, after the schemas
+MAX_ROUNDS = 4  # a round can only leave tools out or narrow their targets, so few are needed
+
+
+def options_for(config: Config, specs: Path) -> BuildOptions:
+    """The options a build of the project would use (the spec folder may not exist yet)."""
+    from toolnexus_gen.targets.registry import NAMES
+
+    chosen = config.targets or NAMES
+    return BuildOptions(
+        specs=specs,
+        out=config.out or specs.parent / "tools",
+        root=config.root,
+        targets=tuple(t for t in NAMES if t in chosen),
+        target_options=config.target_options,
+        ignore=config.ignore,
+        name_aliases=config.name_aliases,
+        profile=config.profile,
+        base_url=config.base_url,
+    )
+
+
+def carried(spec: dict[str, Any]) -> dict[str, Any]:
+    """The spec with `profile: reach`, placed before its binding (`source`, `http`) so the
+    schemas read first; the schemas themselves are not touched."""
+    out: dict[str, Any] = {}
+    for key, value in spec.items():
+        if key in BINDING_KEYS and "profile" not in out:
+            out["profile"] = PROFILE
+        if key != "profile":
+            out[key] = value
+    out.setdefault("profile", PROFILE)
+    return out
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """A spec a build would refuse for some targets (kept for the others) or all (left out)."""
+
+    spec: str  # relative to the spec folder, as given to settle()
+    targets: tuple[str, ...]  # the configured targets it does not reach
+    reasons: tuple[str, ...]  # the build's errors, as it prints them (paths: the real ones)
+    left_out: bool  # no configured target takes it: not written
+
+    @property
+    def reason(self) -> str:
+        """The first error, then how many more."""
+        more = len(self.reasons) - 1
+        return self.reasons[0] + (f" (and {more} more)" if more > 0 else "")
+
+
+@dataclass
+class Settled:
+    specs: dict[str, dict[str, Any]]  # what to write: the specs kept, targets narrowed
+    refused: list[Refusal] = field(default_factory=list)  # in spec order
+    # errors of the whole set that no spec can answer for (a limit over every tool), as printed
+    unplaced: list[str] = field(default_factory=list)
+
+
+def settle(
+    specs: Mapping[str, dict[str, Any]],
+    options: BuildOptions,
+    render: Callable[[dict[str, Any], str], str],
+    shared: Mapping[str, str] | None = None,
+) -> Settled:
+    """Build `specs` ({path relative to the spec folder: spec data}, with the `shared` fragment
+    files they refer to, {path: text}) as `options` would, and keep what builds (see the module's
+    text). `render(spec, suffix)` is how the source writes a spec file."""
+    kept = {rel: dict(spec) for rel, spec in specs.items()}
+    refused: dict[str, Refusal] = {}
+    unplaced: list[str] = []
+    with tempfile.TemporaryDirectory(prefix="toolnexus-settle-") as scratch:
+        folder = Path(scratch) / "specs"
+        for rel, text in (shared or {}).items():
+            _write(folder / rel, text)
+        for _ in range(MAX_ROUNDS):
+            for rel, spec in kept.items():
+                _write(folder / rel, render(spec, Path(rel).suffix))
+            errors, unplaced = _errors(folder, options)
+            if not errors:
+                break
+            for rel, found in errors.items():
+                spec = kept[rel]
+                wrong = sorted({d.target for d in found if d.target is not None})
+                reachable = [t for t in _targets_of(spec, options) if t not in wrong]
+                structural = any(d.target is None for d in found)
+                texts = [_shown(d, folder, options.specs) for d in sorted(found)]
+                before = refused.get(rel)
+                if structural or not reachable:
+                    del kept[rel]
+                    (folder / rel).unlink()
+                    gone = tuple(_targets_of(spec, options))
+                    refused[rel] = Refusal(rel, gone, _joined(before, texts), True)
+                else:
+                    excluded = sorted({*(before.targets if before else ()), *wrong})
+                    kept[rel] = {**spec, "targets": {"exclude": excluded}}
+                    refused[rel] = Refusal(rel, tuple(excluded), _joined(before, texts), False)
+    return Settled(kept, [refused[rel] for rel in sorted(refused)], unplaced)
+
+
+def _write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, "utf-8")
+
+
+def _joined(before: Refusal | None, texts: list[str]) -> tuple[str, ...]:
+    return (*(before.reasons if before else ()), *texts)
+
+
+def _targets_of(spec: dict[str, Any], options: BuildOptions) -> list[str]:
+    """The configured targets the spec goes to (its own `targets` selection applied)."""
+    chosen = spec.get("targets")
+    chosen = chosen if isinstance(chosen, dict) else {}
+    only, exclude = chosen.get("only"), chosen.get("exclude") or ()
+    return [t for t in options.targets if (only is None or t in only) and t not in exclude]
+
+
+def _errors(folder: Path, options: BuildOptions) -> tuple[dict[str, list[Diagnostic]], list[str]]:
+    """Every error a build of `folder` finds, by spec (relative path); and the whole set's
+    errors no spec answers for. Argument models are made for the specs without other errors."""
+    from toolnexus_gen.codegen.models import warm_up
+    from toolnexus_gen.config.options import header_for
+    from toolnexus_gen.fs.paths import discover
+    from toolnexus_gen.incremental.cache import Memo
+    from toolnexus_gen.incremental.parallel import pool_for
+    from toolnexus_gen.pipeline.build import analyse
+    from toolnexus_gen.pipeline.render import model_maker
+    from toolnexus_gen.pipeline.units import make_units
+
+    scratch = replace(
+        options, specs=folder, out=folder.parent / "out", many=Many(), builtins=None, skills=None
+    )
+    memo, header = Memo(None), header_for(scratch)
+    paths = discover(folder)
+    units = make_units(paths, scratch, header, memo)  # each spec's errors, wherever they point
+    analysis = analyse(scratch, memo, paths, units)  # and the whole set's
+    by_spec: dict[str, list[Diagnostic]] = {}
+    placed: set[Diagnostic] = set()
+    for unit in units:
+        errors = [d for d in unit.diagnostics if d.is_error]
+        if errors:
+            by_spec.setdefault(unit.rel, []).extend(errors)
+            placed.update(errors)
+    jobs = [unit for unit in units if unit.model_job is not None and unit.rel not in by_spec]
+    if jobs:
+        models = model_maker(header, memo)
+        try:
+            with pool_for(len(jobs), warm_up):  # datamodel-code-generator, on every core
+                models.sources([unit.model_key or "" for unit in jobs], [u.model_job for u in jobs])
+        except DiagnosticsError as exc:
+            for diagnostic in exc.diagnostics:
+                rel = _rel(diagnostic.path, folder)
+                if rel is not None:
+                    by_spec.setdefault(rel, []).append(diagnostic)
+                    placed.add(diagnostic)
+    unplaced = []
+    for diagnostic in analysis.diagnostics:
+        if not diagnostic.is_error or diagnostic in placed:
+            continue
+        rel = _rel(diagnostic.path, folder)
+        if rel is not None:
+            by_spec.setdefault(rel, []).append(diagnostic)
+        else:
+            unplaced.append(_shown(diagnostic, folder, options.specs))
+    return by_spec, unplaced
+
+
+def _rel(path: str, folder: Path) -> str | None:
+    """A diagnostic's spec file, relative to the scratch spec folder (None: not a spec there)."""
+    try:
+        rel = Path(path).resolve().relative_to(folder.resolve()).as_posix()
+    except ValueError:
+        return None
+    return None if rel.startswith(("_", ".")) or "/_" in rel or "/." in rel else rel
+
+
+def _shown(diagnostic: Diagnostic, folder: Path, specs: Path) -> str:
+    """A diagnostic as the build would print it in the real spec folder."""
+    real = display_path(specs)
+    text = diagnostic.format()
+    for shown in {display_path(folder), str(folder.resolve()), str(folder)}:
+        text = text.replace(shown, real)
+    return text
