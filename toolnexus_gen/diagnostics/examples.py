@@ -110,6 +110,15 @@ def _server(extra: str, entry: str, **more: str | bytes) -> dict[str, str | byte
     return files
 
 
+def _raw(tools: str, config: str = "") -> dict[str, str | bytes]:
+    files: dict[str, str | bytes] = {}
+    if config:
+        files["pyproject.toml"] = config
+    files["server.py"] = RAW_SERVER.format(tools=tools)
+    files["mcp.json"] = '{"mcpServers": {"raw": {"command": "python", "args": ["server.py"]}}}\n'
+    return files
+
+
 def _mcp(server: str) -> dict[str, str | bytes]:
     return {"mcp.json": '{"mcpServers": {' + server + "}}\n"}
 
@@ -124,6 +133,24 @@ paths:
 %s"""
 
 STRICT = "strict: true\n"
+RAW_SERVER = """# an MCP server on stdio, written by hand: it lists TOOLS as they are
+import json
+import sys
+
+TOOLS = {tools}
+
+for line in sys.stdin:
+    request = json.loads(line)
+    if "id" not in request:
+        continue
+    if request["method"] == "initialize":
+        version = request["params"]["protocolVersion"]
+        info = {{"name": "raw", "version": "1"}}
+        result = {{"protocolVersion": version, "capabilities": {{"tools": {{}}}}, "serverInfo": info}}
+    else:
+        result = {{"tools": TOOLS}} if request["method"] == "tools/list" else {{}}
+    print(json.dumps({{"jsonrpc": "2.0", "id": request["id"], "result": result}}), flush=True)
+"""
 ODD_SERVER = """# answers every request with a result that is not MCP
 import json
 import sys
@@ -744,6 +771,48 @@ EXAMPLES: dict[str, Example] = {
         },
         "mcp.json:1:17: error[TN413]",
         command="toolnexus-gen sync",
+    ),
+    "TN414": Example(
+        {
+            "specs/raw/raw_log_event.json": '{"name": "raw_log_event", "description": "Log an '
+            'event", "profile": "reach", "input_schema": {"type": "object", "properties": '
+            '{"fields": {"type": "object", "additionalProperties": true}}}}\n'
+        },
+        "specs/raw/raw_log_event.json:1:69: warning[TN414]",
+    ),
+    "TN415": Example(
+        _raw(
+            '[{"name": "count", "description": "Count", "inputSchema": '
+            '{"type": "object", "properties": {"n": {"type": "integr"}}}}]'
+        ),
+        "mcp.json:1:17: warning[TN415]",
+        command="toolnexus-gen sync",
+    ),
+    "TN416": Example(
+        _raw(
+            '[{"name": "chain", "description": "A chain without end", "inputSchema": '
+            '{"type": "object", "properties": {"next": {"$ref": "#"}}, "required": ["next"]}}]'
+        ),
+        "mcp.json:1:17: warning[TN416]",
+        command="toolnexus-gen sync",
+    ),
+    "TN417": Example(
+        _raw(
+            '[{"name": "report", "description": "A long report", "inputSchema": '
+            '{"type": "object"}, "execution": {"taskSupport": "required"}}]'
+        ),
+        "mcp.json:1:17: warning[TN417]",
+        command="toolnexus-gen sync",
+    ),
+    "TN418": Example(
+        _raw(
+            '[{"name": "get-page", "description": "A page", "inputSchema": {"type": "object"}}, '
+            '{"name": "get_page", "description": "A page", "inputSchema": {"type": "object"}}]'
+        ),
+        "mcp.json:1:17: warning[TN418]",
+        command="toolnexus-gen sync",
+        not_run="no small tool list is known that breaks the whole set without one tool to "
+        "blame (here sync leaves get_page out, TN415)",
     ),
     "TN420": Example(
         {
