@@ -8,21 +8,22 @@
 #   make test-all - make test plus the long soak tests (200 SIGKILLs)
 #   make conformance - the official MCP conformance suite (npm, Node 22; installed once into
 #                 ~/.cache/toolnexus-gen) against examples/conformance, our MCP server
-#   make bench  - the benchmarks (bench/run.py; see README, Performance)
+#   make docs   - the documentation site (mkdocs build --strict into site/)
+#   make bench  - the benchmarks (bench/run.py); they rewrite docs/performance/
 #   make bench-loop - only the seed project's tool-loop benchmark (bench/seed_loop.py)
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 GEN := $(VENV)/bin/toolnexus-gen
 
-.PHONY: demo test test-all conformance bench bench-loop check-examples clean
+.PHONY: demo test test-all conformance docs bench bench-loop check-examples clean
 
 # The generator and the runtime library its generated packages import (runtime/, its own
 # distribution toolnexus-runtime), both editable.
 $(VENV)/.installed: pyproject.toml runtime/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e './runtime[mcp,otel,webfetch,rest,builtins]' -e '.[test]'
+	$(PY) -m pip install --quiet -e './runtime[mcp,otel,webfetch,rest,builtins]' -e '.[test,docs]'
 	touch $@
 
 demo: $(VENV)/.installed
@@ -65,6 +66,10 @@ test-all: $(VENV)/.installed check-examples
 conformance: $(VENV)/.installed
 	$(PY) examples/conformance/run.py
 
+# The tests build the site too (tests/test_docs.py); this writes it to site/ to read.
+docs: $(VENV)/.installed
+	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict --site-dir site
+
 bench: $(VENV)/.installed
 	$(PY) -m pip install --quiet -e '.[test,bench]'
 	$(PY) bench/run.py
@@ -74,4 +79,4 @@ bench-loop: $(VENV)/.installed
 	$(PY) bench/seed_loop.py
 
 clean:
-	rm -rf $(VENV) bench/.venv-seed .pytest_cache .mypy_cache .ruff_cache .hypothesis dist build
+	rm -rf $(VENV) site bench/.venv-seed .pytest_cache .mypy_cache .ruff_cache .hypothesis dist build

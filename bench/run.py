@@ -42,11 +42,21 @@ from synthetic import synthetic_spec  # this folder is on sys.path (the script's
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-RESULTS: list[tuple[str, str, str, bool | None]] = []  # (figure, value, target, met)
+RESULTS: list[tuple[str, str, str, bool | None, str]] = []  # (figure, value, target, met, part)
+# The parts of a run, in the Performance page's order; record() files each figure under PART.
+PARTS = [
+    "Builds",
+    "execute and peers",
+    "MCP over streamable HTTP",
+    "The tool loop",
+    "The tool loop, tools on an MCP server",
+    "Many tools",
+]
+PART = PARTS[0]
 
 
 def record(figure: str, value: str, target: str = "", met: bool | None = None) -> None:
-    RESULTS.append((figure, value, target, met))
+    RESULTS.append((figure, value, target, met, PART))
     verdict = "" if met is None else ("  MET" if met else "  MISSED")
     print(f"{figure}: {value}" + (f"   [target {target}]{verdict}" if target else ""), flush=True)
 
@@ -456,6 +466,11 @@ def bench_execute() -> None:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+def part(name: str) -> None:
+    global PART
+    PART = name
+
+
 def main() -> None:
     args = sys.argv[1:]
     quick = "--quick" in args
@@ -477,6 +492,7 @@ def main() -> None:
     )
     if "--builds" not in args:  # --builds: only the build figures
         print("== execute() against a direct call and two peers", flush=True)
+        part("execute and peers")
         bench_execute()
         print(
             "== MCP over streamable HTTP against FastMCP (real uvicorn, official client)",
@@ -484,10 +500,12 @@ def main() -> None:
         )
         from mcp_http import bench_http
 
+        part("MCP over streamable HTTP")
         bench_http(record)
         print("== the seed project's benchmark: one question through a tool loop", flush=True)
         from seed_loop import bench_seed_loop
 
+        part("The tool loop")
         bench_seed_loop(record)
         print(
             "== the seed's headline loop, MCP configuration (toolnexus 0.21 side by side)",
@@ -495,24 +513,36 @@ def main() -> None:
         )
         from seed_loop_mcp import bench_seed_loop_mcp
 
+        part("The tool loop, tools on an MCP server")
         bench_seed_loop_mcp(record)
 
         print("== many tools: toolsets in a build, list --budget", flush=True)
         from many import bench_many
 
+        part("Many tools")
         bench_many(record, runs)
     if "--execute" in args:  # only the run-time figures
         sizes = []
     if sizes:
         print("== builds (fresh process each, as a pre-commit hook runs it; medians)", flush=True)
+        part("Builds")
         bench_builds(sizes, runs)
     print("\n== summary")
     width = max(len(r[0]) for r in RESULTS)
-    for figure, value, target, met in RESULTS:
+    for figure, value, target, met, _ in RESULTS:
         verdict = "" if met is None else ("met" if met else "MISSED")
         print(f"{figure:<{width}}  {value:<55} {target:<16} {verdict}")
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"(benchmark process peak RSS {peak:.0f} MB)")
+    from report import write
+
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    header = (
+        f"`python bench/run.py {' '.join(args)}`".replace(" `", "`")
+        + f": Python {sys.version.split()[0]}, {cpus} cores, load average {load:.1f} at the end"
+        + f"; sizes {', '.join(map(str, sizes)) or 'none'}, {runs} rounds"
+    )
+    write(RESULTS, header, PARTS)
 
 
 if __name__ == "__main__":

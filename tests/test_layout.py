@@ -1,6 +1,6 @@
 """The generator's house: stages a reader can name from the folder listing, imports in one
 direction (no circle, counting lazy and TYPE_CHECKING imports and the registry's own), one
-catalogue behind `explain` and the README's rule table."""
+catalogue behind `explain` and the docs' diagnostics page."""
 
 from __future__ import annotations
 
@@ -70,7 +70,7 @@ def layer(module: str) -> int:
             if short == prefix or short.startswith(prefix + "."):
                 if best is None or len(prefix) > best[1]:
                     best = (rank, len(prefix))
-    assert best is not None, f"{module} is in no layer: add it to LAYERS and the README"
+    assert best is not None, f"{module} is in no layer: add it to LAYERS and to docs/design.md"
     return best[0]
 
 
@@ -125,15 +125,22 @@ def test_the_folder_listing_names_the_stages() -> None:
         assert ast.get_docstring(ast.parse((PACKAGE / name / "__init__.py").read_text()))
 
 
-def test_readme_rule_table_is_the_catalogue() -> None:
-    from toolnexus_gen.diagnostics.catalogue import RULES, with_rule_table
+def test_the_catalogue_script_leaves_a_file_without_a_rule_table_alone(tmp_path: Path) -> None:
+    """The docs render every rule at build time (tests/test_docs.py checks the page); the old
+    `python -m toolnexus_gen.diagnostics.catalogue FILE` still rewrites a table a file holds."""
+    import subprocess
+    import sys
 
-    readme = (ROOT / "README.md").read_text("utf-8")
-    assert with_rule_table(readme) == readme, (
-        "README rule table is stale: python -m toolnexus_gen.diagnostics.catalogue README.md"
-    )
-    for code, rule in RULES.items():
-        assert f"| `{code}` | {rule.severity.value} |" in readme
+    from toolnexus_gen.diagnostics.catalogue import README_END, README_START, rule_table
+
+    plain, marked = tmp_path / "plain.md", tmp_path / "marked.md"
+    plain.write_text("# no table\n")
+    marked.write_text(f"{README_START}\nold\n{README_END}\n")
+    for path in (plain, marked):
+        module = "toolnexus_gen.diagnostics.catalogue"
+        subprocess.run([sys.executable, "-m", module, str(path)], check=True, capture_output=True)
+    assert plain.read_text() == "# no table\n"
+    assert marked.read_text() == f"{README_START}\n{rule_table()}{README_END}\n"
 
 
 def test_the_command_line_starts_light() -> None:

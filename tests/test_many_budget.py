@@ -69,7 +69,7 @@ def test_the_estimate_is_close_to_o200k_base(o200k: Any) -> None:
     assert len(pairs) == 77 * 6
     mean_abs = statistics.mean(abs(e) for e in errors)
     total = sum(g for g, _ in pairs) / sum(r for _, r in pairs) - 1
-    # README (Token budgets) gives these figures; a regression of the estimate shows here
+    # the docs (Many tools, Token budgets) give these figures; a regression of the estimate shows here
     assert mean_abs < 0.05, mean_abs
     assert abs(total) < 0.03, total
     assert max(abs(e) for e in errors) < 0.25

@@ -352,7 +352,7 @@ def _budget_lines(budget: Any) -> list[str]:
         return f"{label:<{first}}{cells}".rstrip()
 
     out = [
-        "Estimated tokens of tool definitions per request (offline estimate, see README: Token "
+        "Estimated tokens of tool definitions per request (offline estimate, see the docs: Many tools, Token "
         "budgets; deferred tools count once loaded)",
         "",
         line("toolset", targets, width),

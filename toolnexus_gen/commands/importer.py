@@ -2,7 +2,7 @@
 `import openapi FILE` makes one spec per operation of an OpenAPI document (sources/openapi.py).
 
 Building the imported specs for the same target gives the provider file back, with these
-normalisations (documented in the README):
+normalisations (documented in the docs: Spec files, Importing provider JSON):
 - a wrapper around the tool list (`{"tools": [...]}`, a JSON-RPC `tools/list` result, Bedrock's
   `toolConfig`, a Gemini request body) is dropped: the build writes the bare list the target
   always writes;

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -19,25 +20,182 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 SECTION = "toolnexus-gen"
-KEYS: dict[str, Any] = {
-    "specs": str,
-    "out": str,
-    "targets": list,
-    "ignore": list,
-    "name_aliases": bool,
-    "profile": str,
-    "builtins": object,  # true, false, names or a table: _builtins_problem checks its shape
-    "skills": str,  # a folder of SKILL.md files (sources/skills.py)
-    "base_url": str,
-    "mcp_config": str,  # the MCP servers `toolnexus-gen sync` snapshots (README: MCP servers)
-}
 PATH_KEYS = ("specs", "out", "skills", "mcp_config")  # paths, relative to the pyproject.toml
-# Read by config/many.py: toolsets, budgets, the tool search tool, hosted tools.
-MANY_KEYS = ("toolsets", "hosted", "max_tool_tokens", "tool_search")
-# Tables other commands read: [tool.toolnexus-gen.breaking] (breaking/config.py).
-COMMAND_TABLES = ("breaking",)
-# profile = "reach": every tool to every target, each step a warning (README: Reach).
+# profile = "reach": every tool to every target, each step a warning.
 PROFILES = ("reach",)
+
+
+def _string(value: Any) -> str | None:
+    return None if isinstance(value, str) else "a string"
+
+
+def _boolean(value: Any) -> str | None:
+    return None if isinstance(value, bool) else "true or false"
+
+
+def _strings(value: Any) -> str | None:
+    ok = isinstance(value, list) and all(isinstance(v, str) for v in value)
+    return None if ok else "a list of strings"
+
+
+def _elsewhere(value: Any) -> str | None:
+    return None  # checked by the module that reads it (`reader`)
+
+
+@dataclass(frozen=True)
+class Key:
+    """One key of [tool.toolnexus-gen]: what a user may write, and what it means.
+
+    The reference page (docs: Configuration) is made from this table, and the reader below
+    refuses any key that is not in it, so a key added here is documented by construction."""
+
+    name: str
+    kind: str  # the TOML type, as a user writes it
+    default: str  # what applies when the key is absent
+    meaning: str  # one or two sentences, markdown
+    example: str  # a TOML value the reader accepts (the docs' tests check it does)
+    check: Callable[[Any], str | None] = _elsewhere  # what the value must be, or None when fine
+    reader: str = "config/pyproject.py"  # the module that reads it
+
+
+KEYS: dict[str, Key] = {
+    key.name: key
+    for key in (
+        Key(
+            "specs",
+            "string (path)",
+            '"specs"',
+            "The spec folder, relative to pyproject.toml. The `SPECS_DIR` argument overrides it.",
+            '"specs"',
+            _string,
+        ),
+        Key(
+            "out",
+            "string (path)",
+            "`tools/` beside the spec folder",
+            "The output package the build owns, relative to pyproject.toml. `--out` overrides it.",
+            '"src/myapp/tools"',
+            _string,
+        ),
+        Key(
+            "targets",
+            "list of target names",
+            "all six",
+            "The provider files to write: "
+            "`gemini`, `openai`, `openai_responses`, `anthropic`, `mcp`, `bedrock`. `--target` "
+            "overrides it.",
+            '["openai", "anthropic"]',
+            _strings,
+        ),
+        Key(
+            "ignore",
+            "list of codes",
+            "`[]`",
+            "Diagnostic codes to silence everywhere. Structural errors (TN1xx) cannot be silenced.",
+            '["TN204"]',
+            _strings,
+        ),
+        Key(
+            "name_aliases",
+            "boolean",
+            '`false` (`true` under `profile = "reach"`)',
+            "A tool or property name a target rejects gets, in that target's file only, a "
+            "deterministic alias it accepts; every round trip maps it back.",
+            "true",
+            _boolean,
+        ),
+        Key(
+            "profile",
+            "string",
+            "none",
+            '`"reach"`: every tool to every target, each step '
+            "it takes reported as a warning (name aliases, `strictify`, `describe`, Gemini's "
+            "`parametersJsonSchema` per declaration, untyped roots taken as objects).",
+            '"reach"',
+            _string,
+        ),
+        Key(
+            "builtins",
+            "boolean, list of names or table",
+            "`false`",
+            "The built-in tools to "
+            'include: `true` (all ten), a list (`["read", "grep"]`) or a table that '
+            "turns some off (`{tools = {bash = false}}`).",
+            '["read", "grep", "glob"]',
+        ),
+        Key(
+            "skills",
+            "string (path)",
+            "none",
+            "A folder whose `**/SKILL.md` files join one `skill` tool.",
+            '"skills"',
+            _string,
+            "sources/skills.py",
+        ),
+        Key(
+            "base_url",
+            "string (URL)",
+            "none",
+            "What relative `http.url`s in specs are appended to (an absolute http(s) URL).",
+            '"https://api.example.com/v1"',
+            _string,
+        ),
+        Key(
+            "mcp_config",
+            "string (path)",
+            '"mcp.json"',
+            "The MCP client configuration that `toolnexus-gen sync` reads.",
+            '"mcp.json"',
+            _string,
+            "sources/mcp_config.py",
+        ),
+        Key(
+            "toolsets",
+            "table of tables",
+            "none",
+            "Named subsets of the tools: "
+            "`name = {groups = [...], tools = [...], max_tool_tokens = N}`.",
+            '{support = {tools = ["now"]}}',
+            reader="config/many.py",
+        ),
+        Key(
+            "hosted",
+            "table",
+            "none",
+            "Provider-executed tools (web search, code execution, "
+            "...): `name = true` for a known one, or each provider's own entry.",
+            "{web_search = true}",
+            reader="config/many.py",
+        ),
+        Key(
+            "max_tool_tokens",
+            "integer",
+            "none",
+            "The estimated tokens of tool definitions "
+            "a request may carry before a warning (TN462); also per toolset.",
+            "4000",
+            reader="config/many.py",
+        ),
+        Key(
+            "tool_search",
+            "string",
+            '"bm25"',
+            'The Anthropic tool search tool deferred tools use: `"bm25"` or `"regex"`.',
+            '"regex"',
+            reader="config/many.py",
+        ),
+        Key(
+            "breaking",
+            "table",
+            "all categories, no exceptions",
+            "`toolnexus-gen breaking` and `changelog`: `use` (categories), `except` (rule IDs), "
+            "`ignore` (tool names or globs), `fail_on`, `token_threshold`, `version_policy`, "
+            "`version` (see Breaking changes).",
+            '{use = ["callers", "handlers"]}',
+            reader="breaking/config.py",
+        ),
+    )
+}
 
 
 @dataclass(frozen=True)
@@ -125,10 +283,8 @@ def load_config(start: Path) -> Config:
     for key, value in section.items():
         if key in NAMES and isinstance(value, dict):
             options[key] = _target_options(key, value, bad)
-        elif key in MANY_KEYS or key in COMMAND_TABLES:
-            continue
         elif key not in KEYS:
-            known = ", ".join([*KEYS, *MANY_KEYS, *COMMAND_TABLES, *NAMES])
+            known = ", ".join([*KEYS, *NAMES])
             bad(key, f"unknown key {key!r} in [tool.{SECTION}] (known: {known})")
         elif key == "builtins":
             problem = _builtins_problem(value)
@@ -136,17 +292,21 @@ def load_config(start: Path) -> Config:
                 bad(key, problem)
             else:
                 values[key] = value
-        elif not isinstance(value, KEYS[key]) or (
-            isinstance(value, list) and not all(isinstance(v, str) for v in value)
+        elif KEYS[key].reader in ("config/many.py", "breaking/config.py"):
+            continue  # read by its own module
+        elif (
+            key in PATH_KEYS
+            and isinstance(value, str)
+            and not (value.strip() and "\x00" not in value)
         ):
-            kinds: dict[Any, str] = {str: "a string", bool: "true or false"}
-            kind = kinds.get(KEYS[key], "a list of strings")
-            bad(key, f"{key} must be {kind}, not {value!r}")
-        elif key in PATH_KEYS and (not value.strip() or "\x00" in value):
             what = "an empty string" if not value.strip() else "a NUL character"
             bad(key, f"{key} must name a path relative to pyproject.toml, not {what}")
         else:
-            values[key] = value
+            wanted = KEYS[key].check(value)
+            if wanted:
+                bad(key, f"{key} must be {wanted}, not {value!r}")
+            else:
+                values[key] = value
     for name in values.get("targets", []):
         if name not in NAMES:
             bad("targets", f"unknown target {name!r} (known: {', '.join(NAMES)})")

@@ -4,14 +4,20 @@
 TN40x MCP servers, TN42x built-in tools and skills, TN44x http bindings, TN45x OpenAPI import;
 TN8xx configuration);
 `RULES` the provider compatibility rules (TN3xx), each with the provider's own error text.
-`toolnexus-gen explain CODE` prints an entry; the README's rule table is generated from `RULES`
-(`python -m toolnexus_gen.diagnostics.catalogue`, checked by the tests).
+Every code also has a failing example (diagnostics/examples.py) and an area (AREAS: where it
+applies). `toolnexus-gen explain CODE` prints `entry(CODE)`, and the docs' diagnostics page
+(docs/reference/diagnostics.md) is rendered from the same entries at build time, so the two never
+disagree; the tests run every example.
+
+Adding a code: an entry in CODES (or a Rule in RULES for a provider rule), with "Fix:" in its
+text, and an example in examples.py.
 """
 
 from __future__ import annotations
 
 import sys
 from dataclasses import dataclass
+from typing import Any
 
 from toolnexus_gen.diagnostics import Severity
 
@@ -536,7 +542,7 @@ CODES: dict[str, tuple[str, str]] = {
         "toolset over its token budget (max_tool_tokens)",
         "The estimated tokens of the tool definitions a request sends with this toolset (or with\n"
         "every tool, when there are no toolsets) exceed max_tool_tokens, globally or for the toolset.\n"
-        "Estimates are offline (README: Token budgets); `toolnexus-gen list --budget` shows them.\n"
+        "Estimates are offline (docs: Many tools, Token budgets); `toolnexus-gen list --budget` shows them.\n"
         "Fix: split the toolset, defer rarely used tools (defer_loading: true), or shorten descriptions.",
     ),
     "TN468": (
@@ -1118,8 +1124,7 @@ BREAKING: dict[str, BreakingRule] = {
             "MCP clients validate and read structuredContent against outputSchema: a result "
             "field removed or made optional, a type widened, an enum value added, or the output "
             "schema removed, and code that read the old results breaks",
-            "output_schema: {properties: {temp: {type: number}}, required: [temp]} -> "
-            "required: []",
+            "output_schema: {properties: {temp: {type: number}}, required: [temp]} -> required: []",
             "add result fields, never take them away or widen them",
         ),
         BreakingRule(
@@ -1306,18 +1311,120 @@ BREAKING: dict[str, BreakingRule] = {
 }
 
 
+# Where each range of codes applies; the structural codes name no provider of their own.
+AREAS: tuple[tuple[str, str, str, str], ...] = (
+    ("TN101", "TN199", "Spec files", "spec files and $ref, for every target"),
+    ("TN201", "TN209", "Tool names", "one target each, named in the title"),
+    ("TN210", "TN219", "Name aliases", "name_aliases = true, the target named in the message"),
+    (
+        "TN220",
+        "TN299",
+        "Reach",
+        'the describe and strictify transforms and profile = "reach", the target named in the message',
+    ),
+    ("TN301", "TN399", "Provider rules", ""),
+    ("TN401", "TN419", "MCP servers as a source", "mcp.json and toolnexus-gen sync"),
+    ("TN420", "TN439", "Built-in tools and skills", "builtins and skills in [tool.toolnexus-gen]"),
+    ("TN440", "TN449", "REST tools", "a spec's http binding"),
+    ("TN450", "TN459", "OpenAPI import", "toolnexus-gen import openapi"),
+    (
+        "TN460",
+        "TN469",
+        "Many tools",
+        "toolsets, limits, token budgets, deferred loading and hosted tools",
+    ),
+    ("TN470", "TN489", "OpenAPI import", "toolnexus-gen import openapi"),
+    ("TN490", "TN499", "Safety checks", "built-in tools, skills and paths"),
+    ("TN500", "TN599", "Breaking changes", "toolnexus-gen breaking and changelog"),
+    ("TN800", "TN809", "Configuration", "[tool.toolnexus-gen] in pyproject.toml"),
+    ("TN810", "TN819", "The build command", "toolnexus-gen build"),
+)
+
+
+def area(code: str) -> tuple[str, str]:
+    """(name, where it applies) of the range a code is in."""
+    for first, last, name, where in AREAS:
+        if first <= code <= last:
+            return name, where
+    return "Other", ""
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One code as `explain` prints it and the docs show it."""
+
+    code: str
+    title: str
+    applies: str
+    why: str
+    fix: str
+    severity: str | None = None  # a provider rule's; other codes say it in their example
+    provider_error: str | None = None
+    transform: str | None = None
+
+    def text(self) -> str:
+        lines = [f"Applies to: {self.applies}."]
+        if self.severity:
+            lines[0] += f" Severity: {self.severity}."
+        if self.provider_error:
+            lines.append(f"Provider says: {self.provider_error}")
+        if self.why:
+            lines.append(self.why)
+        lines.append(f"Fix: {self.fix}")
+        if self.transform:
+            lines.append(f"Transform: {self.transform} (opt in per target: transforms = [...]).")
+        example = _example(self.code)
+        if example is not None:
+            lines.append("Example:")
+            lines.append(example.text())
+        return "\n".join(lines)
+
+
+def _example(code: str) -> Any:
+    from toolnexus_gen.diagnostics.examples import EXAMPLES
+
+    return EXAMPLES.get(code)
+
+
+def entry(code: str) -> Entry | None:
+    if code in RULES:
+        rule = RULES[code]
+        return Entry(
+            code,
+            rule.title,
+            rule.targets,
+            "",
+            rule.fix,
+            rule.severity.value,
+            rule.provider_error,
+            rule.transform,
+        )
+    if code in BREAKING:
+        found = BREAKING[code]
+        return Entry(
+            code,
+            found.title,
+            f"toolnexus-gen breaking and changelog (category: {found.category})",
+            f"{found.why}. Example: {found.example}.",
+            found.fix,
+            found.severity,
+        )
+    if code not in CODES:
+        return None
+    title, text = CODES[code]
+    why, _, fix = text.partition("Fix:")
+    where = area(code)[1]
+    return Entry(code, title, where or "see the message", why.strip(), " ".join(fix.split()))
+
+
 def all_codes() -> list[str]:
     return sorted({*CODES, *RULES, *BREAKING})
 
 
 def explain(code: str) -> tuple[str, str] | None:
     """(title, explanation) of a code, or None when there is no such code."""
-    if code in RULES:
-        rule = RULES[code]
-        return rule.title, rule.explain()
-    if code in BREAKING:
-        return BREAKING[code].title, BREAKING[code].explain()
-    return CODES.get(code)
+    found = entry(code)
+    return None if found is None else (found.title, found.text())
 
 
 def breaking_table() -> str:
@@ -1326,9 +1433,7 @@ def breaking_table() -> str:
     for code in sorted(BREAKING):
         rule = BREAKING[code]
         example = rule.example.replace("|", "\\|")
-        lines.append(
-            f"| `{code}` | {rule.category} | {rule.severity} | {rule.title} | {example} |"
-        )
+        lines.append(f"| `{code}` | {rule.category} | {rule.severity} | {rule.title} | {example} |")
     return "\n".join(lines) + "\n"
 
 
@@ -1358,11 +1463,15 @@ def with_rule_table(readme: str) -> str:
     return readme[:start] + "\n" + rule_table() + readme[end:]
 
 
-if __name__ == "__main__":  # rewrite the README's rule table in place (or print it)
+if __name__ == "__main__":  # rewrite a file's rule table in place (or print it)
     if len(sys.argv) > 1:
         from pathlib import Path
 
         path = Path(sys.argv[1])
-        path.write_text(with_rule_table(path.read_text("utf-8")), "utf-8")
+        text = path.read_text("utf-8")
+        if README_START not in text:  # the docs site renders every table at build time
+            print(f"{path} holds no rule table: docs/reference/diagnostics.md is generated")
+        else:
+            path.write_text(with_rule_table(text), "utf-8")
     else:
         sys.stdout.write(rule_table())

@@ -1,4 +1,4 @@
-"""Token estimates of tool definitions, offline: no tokenizer, no network (README: Token budgets).
+"""Token estimates of tool definitions, offline: no tokenizer, no network (docs: Many tools, Token budgets).
 
 The text is split the way OpenAI's o200k_base pre-tokenizer splits it (letter runs with one
 leading mark, digits by threes, punctuation runs, whitespace), and each piece is costed by its
