@@ -131,7 +131,7 @@ def test_explain_prints_a_rule() -> None:
     result = cli("explain", "TN503")
     assert result.exit_code == 0
     assert "required argument added" in result.output
-    assert "Category: callers. Severity: error." in result.output
+    assert "(category: callers). Severity: error." in result.output
 
 
 def findings_of(result: Any) -> list[dict[str, Any]]:

@@ -729,12 +729,14 @@ def breaking(against: str, fail_on: str | None = None) -> BreakingOutcome:
 
 def _generated(chosen: BuildOptions) -> tuple[dict[str, str], Any]:
     """The files a build would write now, and its tool set; invalid specs raise (exit 2)."""
-    from toolnexus_gen.incremental import cache
+    from toolnexus_gen.incremental.plan import Record, plan
     from toolnexus_gen.pipeline.build import generate
     from toolnexus_gen.sources import contribute
 
     try:
-        result = generate(chosen, cache.load_state(chosen), contribute=lambda: contribute(chosen))
+        # From no record: every file is made (a record could answer "nothing changed").
+        planned = plan(chosen, contribute=lambda: contribute(chosen), last=Record(state=None))
+        result = generate(chosen, planned)
     except RecursionError:
         raise UserError(
             "a schema is nested or self-referencing beyond what can be processed"

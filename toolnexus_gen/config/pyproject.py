@@ -192,6 +192,7 @@ KEYS: dict[str, Key] = {
             "`ignore` (tool names or globs), `fail_on`, `token_threshold`, `version_policy`, "
             "`version` (see Breaking changes).",
             '{use = ["callers", "handlers"]}',
+            lambda value: None if isinstance(value, dict) else "a table",
             reader="breaking/config.py",
         ),
     )
@@ -293,7 +294,9 @@ def load_config(start: Path) -> Config:
             else:
                 values[key] = value
         elif KEYS[key].reader in ("config/many.py", "breaking/config.py"):
-            continue  # read by its own module
+            wanted = KEYS[key].check(value)  # its shape; its module reads the rest
+            if wanted:
+                bad(key, f"{key} must be {wanted}, not {value!r}")
         elif (
             key in PATH_KEYS
             and isinstance(value, str)
