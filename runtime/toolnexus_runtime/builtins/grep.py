@@ -24,7 +24,7 @@ from collections.abc import Iterator
 from threading import Event
 from typing import Any
 
-from ..core import ToolError
+from ..datatypes import ToolError
 from .files import DEFAULT_MATCHES, candidates, cap, under
 from .wildcard import compile_glob
 from .workspace import Workspace
