@@ -814,6 +814,15 @@ EXAMPLES: dict[str, Example] = {
         not_run="no small tool list is known that breaks the whole set without one tool to "
         "blame (here sync leaves get_page out, TN415)",
     ),
+    "TN419": Example(
+        {
+            "server.py": MCP_SERVER.replace("{extra}", ""),
+            "mcp.json": '{"mcpServers": {"demo": {"command": "python", "args": ["server.py"], '
+            '"autoApprove": []}}}\n',
+        },
+        "mcp.json:1:70: warning[TN419]",
+        command="toolnexus-gen sync",
+    ),
     "TN420": Example(
         {
             "specs/now.yaml": "description: Current time\n",
@@ -901,8 +910,13 @@ EXAMPLES: dict[str, Example] = {
         "specs/get_order.yaml:5:11: error[TN444]",
     ),
     "TN450": Example(
+        {"api.yaml": 'openapi: 3.0.0\ninfo: {title: Pets, version: "1"}\npaths: []\n'},
+        "api.yaml:3:8: error[TN450]",
+        command="toolnexus-gen import openapi api.yaml",
+    ),
+    "TN470": Example(
         {"api.yaml": 'swagger: "2.0"\ninfo: {title: Pets, version: "1"}\npaths: {}\n'},
-        "api.yaml:1:1: error[TN450]",
+        "api.yaml:1:1: error[TN470]",
         command="toolnexus-gen import openapi api.yaml",
     ),
     "TN451": Example(
@@ -919,7 +933,7 @@ EXAMPLES: dict[str, Example] = {
             "api.yaml": PETS % "      responses: {'200': {description: ok}}\n"
             "    post:\n      operationId: list_pets\n      responses: {'200': {description: ok}}\n"
         },
-        "api.yaml:10:20: error[TN452]",
+        "api.yaml:10:20: warning[TN452]",
         command="toolnexus-gen import openapi api.yaml",
     ),
     "TN453": Example(
