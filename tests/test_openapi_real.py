@@ -113,6 +113,8 @@ def test_the_generated_package_type_checks_and_lints(digitalocean: tuple[Path, A
         assert done.returncode == 0, done.stdout + done.stderr
 
 
+# Slack's whole document (about 30 s): soak; DigitalOcean's layout stays in make test
+@pytest.mark.soak
 def test_slack_credentials_groups_and_toolsets(tmp_path: Path) -> None:
     # Slack's methods declare `token` as a header parameter beside their OAuth scheme: it was a
     # model argument; 174 operations fail TN330 without toolsets: tags now give them

@@ -74,6 +74,8 @@ def many_specs(folder: Path, count: int = 300) -> Path:
     return folder
 
 
+# three builds of 300 tools (about 40 s): soak; make test keeps the pty test of sync and the steps test
+@pytest.mark.soak
 def test_a_long_build_shows_its_progress_on_a_terminal_only(tmp_path: Path) -> None:
     # 300 tools: several seconds of work, well past the second before a bar shows
     code, seen = on_a_terminal(many_specs(tmp_path / "tty"), "build")

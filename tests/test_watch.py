@@ -290,6 +290,8 @@ def test_files_vanishing_while_it_builds_never_break_it(project: Path, watch: Wa
     assert watch.stop() == 0
 
 
+# 3,000 events (about 10 s): soak; the burst of a few saves stays in make test
+@pytest.mark.soak
 def test_thousands_of_events_in_a_burst_are_one_build(project: Path, watch: Watch) -> None:
     built = watch.builds()
     os.kill(watch.process.pid, signal.SIGSTOP)  # the whole burst reaches it at once
