@@ -919,6 +919,32 @@ EXAMPLES: dict[str, Example] = {
         "api.yaml:1:1: error[TN470]",
         command="toolnexus-gen import openapi api.yaml",
     ),
+    "TN471": Example(
+        {
+            "api.yaml": PETS
+            % "      requestBody:\n        required: true\n        content:\n"
+            "          multipart/form-data:\n            schema: {type: object}\n"
+            "      responses: {'200': {description: ok}}\n"
+        },
+        "api.yaml:9:9: error[TN471]",
+        command="toolnexus-gen import openapi api.yaml",
+    ),
+    "TN490": Example(
+        {"pyproject.toml": '[tool.toolnexus-gen]\nskills = "skills"\n'},
+        "skills/notes/SKILL.md:1:1: error[TN490]",
+        command="mkdir -p skills/notes && ln -s /etc/hostname skills/notes/SKILL.md && "
+        "toolnexus-gen build",
+        not_run="a symbolic link is not a file an example can hold",
+    ),
+    "TN491": Example(
+        {
+            "pyproject.toml": '[tool.toolnexus-gen]\nskills = "skills"\n',
+            "skills/notes/SKILL.md": "---\nname: notes\ndescription: Take notes\n---\nWrite.\n",
+        },
+        "skills/notes/hosts:1:1: warning[TN491]",
+        command="ln -s /etc/hosts skills/notes/hosts && toolnexus-gen build",
+        not_run="a symbolic link is not a file an example can hold",
+    ),
     "TN451": Example(
         {
             "api.yaml": PETS
