@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Collection
-from functools import cache
+from functools import cache, cmp_to_key
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -109,12 +109,13 @@ def render_package(
         "runtime_minimum": RUNTIME_MINIMUM,
         "runtime_below": RUNTIME_BELOW,
         "model_names": ruff_sorted([tool.python.model for tool in toolset.tools]),
-        "handler_models": ruff_sorted([t.python.model for t in toolset.tools if t.has_method]),
+        "model_imports": import_sorted([tool.python.model for tool in toolset.tools]),
+        "handler_models": import_sorted([t.python.model for t in toolset.tools if t.has_method]),
         "bound": any(not tool.has_method for tool in toolset.tools),
         "skills": SKILLS_FILE in toolset.files,
-        "model_modules": sorted((t.python.module, t.python.model) for t in toolset.tools),
-        "dispatch_imports": _dispatch_names(toolset),
-        "dispatch_exports": _dispatch_names(toolset),
+        "model_modules": module_sorted([(t.python.module, t.python.model) for t in toolset.tools]),
+        "dispatch_imports": import_sorted(_dispatch_names(toolset)),
+        "dispatch_exports": ruff_sorted(_dispatch_names(toolset)),
     }
     files = {"py.typed": ""}
     for name in PACKAGE_TEMPLATES:
@@ -170,7 +171,7 @@ SKILLS_FILE = "schemas/skills.json"
 
 def _dispatch_names(toolset: ToolSet) -> list[str]:
     names = [*DISPATCH_NAMES, *(f"to_{t}" for t in toolset.targets)]
-    return ruff_sorted(names + (["skills_prompt"] if SKILLS_FILE in toolset.files else []))
+    return names + (["skills_prompt"] if SKILLS_FILE in toolset.files else [])
 
 
 def package_keys(toolset: ToolSet, header: Header) -> dict[str, Any]:
@@ -226,13 +227,81 @@ def _mcp_names(toolset: ToolSet) -> list[str]:
 
 
 def ruff_sorted(names: list[str]) -> list[str]:
-    """Names in the order ruff's isort and RUF022 want: CONSTANTS, Classes, then the rest."""
+    """Names in the order ruff's RUF022 wants in `__all__`: CONSTANTS, Classes, then the rest,
+    each group in natural order, case-sensitively (GetAShowArgs before GetAnAlbumArgs)."""
 
-    def key(name: str) -> tuple[int, list[tuple[int, int | str]]]:
-        kind = 0 if name.isupper() else 1 if name[:1].isupper() else 2
-        natural = [
-            (1, int(part)) if part.isdigit() else (0, part) for part in re.split(r"(\d+)", name)
-        ]
-        return kind, natural
+    def compare(a: str, b: str) -> int:
+        return _member_type(a) - _member_type(b) or _natcmp(a, b)
 
-    return sorted(names, key=key)
+    return sorted(names, key=cmp_to_key(compare))
+
+
+def import_sorted(names: list[str]) -> list[str]:
+    """Names in the order ruff's isort (I001) wants in one `from m import (...)`: CONSTANTS,
+    Classes, then the rest, each group in natural order ignoring case (GetAnAlbumArgs before
+    GetAShowArgs), ties broken case-sensitively."""
+
+    def compare(a: str, b: str) -> int:
+        return _member_type(a) - _member_type(b) or _natcmp(a.lower(), b.lower()) or _natcmp(a, b)
+
+    return sorted(names, key=cmp_to_key(compare))
+
+
+def module_sorted(imports: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """(module, name) pairs in the order ruff's isort wants `from .module import name` lines."""
+
+    def compare(a: tuple[str, str], b: tuple[str, str]) -> int:
+        return (
+            _natcmp(a[0].lower(), b[0].lower())
+            or _natcmp(a[0], b[0])
+            or _natcmp(a[1].lower(), b[1].lower())
+            or _natcmp(a[1], b[1])
+        )
+
+    return sorted(imports, key=cmp_to_key(compare))
+
+
+def _member_type(name: str) -> int:
+    """ruff's member type: a CONSTANT is longer than one character and all its cased characters
+    are upper case (a lone `A` is a Class), a Class starts upper case, the rest are variables."""
+    if len(name) > 1 and name.isupper():
+        return 0
+    return 1 if name[:1].isupper() else 2
+
+
+def _natcmp(a: str, b: str) -> int:
+    """Natural order as ruff compares names (the natord crate, after Martin Pool's strnatcmp):
+    digit runs compare as numbers, or digit by digit (left-aligned) when either starts with 0."""
+    i = j = 0
+    while True:
+        ca = a[i] if i < len(a) else ""
+        cb = b[j] if j < len(b) else ""
+        if "0" <= ca <= "9" and "0" <= cb <= "9":  # ASCII digits only, as natord
+            run_a = re.match(r"[0-9]+", a[i:])
+            run_b = re.match(r"[0-9]+", b[j:])
+            assert run_a and run_b
+            da, db = run_a.group(), run_b.group()
+            if ca == "0" or cb == "0":
+                result = _compare_left(da, db)
+            else:
+                result = (len(da) > len(db)) - (len(da) < len(db)) or (da > db) - (da < db)
+            if result:
+                return result
+            i += len(da)
+            j += len(db)
+            continue
+        if not ca and not cb:
+            return 0
+        if ca != cb:
+            return -1 if ca < cb else 1
+        i += 1
+        j += 1
+
+
+def _compare_left(a: str, b: str) -> int:
+    """Two digit runs compared left-aligned (as fractions): the first different digit decides,
+    then the shorter run comes first."""
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            return -1 if x < y else 1
+    return (len(a) > len(b)) - (len(a) < len(b))

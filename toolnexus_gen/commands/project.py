@@ -15,7 +15,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from toolnexus_gen.codegen.package import RUNTIME_REQUIREMENT, ruff_sorted
+from toolnexus_gen.codegen.package import RUNTIME_REQUIREMENT, import_sorted
 from toolnexus_gen.codegen.pysource import docstring, py_str
 from toolnexus_gen.config.pyproject import read_pyproject
 from toolnexus_gen.diagnostics import printable
@@ -243,7 +243,7 @@ def is_python_name(name: str) -> bool:
 
 
 def scaffold_source(tools: tuple[ToolInfo, ...], package: str, class_name: str) -> str:
-    names = ruff_sorted(
+    names = import_sorted(
         ["ToolContext", "ToolHandlers", "ToolOutput", *(t.python.model for t in tools)]
     )
     lines = [

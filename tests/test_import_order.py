@@ -1,0 +1,128 @@
+"""Generated imports and `__all__` lists are in the order ruff wants, whatever the tool names:
+isort (I001) sorts the members of one import by type and then ignoring case (GetAnAlbumArgs
+before GetAShowArgs), RUF022 sorts `__all__` by type and then case-sensitively (the other way
+round), both in natural order (X2 before X10). Checked by running ruff itself."""
+
+from __future__ import annotations
+
+import subprocess
+import sysconfig
+from pathlib import Path
+
+import pytest
+from conftest import cli, write_specs
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+
+from toolnexus_gen.codegen.package import import_sorted, module_sorted, ruff_sorted
+
+RUFF = str(Path(sysconfig.get_path("scripts")) / "ruff")
+SPEC = {
+    "description": "t",
+    "input_schema": {"type": "object", "properties": {"q": {"type": "string"}}},
+}
+# Spotify's OpenAPI operations (get-an-album, get-a-show) and other shapes that once broke it
+NAMES = [
+    "get_an_album",
+    "get_a_show",
+    "GET_X",
+    "get_x2",
+    "get_x10",
+    "get_x02",
+    "a_b",
+    "ab",
+    "Ab_c",
+    "x",
+    "getURL",
+    "get_url_2",
+    "_private",
+    "tool__double",
+]
+
+
+def ruff_check(folder: Path, *files: str) -> subprocess.CompletedProcess[str]:
+    """ruff with its defaults, then with isort and RUF022 on top; the first failure wins."""
+    for rules in ([], ["--extend-select", "I,RUF022"]):
+        result = subprocess.run(
+            [RUFF, "check", "--isolated", "--no-cache", *rules, *files],
+            cwd=folder,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        if result.returncode != 0:
+            return result
+    return result
+
+
+def build_and_check(root: Path, names: list[str], *, collisions_allowed: bool = False) -> None:
+    write_specs(root / "specs", {f"{name}.yaml": SPEC for name in names})
+    result = cli("build", "specs", "--out", "tools", cwd=root)
+    if collisions_allowed:
+        assume(result.exit_code == 0)  # names that collide (TN116) are rejected, rightly
+    assert result.exit_code == 0, result.stderr
+    scaffold = cli("scaffold", "my_handlers.py", "--specs", "specs", "--out", "tools", cwd=root)
+    assert scaffold.exit_code == 0, scaffold.output
+    check = ruff_check(root, "tools", "my_handlers.py")
+    assert check.returncode == 0, check.stdout + check.stderr
+
+
+def test_package_with_mixed_case_and_numbered_names_passes_ruff(tmp_path: Path) -> None:
+    build_and_check(tmp_path, NAMES)
+    handlers = (tmp_path / "tools/handlers.py").read_text()
+    # the import ignores case, __all__ does not: the two orders differ for these names
+    assert handlers.index("GetAnAlbumArgs,") < handlers.index("GetAShowArgs,")
+    models = (tmp_path / "tools/models/__init__.py").read_text()
+    assert models.index('"GetAShowArgs"') < models.index('"GetAnAlbumArgs"')
+
+
+tool_names = st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,12}", fullmatch=True)
+
+
+@settings(
+    max_examples=8,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.filter_too_much],
+)
+@given(names=st.lists(tool_names, min_size=1, max_size=8, unique_by=str.lower))
+def test_any_tool_names_build_a_package_that_passes_ruff(
+    tmp_path_factory: pytest.TempPathFactory, names: list[str]
+) -> None:
+    build_and_check(tmp_path_factory.mktemp("names"), names, collisions_allowed=True)
+
+
+# Identifiers as ruff sees them: any case, digits (leading zeros too), underscores.
+identifiers = st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,8}", fullmatch=True).filter(
+    lambda name: name != "_"
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(names=st.lists(identifiers, min_size=2, max_size=12, unique=True))
+def test_sorted_names_are_the_order_ruff_wants(
+    tmp_path_factory: pytest.TempPathFactory, names: list[str]
+) -> None:
+    """The three orders against ruff directly, on names far odder than tools make."""
+    modules = module_sorted([(name.lower() + f"_{i}", name) for i, name in enumerate(names)])
+    lines = [
+        "from m import (",
+        *(f"    {name}," for name in import_sorted(names)),
+        ")",
+        "",
+        *(f"from .{module} import {name}" for module, name in modules),
+        "",
+        "__all__ = [",
+        *(f'    "{name}",' for name in ruff_sorted(names)),
+        "]",
+        "",
+    ]
+    folder = tmp_path_factory.mktemp("order")
+    (folder / "order.py").write_text("\n".join(lines))
+    result = subprocess.run(
+        [RUFF, "check", "--isolated", "--no-cache", "--select", "I,RUF022", "order.py"],
+        cwd=folder,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 0, result.stdout + "\n".join(lines)
