@@ -43,6 +43,7 @@ def tools() -> Any:
 def handlers_for(tools: Any) -> Any:
     class Handlers(tools.ToolHandlers):  # type: ignore[misc]
         release = threading.Event()
+        started = threading.Event()
 
         async def get_weather(self, args: Any, ctx: Any) -> str:
             if args.city == "Atlantis":
@@ -50,6 +51,7 @@ def handlers_for(tools: Any) -> Any:
             return f"{args.city}: 21C, clear"
 
         def now(self, args: Any, ctx: Any) -> str:
+            self.started.set()
             if self.release.wait(20):
                 raise RuntimeError(SECRET)
             return "12:00"
@@ -316,7 +318,9 @@ def test_the_server_path_has_a_default_timeout_and_answers_busy_at_the_limit(
     async def main() -> list[Any]:
         ctx = type("C", (), {"request_id": 1})()
         first = asyncio.ensure_future(call_tool(ctx, params("now", {})))
-        await asyncio.sleep(0.05)  # the first holds the one thread; four more wait for it
+        # the first holds the one thread (however busy the machine); then four more wait for it
+        while not handlers.started.is_set() and not first.done():
+            await asyncio.sleep(0.005)
         more = [asyncio.ensure_future(call_tool(ctx, params("now", {}))) for _ in range(4)]
         return [await first, *await asyncio.gather(*more)]
 
