@@ -158,8 +158,9 @@ def call(kind: str, n: int) -> tuple[str, Any, float | None]:
         "bad_json": ("echo", '{"n": ', None),
         "unknown": (f"tool_{n}", {}, None),
         "raising": ("boom", {"n": n}, None),
-        "slow": ("nap", {"n": n, "s": 0.01}, 5.0),
-        "slow_sync": ("doze", {"n": n, "s": 0.001}, 5.0),
+        # a generous deadline: thousands of calls share one event loop on a machine that may be busy
+        "slow": ("nap", {"n": n, "s": 0.01}, 120.0),
+        "slow_sync": ("doze", {"n": n, "s": 0.001}, 120.0),
         "timeout": ("nap", {"n": n, "s": 2.0}, 0.05),
     }[kind]
 
