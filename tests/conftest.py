@@ -13,11 +13,20 @@ from typing import Any
 import pytest
 import yaml
 from click.testing import CliRunner
+from real_mcp import cache_root
 
 from toolnexus_gen.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
 _counter = itertools.count()
+
+# mypy --strict runs in many tests (on generated packages, the generator, the runtime); they
+# share one cache, so the standard library, pydantic and the runtime are analysed once, not once
+# per run. mypy checks each cached module by its source's hash and writes each file atomically,
+# so parallel workers and packages of the same name in other folders are safe.
+os.environ.setdefault(
+    "MYPY_CACHE_DIR", str(cache_root() / f"mypy-{sys.version_info[0]}.{sys.version_info[1]}")
+)
 
 
 def write_specs(folder: Path, specs: dict[str, Any]) -> Path:

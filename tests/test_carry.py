@@ -141,7 +141,7 @@ def test_the_package_passes_mypy_and_ruff_and_imports_with_only_the_runtime(
     if not (folder / "recorded_tools").exists():
         assert cli("build", cwd=folder).exit_code == 0
     mypy = subprocess.run(
-        [sys.executable, "-m", "mypy", "--strict", "--no-incremental", "recorded_tools"],
+        [sys.executable, "-m", "mypy", "--strict", "recorded_tools"],
         cwd=folder,
         capture_output=True,
         text=True,

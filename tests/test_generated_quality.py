@@ -90,9 +90,7 @@ def run(*command: str, cwd: Path) -> subprocess.CompletedProcess[str]:
 
 
 def test_mypy_strict(packages: Path) -> None:
-    result = run(
-        sys.executable, "-m", "mypy", "--strict", "--no-incremental", *PYTHON_FILES_OF, cwd=packages
-    )
+    result = run(sys.executable, "-m", "mypy", "--strict", *PYTHON_FILES_OF, cwd=packages)
     assert result.returncode == 0, result.stdout
 
 
@@ -259,9 +257,7 @@ def test_mypy_flags_a_handler_class_that_misses_a_tool(packages: Path) -> None:
         "        return args.city\n\n\n"
         "tk = Toolkit(Partial())\n"
     )
-    result = run(
-        sys.executable, "-m", "mypy", "--strict", "--no-incremental", "user_app.py", cwd=packages
-    )
+    result = run(sys.executable, "-m", "mypy", "--strict", "user_app.py", cwd=packages)
     assert result.returncode == 1
     assert (
         'Cannot instantiate abstract class "Partial" with abstract attribute "now"' in result.stdout

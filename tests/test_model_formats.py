@@ -32,7 +32,7 @@ def tool(properties: dict[str, Any], profile: str | None = None, **extra: Any) -
 def quality(folder: Path, package: str) -> None:
     """mypy --strict, ruff's defaults and isort, and ruff format, on the package."""
     mypy = subprocess.run(
-        [sys.executable, "-m", "mypy", "--strict", "--no-incremental", package],
+        [sys.executable, "-m", "mypy", "--strict", package],
         cwd=folder,
         capture_output=True,
         text=True,

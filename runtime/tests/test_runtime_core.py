@@ -294,7 +294,7 @@ def test_run_sync_propagates_exceptions() -> None:
 @pytest.mark.parametrize(
     "command",
     [
-        ["-m", "mypy", "--strict", "--no-incremental", "toolnexus_runtime", "tests"],
+        ["-m", "mypy", "--strict", "toolnexus_runtime", "tests"],
         ["-m", "ruff", "check", "toolnexus_runtime", "tests"],
         ["-m", "ruff", "format", "--check", "toolnexus_runtime", "tests"],
     ],
