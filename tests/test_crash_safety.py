@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 from conftest import cli, generated, write_specs
 
-KILLS = int(os.environ.get("TNX_KILLS", "10"))
-ROUNDS = int(os.environ.get("TNX_ROUNDS", "6"))  # pairs of racing builds
+KILLS = int(os.environ.get("TNX_KILLS", "6"))
+ROUNDS = int(os.environ.get("TNX_ROUNDS", "4"))  # pairs of racing builds
 # make test-all also runs the 200-kill soak
 
 
