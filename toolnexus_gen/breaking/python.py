@@ -7,7 +7,9 @@ so a package from any generator version (or a broken one) reads the same way.
 from __future__ import annotations
 
 import ast
+import functools
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -140,38 +142,97 @@ def fallback_bound(tool: str, methods: dict[str, str | None], models: dict[str, 
 
 
 def classes(text: str, where: str) -> dict[str, PyClass]:
-    """The classes of a model module: fields of models, members of enums."""
+    """The classes of a model module: fields of models, members of enums. Read statement by
+    statement, each text once per process: the classes and fields that several tools' modules
+    share ($defs, common arguments), and those a tool keeps from REF to now, are parsed once."""
     found: dict[str, PyClass] = {}
-    source = _Source(text)
-    for node in parse(text, where).body:
-        if not isinstance(node, ast.ClassDef):
-            continue
-        bases = {_called(base) for base in node.bases}
-        if bases & {"Enum", "StrEnum", "IntEnum"}:
-            members = tuple(
-                target.id
-                for item in node.body
-                if isinstance(item, ast.Assign)
-                for target in item.targets
-                if isinstance(target, ast.Name)
-            )
-            found[node.name] = PyClass({}, members, True)
-            continue
-        fields = {}
-        for item in node.body:
-            if isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name):
-                name = item.target.id
-                if name == "model_config" or _called(item.annotation) == "ClassVar":
-                    continue
-                written = source.segment(item.annotation)
-                fields[name] = Field(
-                    written,
-                    frozenset(source.segment(m) for m in _members(item.annotation)),
-                    frozenset(_NAME.findall(written)),
-                    item.annotation,
-                )
-        found[node.name] = PyClass(fields, (), False)
+    try:
+        for block in _CLASS_START.split(text):
+            found.update(_block_classes(block))
+    except (SyntaxError, ValueError):  # cut inside a statement: read the module whole
+        return _classes(text, parse(text, where))
     return found
+
+
+# Where a top-level class starts, and where a statement of its body does (four spaces and a
+# name): the module is cut there and each part parsed alone. A part cut inside a string or a
+# bracket does not parse, and the module is then parsed whole.
+_CLASS_START = re.compile(r"^(?=class\s)", re.MULTILINE)
+_FIELD_START = re.compile(r"^(?=    [A-Za-z_])", re.MULTILINE)
+_TOP_LEVEL = re.compile(r"^(?=[^\s#)\]}])", re.MULTILINE)  # a line at column 0 (not a bracket)
+
+
+@functools.lru_cache(maxsize=4096)
+def _block_classes(block: str) -> dict[str, PyClass]:
+    """The class a part of a module starts with (or none: the imports)."""
+    if not block.startswith("class"):
+        ast.parse(block)  # the imports: corrupt text is still refused
+        return {}
+    head, *rest = _FIELD_START.split(block)
+    *parts, tail = rest or [""]
+    pieces = _TOP_LEVEL.split(tail, maxsplit=1)  # the class body ends at a top-level statement
+    parts.append(pieces[0])
+    if len(pieces) > 1:
+        ast.parse(pieces[1])
+    header = ast.parse(head + "    pass\n").body
+    if len(header) != 1 or not isinstance(header[0], ast.ClassDef):
+        raise SyntaxError("not one class")
+    items = [item for part in parts if part.strip() for item in _items(_dedent(part))]
+    return {header[0].name: _class(header[0], items)}
+
+
+def _dedent(part: str) -> str:
+    return "".join(line[4:] if line.startswith("    ") else line for line in part.splitlines(True))
+
+
+# What a class body's statement declares: ("field", name, Field) or ("member", name, None).
+Item = tuple[str, str, "Field | None"]
+
+
+@functools.lru_cache(maxsize=16384)
+def _items(text: str) -> tuple[Item, ...]:
+    return _body_items(ast.parse(text).body, _Source(text))
+
+
+def _body_items(body: list[ast.stmt], source: _Source) -> tuple[Item, ...]:
+    found: list[Item] = []
+    for item in body:
+        if isinstance(item, ast.Assign):
+            found += [("member", t.id, None) for t in item.targets if isinstance(t, ast.Name)]
+        elif isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name):
+            name = item.target.id
+            if name == "model_config" or _called(item.annotation) == "ClassVar":
+                continue
+            written = source.segment(item.annotation)
+            found.append(
+                (
+                    "field",
+                    name,
+                    Field(
+                        written,
+                        frozenset(source.segment(m) for m in _members(item.annotation)),
+                        frozenset(_NAME.findall(written)),
+                        item.annotation,
+                    ),
+                )
+            )
+    return tuple(found)
+
+
+def _class(node: ast.ClassDef, items: Sequence[Item]) -> PyClass:
+    """A class from its statement (the header) and what its body declares."""
+    if {_called(base) for base in node.bases} & {"Enum", "StrEnum", "IntEnum"}:
+        return PyClass({}, tuple(name for kind, name, _ in items if kind == "member"), True)
+    return PyClass({name: f for kind, name, f in items if f is not None}, (), False)
+
+
+def _classes(text: str, module: ast.Module) -> dict[str, PyClass]:
+    source = _Source(text)
+    return {
+        node.name: _class(node, _body_items(node.body, source))
+        for node in module.body
+        if isinstance(node, ast.ClassDef)
+    }
 
 
 # A field's description, as datamodel-code-generator writes it (one string literal).

@@ -21,7 +21,7 @@ from toolnexus_gen.breaking import python
 from toolnexus_gen.breaking.schema import Change, canonical, compare, shown
 from toolnexus_gen.breaking.surface import PackageError, Surface, ToolSurface
 from toolnexus_gen.diagnostics.catalogue import BREAKING
-from toolnexus_gen.pipeline.tokens import estimate
+from toolnexus_gen.pipeline.tokens import estimate, estimate_text
 
 CATEGORIES = ("callers", "handlers", "model")
 MIN_TOKENS = 10  # a token cost moving by fewer is never reported, whatever the percentage
@@ -490,11 +490,14 @@ def tokens(pair: Pair) -> Iterator[Found]:
     before = dict(old.entries)
     both = [(target, before[target], entry) for target, entry in new.entries if target in before]
     changed = [(target, was, now) for target, was, now in both if was != now]
-    if not changed or not _may_move(changed[0][1], changed[0][2], pair):
+    if not changed:
+        return
+    first = _may_move(changed[0][1], changed[0][2], pair)
+    if first is None:
         return  # the providers' entries move alike: the first one tells whether to count
     moved = []
     for target, was_entry, entry in changed:
-        was, count = estimate(was_entry), estimate(entry)
+        was, count = first if target == changed[0][0] else (estimate(was_entry), estimate(entry))
         delta = abs(count - was)
         if was and delta >= MIN_TOKENS and delta * 100 > pair.token_threshold * was:
             moved.append(f"{target} {was} -> {count} ({(count - was) * 100 / was:+.0f}%)")
@@ -502,15 +505,17 @@ def tokens(pair: Pair) -> Iterator[Found]:
         yield Found(f"estimated tokens of its definition: {', '.join(moved)}", ("description", ""))
 
 
-def _may_move(old: Any, new: Any, pair: Pair) -> bool:
-    """Whether an entry's tokens may have moved past the threshold (estimating costs far more
-    than this): its compact JSON's length moved by half the threshold or more, and then its
-    estimate by three quarters of it or more."""
-    before, after = len(_compact(old)), len(_compact(new))
-    if abs(after - before) * 200 < pair.token_threshold * before:
-        return False
-    was, count = estimate(old), estimate(new)
-    return was == 0 or abs(count - was) * 400 >= 3 * pair.token_threshold * was
+def _may_move(old: Any, new: Any, pair: Pair) -> tuple[int, int] | None:
+    """An entry's tokens before and now if they may have moved past the threshold (estimating
+    costs far more than this): its compact JSON's length moved by half the threshold or more,
+    and then its estimate by three quarters of it or more; else None."""
+    before, after = _compact(old), _compact(new)
+    if abs(len(after) - len(before)) * 200 < pair.token_threshold * len(before):
+        return None
+    was, count = estimate_text(before), estimate_text(after)  # estimate(), from the same text
+    if was == 0 or abs(count - was) * 400 >= 3 * pair.token_threshold * was:
+        return was, count
+    return None
 
 
 def _compact(entry: Any) -> str:

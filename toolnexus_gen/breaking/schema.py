@@ -150,6 +150,7 @@ class _Walk:
         self.new_root = new_root
         self.found: list[Change] = []
         self.active: set[tuple[int, int]] = set()  # node pairs being compared (cycles end here)
+        self.defs_alike: bool | None = None  # see alike()
 
     def add(
         self,
@@ -164,6 +165,34 @@ class _Walk:
         """A change; `narrows` None: neither narrows nor widens (wording, a default)."""
         widens = narrows is False or both
         self.found.append(Change(kind, path, pointer, narrows is True or both, widens, detail))
+
+    def alike(self, old: Any, new: Any) -> bool:
+        """Whether two equal (`==`) nodes are written alike (`==` takes 1, 1.0 and true for one
+        value, a schema does not) and each `$ref` in them finds alike nodes: there is none, or
+        all go into the definitions and both roots define alike."""
+        written = _written(old)
+        if written != _written(new):
+            return False
+        refs = written.count('"$ref":')
+        if not refs:
+            return True
+        if refs != sum(written.count(f'"$ref":"{into}') for into in _INTO_DEFS):
+            return False
+        if self.defs_alike is None:
+            self.defs_alike = all(self._defs_alike(key) for key in DEFINITIONS)
+        return self.defs_alike
+
+    def _defs_alike(self, key: str) -> bool:
+        old, new = _get(self.old_root, key), _get(self.new_root, key)
+        if old is None or new is None:
+            return old is new
+        written = _written(old)
+        refs = written.count('"$ref":')
+        return (
+            old == new
+            and written == _written(new)
+            and refs == sum(written.count(f'"$ref":"{into}') for into in _INTO_DEFS)
+        )
 
     # -- resolving ------------------------------------------------------------------------------
 
@@ -237,6 +266,8 @@ class _Walk:
     # -- comparing --------------------------------------------------------------------------------
 
     def node(self, old: Any, new: Any, path: str, old_pointer: str, new_pointer: str) -> None:
+        if old == new and self.alike(old, new):
+            return  # written alike and referring nowhere: nothing below differs
         old_body, old_at = self.resolved(old, self.old_root, old_pointer)
         new_body, new_at = self.resolved(new, self.new_root, new_pointer)
         pair = (id(old_body), id(new_body))
@@ -324,6 +355,7 @@ class _Walk:
     def _trial(self, old: _Alt, new: _Alt, path: str) -> list[Change]:
         trial = _Walk(self.old_root, self.new_root)
         trial.active = set(self.active)
+        trial.defs_alike = self.defs_alike
         trial.alt(old, new, path)
         return trial.found
 
@@ -618,6 +650,19 @@ def _wording(before: Any, after: Any, *, quote: bool = True) -> str:
 def _same_annotations(old: dict[str, Any], new: dict[str, Any]) -> bool:
     keys = ("title", "description", "examples", "default")
     return all(old.get(key, _NONE) == new.get(key, _NONE) for key in keys)
+
+
+def _written(node: Any) -> str:
+    """A node as JSON (quotes inside strings escaped: '"$ref":' is only ever a key)."""
+    return json.dumps(node, ensure_ascii=False, separators=(",", ":"))
+
+
+DEFINITIONS = ("$defs", "definitions")
+_INTO_DEFS = tuple(f"#/{key}/" for key in DEFINITIONS)
+
+
+def _get(root: Any, key: str) -> Any:
+    return root.get(key) if isinstance(root, dict) else None
 
 
 def _validating(node: dict[str, Any]) -> bool:

@@ -27,10 +27,17 @@ MARKS_TOKEN = 3  # punctuation marks one token covers
 OVERHEAD = {"anthropic": 346}
 
 
+# The same pieces in ASCII text, found faster: \w, \d and \s match the same ASCII characters
+# either way but the separators \x1c-\x1f, which only Unicode's \s matches.
+_PIECE_ASCII = re.compile(_PIECE.pattern, re.ASCII)
+_SEPARATORS = re.compile(r"[\x1c-\x1f]")
+
+
 def estimate_text(text: str) -> int:
     """Estimated o200k_base tokens of a text."""
+    ascii_only = text.isascii() and not _SEPARATORS.search(text)
     total = 0.0
-    for piece in _PIECE.findall(text):
+    for piece in (_PIECE_ASCII if ascii_only else _PIECE).findall(text):
         last = piece[-1]
         if last.isalpha():
             letters = len(piece) if piece[0].isalpha() else len(piece) - 1

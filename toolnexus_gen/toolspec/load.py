@@ -9,7 +9,7 @@ from __future__ import annotations
 import bisect
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -200,6 +200,40 @@ class _JsonPositions:
             end: int = json.decoder.scanstring(self.text, i + 1)[1]  # type: ignore[attr-defined]
             return end
         return _SCALAR.match(self.text, i).end()  # type: ignore[union-attr]
+
+
+class _JsonPaths(_JsonPositions):
+    """The same walk, into the values on the way to some pointers only: any other value is
+    skipped whole by the C decoder (a finding's place needs a few positions of a file)."""
+
+    def __init__(self, text: str, positions: Positions, fail: Any, wanted: set[str]) -> None:
+        self.text, self.positions, self.fail, self.wanted = text, positions, fail, wanted
+
+    def where(self, offset: int) -> tuple[int, int]:  # a few places: no table of lines
+        start = self.text.rfind("\n", 0, offset) + 1
+        return self.text.count("\n", 0, start) + 1, offset - start + 1
+
+    def value(self, i: int, pointer: str) -> int:
+        if pointer in self.wanted:
+            return super().value(i, pointer)
+        end: int = _DECODER.raw_decode(self.text, i)[1]
+        return end
+
+
+_DECODER = json.JSONDecoder()
+
+
+def json_positions(text: str, pointers: Iterable[str], fail: Any) -> Positions:
+    """The positions on the way to each pointer in a JSON text (every key of each object passed
+    through, the values along the way), for a text json.loads accepts."""
+    wanted = {""}
+    for pointer in pointers:
+        while pointer:
+            wanted.add(pointer)
+            pointer = pointer.rpartition("/")[0]
+    positions = Positions()
+    _JsonPaths(text, positions, fail, wanted).scan()
+    return positions
 
 
 # -- YAML (PyYAML is imported only when a YAML text is read: toolspec/yaml_text.py) ---------------
