@@ -107,6 +107,7 @@ def test_breaking_case(case: str, tmp_path: Path) -> None:
     keys = ["tool", "rule", "category", "severity", "message", "path", "line", "col"]
     for finding in findings:
         assert list(finding) == keys
+        assert isinstance(finding["tool"], str) and finding["tool"], finding  # always named
         assert finding["category"] in ("callers", "handlers", "model")
         assert finding["severity"] in ("error", "warning", "info")
         where = f"{finding['path']}:{finding['line']}:{finding['col']}: "
@@ -454,6 +455,44 @@ def test_version_policy_reads_a_configured_field(tmp_path: Path) -> None:
         result = cli("breaking", "--against", "HEAD", "--format", "json", cwd=repo)
         rules = [f["rule"] for f in findings_of(result)]
         assert ("TN550" in rules) is flagged, (version, rules)
+
+
+def test_version_policy_names_each_tool_in_every_format(tmp_path: Path) -> None:
+    folder = case_project("tn550_version_policy", tmp_path)  # get_weather changed, now removed
+    found = findings_of(cli("breaking", "--against", "HEAD", "--format", "json", cwd=folder))
+    policy = {f["tool"]: f for f in found if f["rule"] == "TN550"}
+    assert sorted(policy) == ["get_weather", "now"]
+    assert policy["get_weather"]["path"] == "specs/get_weather.yaml"  # where the tool stands
+    assert policy["now"]["path"] is None  # removed: no place
+    assert "(TN501, TN520)" in policy["now"]["message"]
+    assert all("1.4.2 to 1.5.0 (pyproject.toml:3:1)" in f["message"] for f in policy.values())
+
+    github = cli("breaking", "--against", "HEAD", "--format", "github", cwd=folder).stdout
+    marked = [line for line in github.splitlines() if "title=TN550 " in line]
+    assert len(marked) == 2
+    assert marked[0].startswith("::error file=specs/get_weather.yaml,line=1,col=1,title=TN550 ")
+    assert "(get_weather)::callers: breaking since HEAD (TN503)" in marked[0]
+    assert "(now)::now: callers: breaking since HEAD" in marked[1]
+
+    markdown = cli("breaking", "--against", "HEAD", "--format", "markdown", cwd=folder).stdout
+    rows = [line for line in markdown.splitlines() if "`TN550`" in line]
+    assert [row.split("|")[3].strip() for row in rows] == ["`get_weather`", "`now`"]
+
+    log = cli("changelog", "--against", "HEAD", cwd=folder).stdout
+    assert "**3 breaking changes** (`get_weather`, `now`)." in log  # TN503, TN501, TN520
+    block = log[log.index("- **error** breaking change without a major version bump (TN550):") :]
+    assert block.splitlines()[1].startswith("  - `get_weather`: breaking since HEAD (TN503), but")
+    assert block.splitlines()[2].startswith("  - `now`: breaking since HEAD (TN501, TN520), but")
+
+    # a tool left out (ignore) breaks no policy; TN550 left out (except) is never reported
+    config = folder / "pyproject.toml"
+    base = config.read_text()
+    config.write_text(base + 'ignore = ["now"]\n')
+    found = findings_of(cli("breaking", "--against", "HEAD", "--format", "json", cwd=folder))
+    assert [f["tool"] for f in found if f["rule"] == "TN550"] == ["get_weather"]
+    config.write_text(base + 'except = ["TN550"]\n')
+    found = findings_of(cli("breaking", "--against", "HEAD", "--format", "json", cwd=folder))
+    assert "TN550" not in {f["rule"] for f in found}
 
 
 def test_changelog_groups_by_tool(tmp_path: Path) -> None:

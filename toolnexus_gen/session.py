@@ -713,10 +713,7 @@ def breaking(against: str, fail_on: str | None = None) -> BreakingOutcome:
             )
         except policy.PolicyError as exc:
             raise UserError(str(exc)) from None
-        if extra is not None and not rules.selected([extra], settings.use, settings.excepted, ()):
-            extra = None
-        if extra is not None:
-            found.append(extra)
+        found += rules.selected(extra, settings.use, settings.excepted, settings.ignore)
         if note:
             outcome.notes.append(note)
     elif settings.version_policy:

@@ -28,7 +28,7 @@ def locate(found: Iterable[Finding], infos: dict[str, ToolInfo]) -> list[Finding
     for finding in found:
         info = _placed(finding, infos)
         if info is None or finding.at is None:
-            placed.append(finding)  # removed, or placed already (the version policy)
+            placed.append(finding)  # a removed tool: no place
             continue
         line, col = _place(positions[info.display], info, *finding.at)
         placed.append(replace(finding, path=info.display, line=line, col=col))
@@ -39,7 +39,7 @@ def _placed(finding: Finding, infos: dict[str, ToolInfo]) -> ToolInfo | None:
     """The tool a finding is to be placed in (None: it has no place, or has one already)."""
     if finding.at is None or finding.path is not None:
         return None
-    return infos.get(finding.tool or "")
+    return infos.get(finding.tool)
 
 
 def _full(key: str, pointer: str, bare: bool) -> str:

@@ -64,8 +64,10 @@ def check(
     new_text: str,
     display: str,
     ref: str,
-) -> tuple[Finding | None, str | None]:
-    """(the TN550 finding, or None; a note when the policy could not be applied)."""
+) -> tuple[list[Finding], str | None]:
+    """(a TN550 finding for each tool with a callers or handlers error, when the version did
+    not get a major bump; a note when the policy could not be applied). Each names its tool and
+    stands where the tool does (as its other findings); its message says where the version is."""
     breaking = [f for f in found if f.severity == "error" and f.category in ("callers", "handlers")]
     new = version_in(new_text, key)
     if new is None:
@@ -75,29 +77,32 @@ def check(
         )
     old = version_in(old_text, key)
     if old is None:
-        return None, f"version policy: {ref} has no {key}, so there is no version to compare with"
+        return [], f"version policy: {ref} has no {key}, so there is no version to compare with"
     if not breaking or major_bump(old, new):
-        return None, None
+        return [], None
     rule = BREAKING["TN550"]
-    category = "callers" if any(f.category == "callers" for f in breaking) else "handlers"
-    named = ", ".join(sorted({f"{f.rule} {f.tool}" for f in breaking})[:5])
-    more = f" and {len(breaking) - 5} more" if len(breaking) > 5 else ""
     moved = f"went from {old} to {new}" if old != new else f"is still {old}"
     line, col = _place(new_text, key)
-    return (
-        Finding(
-            None,
-            "TN550",
-            category,
-            rule.severity,
-            f"{len(breaking)} breaking change{'s' * (len(breaking) > 1)} since {ref} ({named}"
-            f"{more}), but {key} {moved}: bump the major version",
-            display,
-            line,
-            col,
-        ),
-        None,
-    )
+    by_tool: dict[str, list[Finding]] = {}
+    for finding in breaking:
+        by_tool.setdefault(finding.tool, []).append(finding)
+    extra = []
+    for tool, its in sorted(by_tool.items()):
+        codes = ", ".join(sorted({f.rule for f in its}))
+        category = "callers" if any(f.category == "callers" for f in its) else "handlers"
+        extra.append(
+            Finding(
+                tool,
+                "TN550",
+                category,
+                rule.severity,
+                f"breaking since {ref} ({codes}), but {key} {moved} ({display}:{line}:{col}): "
+                "bump the major version",
+                at=("name", ""),
+                was=its[0].was,
+            )
+        )
+    return extra, None
 
 
 def _place(text: str, key: str) -> tuple[int, int]:

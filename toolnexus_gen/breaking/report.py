@@ -14,6 +14,7 @@ from toolnexus_gen.breaking.rules import LEVELS, Finding
 from toolnexus_gen.diagnostics import printable
 
 FORMATS = ("text", "json", "github", "markdown")
+POLICY = "TN550"  # the version policy's rule
 GITHUB_LEVEL = {"error": "error", "warning": "warning", "info": "notice"}
 MARK = {"error": "🔴", "warning": "🟠", "info": "🔵"}
 
@@ -41,7 +42,7 @@ def render(found: Sequence[Finding], fmt: str, against: str, prefix: str = "") -
 
 def _text(finding: Finding) -> str:
     where = f"{finding.path}:{finding.line}:{finding.col}" if finding.path else finding.tool
-    subject = f"{finding.tool}: " if finding.path and finding.tool else ""
+    subject = f"{finding.tool}: " if finding.path else ""
     return printable(
         f"{where}: {finding.severity}[{finding.rule}] {finding.category}: {subject}{finding.message}"
     )
@@ -65,10 +66,10 @@ def _github(finding: Finding, prefix: str = "") -> str:
             f"line={finding.line}",
             f"col={finding.col}",
         ]
-    title = f"{finding.rule} {finding.title}" + (f" ({finding.tool})" if finding.tool else "")
+    title = f"{finding.rule} {finding.title} ({finding.tool})"
     props.append(f"title={_escape_property(title)}")
     message = f"{finding.category}: {finding.message}"
-    if finding.tool and not finding.path:
+    if not finding.path:
         message = f"{finding.tool}: {message}"
     return f"::{GITHUB_LEVEL[finding.severity]} {','.join(props)}::{_escape_data(message)}"
 
@@ -88,11 +89,11 @@ def _markdown(found: Sequence[Finding], against: str) -> str:
     if not found:
         return "\n".join(lines)
     lines += ["", "| | rule | tool | change | where |", "|---|---|---|---|---|"]
-    for finding in sorted(found, key=lambda f: (-LEVELS.index(f.severity), f.tool or "", f.rule)):
+    for finding in sorted(found, key=lambda f: (-LEVELS.index(f.severity), f.tool, f.rule)):
         where = f"`{_cell(finding.path)}:{finding.line}`" if finding.path else ""
         lines.append(
             f"| {MARK[finding.severity]} {finding.severity} | `{finding.rule}` {finding.category} "
-            f"| `{_cell(finding.tool or '-')}` | {_cell(finding.message)} | {where} |"
+            f"| `{_cell(finding.tool)}` | {_cell(finding.message)} | {where} |"
         )
     return "\n".join(lines)
 
@@ -101,10 +102,10 @@ def changelog(found: Sequence[Finding], against: str) -> str:
     """Release notes: the tools added, removed and changed since `against`, breaking changes
     first in each tool's list."""
     by_tool: dict[str, list[Finding]] = {}
-    project: list[Finding] = []
+    policy: list[Finding] = []  # the version policy's: one note for the release, naming them
     for finding in found:
-        if finding.tool is None:
-            project.append(finding)
+        if finding.rule == POLICY:
+            policy.append(finding)
         else:
             by_tool.setdefault(finding.tool, []).append(finding)
     added = sorted(t for t, fs in by_tool.items() if any(f.rule == "TN530" for f in fs))
@@ -113,16 +114,20 @@ def changelog(found: Sequence[Finding], against: str) -> str:
     lines = [f"## Tool changes since {printable(against)}", ""]
     if not found:
         return "\n".join([*lines, "No tool changed."]) + "\n"
-    breaking = [f for f in found if f.severity == "error" and f.category != "model"]
+    breaking = [
+        f for f in found if f.severity == "error" and f.category != "model" and f.rule != POLICY
+    ]
     if breaking:
-        tools = sorted({f.tool or "(project)" for f in breaking})
+        tools = sorted({f.tool for f in breaking})
         lines += [
             f"**{len(breaking)} breaking change{'s' * (len(breaking) > 1)}** "
             f"({', '.join(f'`{_md(t)}`' for t in tools)}).",
             "",
         ]
-    for finding in project:
-        lines += [f"- **{finding.severity}** {_md(finding.message)} ({finding.rule})", ""]
+    if policy:
+        lines.append(f"- **{policy[0].severity}** {policy[0].title} ({POLICY}):")
+        lines += [f"  - `{_md(f.tool)}`: {_md(f.message)}" for f in policy]
+        lines.append("")
     if added:
         lines += ["### Added", ""]
         for tool in added:

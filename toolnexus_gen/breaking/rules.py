@@ -30,7 +30,7 @@ LEVELS = ("info", "warning", "error")  # in rising order
 
 @dataclass(frozen=True)
 class Finding:
-    tool: str | None
+    tool: str  # every finding names the tool it concerns
     rule: str
     category: str
     severity: str
@@ -598,7 +598,7 @@ def findings(pairs: Iterable[Pair]) -> list[Finding]:
 
 
 def order(finding: Finding) -> tuple[Any, ...]:
-    return (finding.tool or "", -LEVELS.index(finding.severity), finding.rule, finding.message)
+    return (finding.tool, -LEVELS.index(finding.severity), finding.rule, finding.message)
 
 
 def selected(
