@@ -3,9 +3,12 @@ allOf, oneOf, OpenAPI's nullable, boolean schemas, tuples, additionalProperties 
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from toolnexus_gen.breaking.schema import compare
 
@@ -121,3 +124,73 @@ def test_no_arguments_and_descriptions() -> None:
     assert said(old, new) == [
         ("description", "a", False, False, 'description of \'a\' changed from "A" to "The A"')
     ]
+
+
+# -- what is written alike is not walked: the shortcut must never hide a change ---------------
+
+
+def test_equal_values_of_other_types_are_compared() -> None:
+    # 1 == True == 1.0 in Python; a schema tells them apart
+    old = {"type": "object", "properties": {"on": {"const": 1}}}
+    new = {"type": "object", "properties": {"on": {"const": True}}}
+    assert ("type", "on", True, True, "type changed from integer to boolean") in said(old, new)
+    assert said(old, {"type": "object", "properties": {"on": {"const": 1}}}) == []
+
+
+def defs(item: dict[str, Any], ref: str = "#/$defs/Item") -> dict[str, Any]:
+    return {
+        "type": "object",
+        "properties": {"items": {"type": "array", "items": {"$ref": ref}}, "x": {"type": "string"}},
+        "$defs": {"Item": item},
+    }
+
+
+def test_a_ref_written_alike_whose_target_changed_is_followed() -> None:
+    old, new = defs({"type": "string"}), defs({"type": "string", "maxLength": 3})
+    assert said(old, new) == [("bound", "items[]", True, False, "maxLength 3 added")]
+    assert said(old, defs({"type": "string"})) == []
+    legacy = {**defs({"type": "integer"}, "#/definitions/Item"), "definitions": {}}
+    legacy["definitions"] = legacy.pop("$defs")
+    narrowed = copy.deepcopy(legacy)
+    narrowed["definitions"]["Item"]["minimum"] = 0
+    assert said(legacy, narrowed) == [("bound", "items[]", True, False, "minimum 0 added")]
+
+
+def test_a_ref_out_of_the_definitions_is_followed() -> None:
+    # the ref into the definitions is written alike, the definitions too, but one of them
+    # refers out of them, to what changed
+    old = defs({"$ref": "#/properties/x"})
+    new = copy.deepcopy(old)
+    new["properties"]["x"]["format"] = "email"
+    found = said(old, new)
+    assert ("bound", "x", True, False, 'format "email" added') in found
+    assert ("bound", "items[]", True, False, 'format "email" added') in found
+
+
+# -- a corrupt package at REF: whatever its schemas hold, the comparison ends ------------------
+
+WORDS = ["type", "properties", "required", "items", "anyOf", "oneOf", "allOf", "$ref", "enum"]
+WORDS += ["const", "additionalProperties", "prefixItems", "minimum", "pattern", "default"]
+WORDS += ["nullable", "$defs", "not", "multipleOf", "format", "x"]
+LEAF = (
+    st.none()
+    | st.booleans()
+    | st.integers(-3, 3)
+    | st.sampled_from(["object", "string", "integer", "array", "null", "x"])
+    | st.sampled_from(["#", "#/$defs/x", "#/properties/x", "#/nope", "x", "#/allOf/0"])
+)
+ANY_JSON = st.recursive(
+    LEAF,
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.sampled_from(WORDS), inner, max_size=4)
+    ),
+    max_leaves=15,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(ANY_JSON, ANY_JSON)
+def test_any_json_compares_without_a_crash(old: Any, new: Any) -> None:
+    for before, after in ((old, new), (new, old), (old, old)):
+        for change in compare(before, after):
+            assert change.kind and isinstance(change.detail, str)

@@ -218,7 +218,10 @@ class _Walk:
                 merged = {k: v for k, v in node.items() if k != "allOf"}
                 for i, part in enumerate(node["allOf"]):
                     body, _ = self.resolved(part, root, join_pointer(pointer, "allOf") + f"/{i}")
-                    merged = _merge(merged, body)
+                    if body is False:
+                        return False, pointer  # nothing validates
+                    if isinstance(body, dict):  # true (or, in a corrupt package, not a schema)
+                        merged = _merge(merged, body)  # adds nothing
                 node = merged
                 continue
             return node, pointer
@@ -249,7 +252,7 @@ class _Walk:
         elif isinstance(types, str):
             names = [types]
         elif isinstance(node.get("enum"), list) or "const" in node:
-            values = node["enum"] if "enum" in node else [node["const"]]
+            values = node["enum"] if isinstance(node.get("enum"), list) else [node["const"]]
             names = sorted({_type_of(v) for v in values}, key=TYPES.index)
         else:
             names = []
