@@ -107,7 +107,7 @@ def main() -> None:
 
 def run(project: Path, count: int, runs: int) -> None:
     from toolnexus_gen import session
-    from toolnexus_gen.breaking import locate, revision, rules, surface
+    from toolnexus_gen.breaking import locate, python, revision, rules, surface
 
     (project / "pyproject.toml").write_text(CONFIG)
     write(project / "specs", count, lambda i, spec: spec)
@@ -154,6 +154,10 @@ def run(project: Path, count: int, runs: int) -> None:
     infos = {tool.name: tool for tool in toolset.tools}
 
     def compare(before: surface.Surface, after: surface.Surface) -> list[Any]:
+        for name in ("_block_classes", "_items"):  # as in a fresh command: nothing parsed yet
+            cached = getattr(python, name, None)
+            if cached is not None:
+                cached.cache_clear()
         found = rules.findings(rules.pairs(before, after, "HEAD", 10.0))
         found = rules.selected(found, rules.CATEGORIES, (), ())
         return locate.locate(found, infos)

@@ -202,6 +202,31 @@ def test_against_a_real_git_history(tmp_path: Path) -> None:
     assert git("rev-parse", "HEAD", cwd=repo) == head
 
 
+def test_the_build_now_reuses_the_models_the_last_build_made(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What a build makes now is made in memory with the last build's memo: no argument model
+    the build already made is made again by datamodel-code-generator (the slow part)."""
+    from toolnexus_gen.codegen import models
+
+    repo = history(tmp_path)
+    made: list[str] = []
+    real = models._source
+
+    def counted(schema: dict[str, Any], class_name: str, header: str) -> str:
+        made.append(class_name)
+        return real(schema, class_name, header)
+
+    monkeypatch.setattr(models, "_source", counted)
+    assert cli("breaking", "--against", "HEAD~2", cwd=repo).exit_code == 1
+    assert made == []
+    spec = repo / "specs/get_weather.yaml"
+    spec.write_text(spec.read_text().replace("days: {type: integer}", "days: {type: string}"))
+    assert cli("breaking", "--against", "HEAD", cwd=repo).exit_code == 1
+    assert made == ["GetWeatherArgs"]  # the one model that changed, made in memory
+    assert git("status", "--porcelain", "--", "tools", cwd=repo) == ""
+
+
 def test_working_tree_changes_are_what_is_compared(tmp_path: Path) -> None:
     """Uncommitted spec edits count (what a build makes now), not the package on disk."""
     repo = history(tmp_path)

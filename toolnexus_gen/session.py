@@ -717,7 +717,9 @@ def breaking(against: str, fail_on: str | None = None) -> BreakingOutcome:
         if note:
             outcome.notes.append(note)
     elif settings.version_policy:
-        raise UserError("version_policy is on, but there is no pyproject.toml to read the version from")
+        raise UserError(
+            "version_policy is on, but there is no pyproject.toml to read the version from"
+        )
     with os_errors():
         infos = {tool.name: tool for tool in toolset.tools}
         outcome.findings = sorted(locate.locate(found, infos), key=rules.order)
@@ -726,13 +728,16 @@ def breaking(against: str, fail_on: str | None = None) -> BreakingOutcome:
 
 def _generated(chosen: BuildOptions) -> tuple[dict[str, str], Any]:
     """The files a build would write now, and its tool set; invalid specs raise (exit 2)."""
+    from toolnexus_gen.incremental.cache import load_memo
     from toolnexus_gen.incremental.plan import Record, plan
     from toolnexus_gen.pipeline.build import generate
     from toolnexus_gen.sources import contribute
 
     try:
-        # From no record: every file is made (a record could answer "nothing changed").
-        planned = plan(chosen, contribute=lambda: contribute(chosen), last=Record(state=None))
+        # From no record: every file is made (a record could answer "nothing changed"); but
+        # with the last build's memo (keyed by content), so no model is made afresh in vain.
+        last = Record(state=None, memo=load_memo(chosen.out))
+        planned = plan(chosen, contribute=lambda: contribute(chosen), last=last)
         result = generate(chosen, planned)
     except RecursionError:
         raise UserError(
