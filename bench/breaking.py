@@ -7,9 +7,10 @@ removed; and rebuilt. Measured in this process, each the median of several runs:
   surface; and the same from a directory;
 - now: what a build makes (in memory, the build state warm, as after `toolnexus-gen build`),
   read into its surface;
-- comparing: pairing, every rule, selection and placing the findings in the specs. The target is
-  under a second; the figure is also given as a ratio to the warm `build --check` of the same
-  project, measured in the same run (the machine is shared and noisy);
+- comparing: pairing, every rule, selection and placing the findings in the specs, as a fresh
+  command would (nothing parsed before). The target is under a second; the figure is also given
+  as a ratio to `build --check` of the same project, up to date (answered from the build's
+  record), measured in the same run (the machine is shared and noisy);
 - the worst case: every one of the 1,000 tools changed (a new description and a new required
   argument each), compared.
 And the whole command, `toolnexus-gen breaking --against HEAD`, in a fresh process.
@@ -195,9 +196,12 @@ def run(project: Path, count: int, runs: int) -> None:
     met = "MET" if worst_time < 1 else "MISSED"
     print(
         f"  compare (every tool changed, {len(worst)} findings): {worst_time * 1000:.0f} ms   "
-        f"[target < 1 s] {met}"
+        f"[target < 1 s] {met}; {worst_time / check_time:.2f}x build --check"
     )
-    print(f"  the whole command, fresh process (every tool changed): {whole:.2f} s")
+    print(
+        f"  the whole command, fresh process (every tool changed): {whole:.2f} s; "
+        f"{whole / check_time:.1f}x build --check"
+    )
 
 
 if __name__ == "__main__":

@@ -270,7 +270,7 @@ class _Walk:
 
     def node(self, old: Any, new: Any, path: str, old_pointer: str, new_pointer: str) -> None:
         if old == new and self.alike(old, new):
-            return  # written alike and referring nowhere: nothing below differs
+            return  # written alike, and any $ref finds alike nodes: nothing below differs
         old_body, old_at = self.resolved(old, self.old_root, old_pointer)
         new_body, new_at = self.resolved(new, self.new_root, new_pointer)
         pair = (id(old_body), id(new_body))
