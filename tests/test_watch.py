@@ -245,12 +245,12 @@ def test_a_link_out_of_the_spec_folder_is_refused_and_not_watched(
     (outside / "deep/far.yaml").write_text("description: Changed far away\n")
     (outside / "deep/new.yaml").write_text("description: New far away\n")
     (outside / "one.yaml").write_text("description: One file, changed\n")
-    assert quiet_for(watch, 1.5) == settled, watch.text
+    assert quiet_for(watch, 1.0) == settled, watch.text
     (project / "specs/linked").unlink()
     (project / "specs/one.yaml").unlink()
     watch.wait_for(lambda: watch.builds() > settled, "the build once the links are gone")
     watch.wait_for(lambda: "0 files written, 15 unchanged" in watch.text, "told it is good again")
-    quiet_for(watch, 1.0)
+    quiet_for(watch, 0.5)
     assert generated(project / "tools") == from_scratch(project)
     assert watch.stop() == 0
     assert "Far away" not in (project / "tools/schemas/openai.json").read_text()
@@ -296,7 +296,7 @@ def test_files_vanishing_while_it_builds_never_break_it(project: Path, watch: Wa
     (specs / "now.yaml").write_text("description: The end\n")
     schemas = project / "tools/schemas/openai.json"
     watch.wait_for(holds(schemas, "The end"), "the build after the storm")
-    quiet_for(watch, 1.5)
+    quiet_for(watch, 1.0)
     assert generated(project / "tools") == from_scratch(project)
     assert watch.process.poll() is None
     assert "Traceback" not in watch.text
