@@ -27,6 +27,13 @@ from synthetic import synthetic_spec  # this folder is on sys.path (the script's
 DESCRIBE_TARGET_MS = 100
 SCHEMA_TARGET_MS = 300
 
+# `python -m toolnexus_gen`, hearing Ctrl-C (SIGINT) even when this benchmark was started with it
+# ignored (in the background of a non-interactive shell), so that it can stop the watch with it.
+CTRL_C_HEARD = (
+    "import runpy, signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "
+    "sys.argv[0] = 'toolnexus-gen'; runpy.run_module('toolnexus_gen', run_name='__main__')"
+)
+
 
 def p95(values: list[float]) -> float:
     ordered = sorted(values)
@@ -36,7 +43,7 @@ def p95(values: list[float]) -> float:
 class Watching:
     def __init__(self, project: Path) -> None:
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "toolnexus_gen", "build", "specs", "--out", "out", "--watch"],
+            [sys.executable, "-c", CTRL_C_HEARD, "build", "specs", "--out", "out", "--watch"],
             cwd=project,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,

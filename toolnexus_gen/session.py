@@ -185,7 +185,7 @@ def _full_build(
     chosen: BuildOptions, planned: Plan, check: bool, outcome: BuildOutcome, progress: Progress
 ) -> BuildOutcome:
     from toolnexus_gen.fs import output
-    from toolnexus_gen.pipeline.build import generate, save_build
+    from toolnexus_gen.pipeline.build import generate, save_build, tell_budget
 
     try:
         result = generate(chosen, planned, progress)
@@ -196,11 +196,11 @@ def _full_build(
     outcome.diagnostics = [(d.format(), d.is_error) for d in result.diagnostics]
     outcome.codes = [d.code for d in result.diagnostics]
     outcome.tools = len(result.toolset.tools) if result.toolset else 0
-    outcome.budget = result.budget
     if result.files is None:
         outcome.invalid = True
         return outcome
     if check:
+        outcome.budget = tell_budget(chosen, result)
         outcome.check = output.check(chosen.out, result.files)
         return outcome
     records: list[Record] = []
@@ -216,6 +216,7 @@ def _full_build(
     except output.OwnershipError as exc:
         raise UserError(str(exc)) from None
     outcome.record = records[0]
+    outcome.budget = result.budget  # estimated as the record was saved (save_build)
     return outcome
 
 

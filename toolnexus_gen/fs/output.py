@@ -227,19 +227,19 @@ def _write_locked(
     # Record ownership of every file before any of them appears, so a build killed part-way
     # leaves nothing the next build would mistake for a user's file.
     manifest_path = out_dir / MANIFEST
-    union = sorted(set(old) | set(files))
-    if _read(manifest_path) != _manifest_text(union).encode():
-        atomic_write(manifest_path, _manifest_text(union).encode())
+    union = _manifest_text(sorted(set(old) | set(files))).encode()
+    if _read(manifest_path) != union:
+        atomic_write(manifest_path, union)
+    folder = os.fspath(out_dir)  # paths as strings: a Path per file costs more than its stat
     for done, (name, text) in enumerate(files.items(), 1):
         if progress is not None and done % 50 == 0:
             progress(done, len(files))
-        path = out_dir / name
         recorded = known.get(name)
         if recorded is not None and name in previous:
             # The last build in this process wrote previous[name] there: while the file's stat
             # is the recorded one it still holds it, and the texts say whether it changes.
             try:
-                stat = path.stat()
+                stat = os.stat(os.path.join(folder, name))
                 untouched = [stat.st_size, stat.st_mtime_ns] == recorded[:2]
             except OSError:
                 untouched = False
@@ -248,11 +248,13 @@ def _write_locked(
                 report.recorded[name] = list(recorded)
                 continue
             data = text.encode("utf-8")
+            path = out_dir / name
             atomic_write(path, data)
             report.written.append(name)
             stat = path.stat()
             unhashed.append((name, [stat.st_size, stat.st_mtime_ns], data))
             continue
+        path = out_dir / name
         data = text.encode("utf-8")
         digest = hashlib.sha256(data).hexdigest()
         if _holds(path, data, digest, recorded):
@@ -269,7 +271,7 @@ def _write_locked(
             path.unlink()
             report.removed.append(name)
             _remove_empty_parents(path.parent, out_dir)
-    final = _manifest_text(list(files)).encode()
+    final = union if not stale else _manifest_text(list(files)).encode()
     if _read(manifest_path) != final:
         atomic_write(manifest_path, final)
     report.recorded[MANIFEST] = _record(manifest_path, hashlib.sha256(final).hexdigest())

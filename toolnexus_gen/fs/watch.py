@@ -9,6 +9,7 @@ survive, and watching their folder would mean watching the whole project (.venv 
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,6 +20,10 @@ from typing import Any
 STEP_MS = 15
 DEBOUNCE_MS = 1000  # a stream of changes that never pauses is still built once a second
 POLL_MS = 200  # how often the single files are looked at
+# The idle work (a full garbage collection: tens of milliseconds at 1,000 tools, more on a busy
+# machine) waits for a pause a user makes, not the first 200 ms after a build: a save that came
+# during it would wait for it.
+IDLE_MS = 1000
 
 
 @dataclass(frozen=True)
@@ -47,7 +52,7 @@ def changes(inputs: Inputs, idle: Callable[[], None] | None = None) -> Iterator[
     """Each batch of changed paths, sorted, as they come (forever; Ctrl-C raises
     KeyboardInterrupt, as everywhere else). The first batch comes as soon as the watch is set
     up, empty when nothing changed yet: what changed before that is for the caller to find.
-    `idle()` runs once things are quiet after a batch (POLL_MS without a change)."""
+    `idle()` runs once things are quiet after a batch (IDLE_MS without a change)."""
     from watchfiles import DefaultFilter, watch
 
     ignored = tuple(os.path.abspath(path) for path in inputs.ignore)
@@ -57,7 +62,7 @@ def changes(inputs: Inputs, idle: Callable[[], None] | None = None) -> Iterator[
         return default(change, path) and not _under(os.path.abspath(path), ignored)
 
     polled = {path: _stat(path) for path in inputs.files}
-    started, busy = False, True
+    started, busy, since = False, True, time.monotonic()
     for batch in watch(
         *inputs.folders,
         watch_filter=wanted,
@@ -75,6 +80,7 @@ def changes(inputs: Inputs, idle: Callable[[], None] | None = None) -> Iterator[
         if found or not started:
             started, busy = True, True
             yield sorted(found)
-        elif busy and idle is not None:
+            since = time.monotonic()  # once the batch is built
+        elif busy and idle is not None and time.monotonic() - since >= IDLE_MS / 1000:
             busy = False
             idle()

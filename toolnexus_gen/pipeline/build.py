@@ -292,19 +292,26 @@ def generate(options: BuildOptions, plan: Plan, progress: Progress = unseen) -> 
     except DiagnosticsError as exc:
         return Generated(None, toolset, sorted(diagnostics + exc.diagnostics))
     files = dict(sorted(rendered.files.items()))
-    from toolnexus_gen.pipeline.toolsets import budget, summary
-
-    told = summary(budget(toolset, options), bool(toolset.toolsets))
+    # the budget (tell_budget) is estimated once the files are written: the package does not wait
     return Generated(
         files,
         toolset,
         diagnostics,
         len(plan.reused),
-        told,
+        "",
         analysis.units,
         rendered.layout,
         keys,
     )
+
+
+def tell_budget(options: BuildOptions, result: Generated) -> str:
+    """The largest request's estimated tokens, in words (`result.budget`, estimated once)."""
+    if not result.budget and result.files is not None and result.toolset is not None:
+        from toolnexus_gen.pipeline.toolsets import budget, summary
+
+        result.budget = summary(budget(result.toolset, options), bool(result.toolset.toolsets))
+    return result.budget
 
 
 def _ignored(diagnostic: Diagnostic, ignore: frozenset[str]) -> bool:
@@ -318,6 +325,7 @@ def save_build(options: BuildOptions, plan: Plan, result: Generated, report: Rep
     from toolnexus_gen.incremental.plan import save
 
     assert result.files is not None and result.toolset is not None
+    tell_budget(options, result)
     return save(
         options,
         plan,
