@@ -921,8 +921,7 @@ EXAMPLES: dict[str, Example] = {
     ),
     "TN471": Example(
         {
-            "api.yaml": PETS
-            % "      requestBody:\n        required: true\n        content:\n"
+            "api.yaml": PETS % "      requestBody:\n        required: true\n        content:\n"
             "          multipart/form-data:\n            schema: {type: object}\n"
             "      responses: {'200': {description: ok}}\n"
         },
