@@ -77,6 +77,7 @@ class Server:
                 return
             except httpx2.TransportError:
                 time.sleep(0.2)
+        self.stop()
         raise RuntimeError(f"{module} did not start")
 
     def stop(self) -> None:
@@ -123,7 +124,12 @@ def bench_http(record: Callable[..., None], rounds: int = 5) -> None:
         (folder / "peer.py").write_text(textwrap.dedent(FASTMCP))
         clients, calls = 10, 30
         total = clients * calls
-        ours, peer = Server(folder, "ours", 1), Server(folder, "peer", 1)
+        ours = Server(folder, "ours", 1)
+        try:
+            peer = Server(folder, "peer", 1)
+        except BaseException:
+            ours.stop()  # never left serving when the peer cannot start
+            raise
         try:
             asyncio.run(_calls(ours.url, 2, 5))  # warm both
             asyncio.run(_calls(peer.url, 2, 5))
