@@ -1,6 +1,7 @@
 """The shortcuts that keep `toolnexus-gen breaking` fast at a thousand tools say what the long
 way says: a finding's place read from only the parts of a JSON spec on the way to it, and token
-estimates of ASCII text through an ASCII pattern."""
+estimates of ASCII text through an ASCII pattern, and of a text through its parts cut at each
+`,"` before a word (each part's pieces costed once)."""
 
 from __future__ import annotations
 
@@ -73,6 +74,21 @@ def test_ascii_text_is_cut_into_the_same_pieces(text: str) -> None:
     if text.isascii() and not tokens._SEPARATORS.search(text):
         assert tokens._PIECE_ASCII.findall(text) == tokens._PIECE.findall(text)
     assert tokens.estimate_text(text) == sum_of_pieces(text)
+
+
+WORDS = st.text(st.sampled_from(list(',"abZ0_é \n.:-\x1c')), max_size=6)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(WORDS, max_size=12), JSON)
+def test_text_cut_at_its_keys_costs_what_the_whole_text_costs(words: list[str], value: Any) -> None:
+    text = '","'.join(words) + json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    assert tokens.estimate_text(text) == sum_of_pieces(text)
+    again = tokens.estimate_text(text)  # the parts' costs remembered now
+    assert again == sum_of_pieces(text)
+    assert tokens.estimate({"a": text, "b": [text, text]}) == sum_of_pieces(
+        json.dumps({"a": text, "b": [text, text]}, ensure_ascii=False, separators=(",", ":"))
+    )
 
 
 def sum_of_pieces(text: str) -> int:

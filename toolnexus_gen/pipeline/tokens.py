@@ -16,6 +16,9 @@ from __future__ import annotations
 
 import json
 import re
+from collections import deque
+from collections.abc import Iterable
+from itertools import accumulate, chain
 from typing import Any
 
 _PIECE = re.compile(r"[^\r\n\w]?[^\W\d_]+|\d{1,3}| ?[^\s\w]+[\r\n]*|\s+|_+")
@@ -35,19 +38,61 @@ _SEPARATORS = re.compile(r"[\x1c-\x1f]")
 
 def estimate_text(text: str) -> int:
     """Estimated o200k_base tokens of a text."""
+    parts = text.split(_CUT)
+    if len(parts) > 1 and len(_CUT_BEFORE_WORD.findall(text)) == len(parts) - 1:
+        costs: Iterable[float] = chain(
+            chain.from_iterable(map(_CUT_PART_COSTS.__getitem__, parts[:-1])),
+            _PART_COSTS[parts[-1]],
+        )
+    else:
+        costs = _costs(text)
+    # the running sum's last value: the costs added one by one in order, as a loop adds them
+    return round(deque(accumulate(costs, initial=0.0), maxlen=1)[0])
+
+
+# A text's pieces are the pieces of its parts when it is cut right after each `,"` followed by a
+# word character: the punctuation run holding that `,` ends there (a letter run takes one mark
+# before it only when a letter follows the mark). Compact JSON is cut so at each key: the parts
+# a definition shares with another (and with itself at another revision) are cut into pieces and
+# costed once, and the pieces' costs are added in the same order as the whole text's.
+_CUT = ',"'
+_CUT_BEFORE_WORD = re.compile(r',"\w')
+_MOST_PARTS = 1 << 16
+
+
+def _costs(text: str) -> tuple[float, ...]:
+    """The cost of each piece of a text, in order."""
     ascii_only = text.isascii() and not _SEPARATORS.search(text)
-    total = 0.0
-    for piece in (_PIECE_ASCII if ascii_only else _PIECE).findall(text):
-        last = piece[-1]
-        if last.isalpha():
-            letters = len(piece) if piece[0].isalpha() else len(piece) - 1
-            total += 1 if letters <= WORD_TOKEN else 1 + (letters - WORD_TOKEN) / WORD_TOKEN
-        elif last.isdigit() or last.isspace() or last == "_":
-            total += 1
-        else:
-            marks = len(piece.strip())
-            total += 1 if marks <= MARKS_TOKEN else marks / MARKS_TOKEN
-    return round(total)
+    return tuple(map(_piece_cost, (_PIECE_ASCII if ascii_only else _PIECE).findall(text)))
+
+
+def _piece_cost(piece: str) -> float:
+    last = piece[-1]
+    if last.isalpha():
+        letters = len(piece) if piece[0].isalpha() else len(piece) - 1
+        return 1 if letters <= WORD_TOKEN else 1 + (letters - WORD_TOKEN) / WORD_TOKEN
+    if last.isdigit() or last.isspace() or last == "_":
+        return 1
+    marks = len(piece.strip())
+    return 1 if marks <= MARKS_TOKEN else marks / MARKS_TOKEN
+
+
+class _Costs(dict[str, tuple[float, ...]]):
+    """The pieces' costs of each part seen (a part followed by the cut, or the last part)."""
+
+    def __init__(self, suffix: str) -> None:
+        super().__init__()
+        self.suffix = suffix
+
+    def __missing__(self, part: str) -> tuple[float, ...]:
+        if len(self) >= _MOST_PARTS:
+            self.clear()
+        found = self[part] = _costs(part + self.suffix)
+        return found
+
+
+_CUT_PART_COSTS = _Costs(_CUT)
+_PART_COSTS = _Costs("")
 
 
 def estimate(entry: Any) -> int:
