@@ -109,6 +109,7 @@ def main() -> None:
 def run(project: Path, count: int, runs: int) -> None:
     from toolnexus_gen import session
     from toolnexus_gen.breaking import locate, python, revision, rules, surface
+    from toolnexus_gen.pipeline import tokens
 
     (project / "pyproject.toml").write_text(CONFIG)
     write(project / "specs", count, lambda i, spec: spec)
@@ -159,6 +160,10 @@ def run(project: Path, count: int, runs: int) -> None:
             cached = getattr(python, name, None)
             if cached is not None:
                 cached.cache_clear()
+        for costs in ("_CUT_PART_COSTS", "_PART_COSTS"):  # nor a token estimate's parts costed
+            remembered = getattr(tokens, costs, None)
+            if remembered is not None:
+                remembered.clear()
         found = rules.findings(rules.pairs(before, after, "HEAD", 10.0))
         found = rules.selected(found, rules.CATEGORIES, (), ())
         return locate.locate(found, infos)
