@@ -104,6 +104,7 @@ def main() -> None:
     finally:
         os.chdir(ROOT)
         shutil.rmtree(project, ignore_errors=True)
+        shutil.rmtree(project.parent / f"{project.name}-ref", ignore_errors=True)  # REF's copy
 
 
 def run(project: Path, count: int, runs: int) -> None:
