@@ -66,6 +66,10 @@ def _options(header: str, class_name: str) -> dict[str, Any]:
         # a number and a number not a boolean (pydantic's lax mode would take "5" or 1).
         "strict_nullable": True,
         "strict_types": [StrictTypes.str, StrictTypes.int, StrictTypes.float, StrictTypes.bool],
+        # A property's default belongs to its field, not to the root model made from one of its
+        # anyOf/oneOf branches (`stop: {default: null, oneOf: [string, array]}` would give the
+        # list's root model the default None, which mypy refuses).
+        "keep_field_defaults_off_branch_roots": True,
         # Descriptions stay in Field(description=...), so model_json_schema() carries them.
         "use_field_description": False,
         "use_schema_description": False,
