@@ -41,6 +41,15 @@ OPENAI_REQUEST = {
     },
 }
 
+# Stripe's webhook endpoints: one API version listed many times in an enum (ruff PIE796 in the
+# model's Enum)
+STRIPE_WEBHOOK = {
+    "type": "object",
+    "properties": {
+        "api_version": {"type": "string", "enum": ["2025-10-15", "2025-10-15", "2024-06-20"]}
+    },
+}
+
 DOCUMENT: dict[str, Any] = {
     "openapi": "3.0.0",
     "info": {"title": "Fragments", "version": "1"},
@@ -60,8 +69,23 @@ DOCUMENT: dict[str, Any] = {
                 "responses": {"200": {"description": "ok"}},
             }
         },
+        "/webhook_endpoints": {
+            "post": {
+                "operationId": "postWebhookEndpoints",
+                "requestBody": {
+                    "content": {
+                        "application/json": {
+                            "schema": {"$ref": "#/components/schemas/WebhookEndpoint"}
+                        }
+                    },
+                },
+                "responses": {"200": {"description": "ok"}},
+            }
+        },
     },
-    "components": {"schemas": {"CreateCompletionRequest": OPENAI_REQUEST}},
+    "components": {
+        "schemas": {"CreateCompletionRequest": OPENAI_REQUEST, "WebhookEndpoint": STRIPE_WEBHOOK}
+    },
 }
 
 
@@ -112,3 +136,12 @@ def test_a_default_beside_a_oneof_stays_on_its_field(project: tuple[Path, Any]) 
     assert "class Prompt(RootModel[list[StrictInt]]):" in models
     assert models.count('Field("<|endoftext|>"') == 1  # the field's, not the root model's
     assert "root: list[StrictStr] = Field(..., max_length=4, min_length=1)" in models
+
+
+def test_an_enum_listing_a_value_twice_gives_each_member_once(project: tuple[Path, Any]) -> None:
+    folder, _ = project
+    models = (folder / "fragment_tools" / "models" / "postwebhookendpoints.py").read_text()
+    assert models.count('= "2025-10-15"') == 1 and models.count('= "2024-06-20"') == 1
+    # the spec keeps what the document says; only the model's Enum is made of distinct values
+    spec = shared(folder, "WebhookEndpoint")
+    assert spec["properties"]["api_version"]["enum"] == ["2025-10-15", "2025-10-15", "2024-06-20"]
