@@ -126,3 +126,23 @@ def test_sorted_names_are_the_order_ruff_wants(
         check=False,
     )
     assert result.returncode == 0, result.stdout + "\n".join(lines)
+
+
+@pytest.mark.parametrize("length", [20, 55])
+def test_a_one_tool_toolset_entry_is_split_as_ruff_format_splits_it(
+    tmp_path: Path, length: int
+) -> None:
+    # Slack's admin_conversations_ekm toolset: its one tool fit in 100 columns, not in ruff's 88
+    from toolnexus_gen.codegen.package import toolset_entry
+
+    entry = toolset_entry(("admin_conversations_ekm", ("t" * length,)))
+    source = tmp_path / "dispatch.py"
+    source.write_text(f"TOOLSETS = {{\n    **{{\n{entry}\n    }}\n}}\n")
+    done = subprocess.run(
+        [RUFF, "format", "--isolated", "--check", "--diff", str(source)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert (entry.count("\n") == 0) == (length == 20)

@@ -171,6 +171,7 @@ def test_a_real_document_imports_and_builds_for_every_target(name: str, tmp_path
     for command in (
         [sys.executable, "-m", "mypy", "--strict", f"{name}_tools"],
         [sys.executable, "-m", "ruff", "check", f"{name}_tools"],
+        [sys.executable, "-m", "ruff", "format", "--check", f"{name}_tools"],
     ):
         done = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, check=False)
         assert done.returncode == 0, (done.stdout + done.stderr)[-3000:]

@@ -631,3 +631,36 @@ def test_the_profile_is_part_of_what_a_build_is_made_from(tmp_path: Path) -> Non
     (tmp_path / "pyproject.toml").write_text("[tool.toolnexus-gen]\n")
     result = cli("build", str(specs), "--out", out, cwd=tmp_path)
     assert result.exit_code == 2 and "error[TN113]" in result.stderr
+
+
+def test_describe_checks_once_for_findings_far_apart(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a check per finding walked the whole schema each time: quadratic on imported documents
+    # (Twilio's and GitHub's schemas hold hundreds of formats Gemini's parameters refuse)
+    import dataclasses
+
+    import toolnexus_gen.pipeline.emit as emit
+
+    checks: list[str] = []
+    real = emit.describe
+
+    def counted(tool: Any, located: Any, target: Any, *args: Any, **kwargs: Any) -> Any:
+        def check(*a: Any) -> Any:
+            checks.append(target.name)
+            return target.check(*a)
+
+        return real(tool, located, dataclasses.replace(target, check=check), *args, **kwargs)
+
+    monkeypatch.setattr(emit, "describe", counted)
+    properties = {f"link_{i}": {"type": "string", "format": "uri"} for i in range(40)}
+    spec = {"description": "Links", "input_schema": {"type": "object", "properties": properties}}
+    write_specs(tmp_path / "specs", {"links.json": spec})
+    (tmp_path / "pyproject.toml").write_text(REACH + 'targets = ["gemini"]\n')
+    result = cli("build", "specs", "--out", "out", cwd=tmp_path)
+    assert result.exit_code == 0, result.stderr
+    assert result.stderr.count("warning[TN220]") == 40
+    (declaration,) = provider_files(tmp_path / "out")["gemini"][0]["functionDeclarations"]
+    described = declaration["parameters"]["properties"]
+    assert all(p == {"type": "string", "description": "(format: uri)"} for p in described.values())
+    assert 1 < checks.count("gemini") <= 3  # one to find the 40, one to find none left

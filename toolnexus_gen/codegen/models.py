@@ -7,6 +7,7 @@ neither black nor isort, and the output is stable under `ruff format`.
 
 from __future__ import annotations
 
+import json
 import keyword
 import re
 import unicodedata
@@ -66,6 +67,10 @@ def _options(header: str, class_name: str) -> dict[str, Any]:
         # a number and a number not a boolean (pydantic's lax mode would take "5" or 1).
         "strict_nullable": True,
         "strict_types": [StrictTypes.str, StrictTypes.int, StrictTypes.float, StrictTypes.bool],
+        # A property's default belongs to its field, not to the root model made from one of its
+        # anyOf/oneOf branches (`stop: {default: null, oneOf: [string, array]}` would give the
+        # list's root model the default None, which mypy refuses).
+        "keep_field_defaults_off_branch_roots": True,
         # Descriptions stay in Field(description=...), so model_json_schema() carries them.
         "use_field_description": False,
         "use_schema_description": False,
@@ -227,10 +232,23 @@ def _model_schema(tool: Tool) -> dict[str, Any]:
     return schema
 
 
+def _unique(values: list[Any]) -> list[Any]:
+    """An enum's values, each once (Stripe lists one API version many times: the model's Enum
+    would hold the value under many names, which ruff refuses, PIE796)."""
+    seen: set[str] = set()
+    kept = []
+    for value in values:
+        key = json.dumps(value, sort_keys=True)
+        if key not in seen:
+            seen.add(key)
+            kept.append(value)
+    return kept
+
+
 def _formats(node: Any) -> Any:
     """The schema with each format a generated package cannot type as pydantic would (see
-    PATTERN_FORMATS, NOT_STR_FORMATS) made a string the model can hold. Only schema positions
-    are visited: a property may be named `format`."""
+    PATTERN_FORMATS, NOT_STR_FORMATS) made a string the model can hold, and each enum's values
+    once. Only schema positions are visited: a property may be named `format`."""
     if not isinstance(node, dict):
         return node
     out = dict(node)
@@ -243,6 +261,8 @@ def _formats(node: Any) -> Any:
     for named in SCHEMA_MAPS:
         if isinstance(node.get(named), dict):
             out[named] = {name: _formats(child) for name, child in node[named].items()}
+    if isinstance(node.get("enum"), list):
+        out["enum"] = _unique(node["enum"])
     kind = node.get("format")
     if not isinstance(kind, str):
         return out

@@ -9,6 +9,7 @@ from functools import cache, cmp_to_key
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from toolnexus_gen.codegen.models import LINE_LENGTH
 from toolnexus_gen.codegen.pysource import docstring, py_literal_lines, py_str
 from toolnexus_gen.config.options import Header
 from toolnexus_gen.ir import ToolInfo, ToolSet
@@ -68,7 +69,7 @@ def toolset_entry(item: tuple[str, tuple[str, ...]]) -> str:
     name, members = item
     if len(members) == 1:
         line = f"        {py_str(name)}: ({py_str(members[0])},),"
-        if len(line) <= 100:
+        if len(line) <= LINE_LENGTH:  # ruff's default, as every generated file
             return line
     inner = "".join(f"            {py_str(member)},\n" for member in members)
     return f"        {py_str(name)}: (\n{inner}        ),"

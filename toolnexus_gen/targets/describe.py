@@ -32,6 +32,7 @@ from toolnexus_gen.diagnostics import Diagnostic, Severity
 from toolnexus_gen.ir import Located, Tool
 from toolnexus_gen.targets.base import Target
 from toolnexus_gen.targets.transforms import merge_all_of, rewrite, wrap_ref
+from toolnexus_gen.toolspec.bundle import ONE_SCHEMA, SCHEMA_LISTS, SCHEMA_MAPS
 from toolnexus_gen.toolspec.pointer import join_pointer, resolve
 
 # The rules whose findings describe can fix.
@@ -142,7 +143,8 @@ def describe(
     With `keep_arguments` no property is left out."""
     notes: list[Diagnostic] = []
     tried: set[tuple[str, str | None, str]] = set()
-    for _ in range(MAX_ROUNDS):
+    rounds = 0
+    while rounds < MAX_ROUNDS:
         if output:
             checked = target.check(replace(tool, output_located=located), tool.located, options)
         else:
@@ -157,40 +159,80 @@ def describe(
         ]
         if not findings:
             break
-        finding = findings[0]
-        assert finding.at is not None
-        pointer, keyword = finding.at
-        tried.add((pointer, keyword, finding.code))
-        changed, note, exact = _change(located, pointer, keyword, finding.code, keep_arguments)
-        if changed is None:
-            continue  # not describable here (a required property): the error stands
-        located = changed
-        what = f"{keyword!r}" if keyword else "the schema"
-        if finding.code in ("TN320", "TN345"):
-            what = "'$ref'"
-        if exact:
-            code = "TN225"
-            text = f"{what} rewritten by the describe transform (was {finding.code}): {note}"
-        else:
-            code = "TN220"
-            said = f"; its description now says ({note})" if note else ""
-            text = (
-                f"{what} removed by the describe transform (was {finding.code}){said}; the "
-                "argument model still enforces it"
-            )
-        notes.append(
-            Diagnostic(
-                finding.path,
-                finding.line,
-                finding.col,
-                code,
-                f"{target.name}: {text}",
-                Severity.WARNING,
-                pointer=finding.pointer,
-                target=target.name,
-            )
-        )
+        # One check serves every finding up to the first fix that may change what the others
+        # point at or what the checks would find next (each check walks the whole schema, so a
+        # check per finding made large documents quadratic); the fixes come in the order, and
+        # to the same schema, as with a check before each one.
+        fixed: list[str] = []  # pointers fixed in this round
+        for finding in findings:
+            assert finding.at is not None
+            pointer, keyword = finding.at
+            if rounds >= MAX_ROUNDS or not all(_apart(pointer, done) for done in fixed):
+                break
+            rounds += 1
+            tried.add((pointer, keyword, finding.code))
+            changed, note, exact = _change(located, pointer, keyword, finding.code, keep_arguments)
+            if changed is None:
+                continue  # not describable here (a required property): the error stands
+            notes.append(_said(target, finding, pointer, keyword, note, exact))
+            leaf = not exact and _leaf_fix(keyword, finding.code)
+            located = changed
+            if not leaf:
+                break
+            fixed.append(pointer)
     return located, notes
+
+
+def _said(
+    target: Target,
+    finding: Diagnostic,
+    pointer: str,
+    keyword: str | None,
+    note: str | None,
+    exact: bool,
+) -> Diagnostic:
+    """The TN220 (TN225: without loss) warning for one change."""
+    what = f"{keyword!r}" if keyword else "the schema"
+    if finding.code in ("TN320", "TN345"):
+        what = "'$ref'"
+    if exact:
+        code = "TN225"
+        text = f"{what} rewritten by the describe transform (was {finding.code}): {note}"
+    else:
+        code = "TN220"
+        said = f"; its description now says ({note})" if note else ""
+        text = (
+            f"{what} removed by the describe transform (was {finding.code}){said}; the "
+            "argument model still enforces it"
+        )
+    return Diagnostic(
+        finding.path,
+        finding.line,
+        finding.col,
+        code,
+        f"{target.name}: {text}",
+        Severity.WARNING,
+        pointer=finding.pointer,
+        target=target.name,
+    )
+
+
+# Fixes that take one keyword holding no schema out of a node (its text into the node's
+# description) and touch nothing else: the other findings of the same check, at other places,
+# still stand where they were found.
+LEAF_CODES = frozenset({"TN310", "TN312", "TN313"}) | REMOVE_KEYWORD
+NOT_LEAF = frozenset({*ONE_SCHEMA, *SCHEMA_LISTS, *SCHEMA_MAPS, "const", "type", "required"})
+
+
+def _leaf_fix(keyword: str | None, code: str) -> bool:
+    return keyword is not None and keyword not in NOT_LEAF and code in LEAF_CODES
+
+
+def _apart(pointer: str, other: str) -> bool:
+    """Whether neither place is the other or below it."""
+    return not (
+        pointer == other or pointer.startswith(other + "/") or other.startswith(pointer + "/")
+    )
 
 
 def _change(

@@ -155,6 +155,7 @@ class Reader:
                 self.progress("operations", len(out.specs))
                 for group in spec.get("groups", ()):
                     out.groups.setdefault(group, []).append(operation.name)
+        out.notes.extend(self.shared.notes)
         out.notes.extend(self.security.notes)
         for (place, name), tools in self.credentials.items():
             which = tools[0] if len(tools) == 1 else f"{len(tools)} operations"

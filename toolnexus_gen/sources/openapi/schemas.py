@@ -13,7 +13,9 @@ twice: `<Name>.json` for responses and `<Name>_input.json` for requests.
 Conversion: OpenAPI 3.0's `nullable` becomes a `null` type (or an anyOf with null), boolean
 `exclusiveMinimum`/`exclusiveMaximum` become numbers, `example` becomes `examples`;
 `discriminator`, `xml`, `externalDocs` and `x-` extensions are dropped. `nullable: true` in a
-3.1 document is read the same way (its author's intent is plain; 3.1 itself ignores it).
+3.1 document is read the same way (its author's intent is plain; 3.1 itself ignores it). A
+`default` its own `type` refuses (OpenAI's `max_tokens: {type: integer, default: inf}`) is left
+out, with a note: a model field cannot hold it, and a server never sees a default anyway.
 
 A component that cannot be converted (not a schema, a broken $ref, not valid JSON Schema once
 converted, or one that reaches itself with nothing in between, `A: {allOf: [{$ref: A}]}`) is
@@ -53,6 +55,7 @@ class Shared:
         self._in_place: dict[str, set[str]] = {}  # name -> names applied to the same value
         self._reached: dict[str, set[str]] = {}  # name -> every name its $refs give
         self._loop_free: set[str] = set()
+        self.notes: list[str] = []  # what the conversion left out, and where
 
     # -- references ---------------------------------------------------------------------------
 
@@ -321,7 +324,13 @@ class Converter:
                 or not self.shared.flagged(props.get(r), at.join("properties", r), hidden)
             ]
         if node.get("nullable") is True:
-            return self._nullable(out, at)
+            out = self._nullable(out, at)
+        if "default" in out and not _fits(out["default"], out.get("type")):
+            note = (
+                f"{at}: default {out.pop('default')!r} is not of its type {out['type']}: left out"
+            )
+            if note not in self.shared.notes:
+                self.shared.notes.append(note)
         return out
 
     def _nullable(self, out: dict[str, Any], at: At) -> dict[str, Any]:
@@ -441,6 +450,28 @@ class Converter:
             ):
                 return False
         return True
+
+
+JSON_TYPES: dict[type, set[str]] = {
+    type(None): {"null"},
+    bool: {"boolean"},
+    str: {"string"},
+    list: {"array"},
+    dict: {"object"},
+    float: {"number"},
+}
+
+
+def _fits(value: Any, kind: Any) -> bool:
+    """Whether a value is of the type a `type` keyword names (a name or a list; none: any)."""
+    kinds = {kind} if isinstance(kind, str) else set(kind) if isinstance(kind, list) else set()
+    if not kinds:
+        return True
+    if isinstance(value, float) and value.is_integer() or type(value) is int:
+        found = {"integer", "number"}
+    else:
+        found = JSON_TYPES.get(type(value), set())
+    return bool(found & kinds)
 
 
 def _exclusive(out: dict[str, Any], key: str, bound: str) -> None:
