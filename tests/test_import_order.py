@@ -5,6 +5,7 @@ round), both in natural order (X2 before X10). Checked by running ruff itself.""
 
 from __future__ import annotations
 
+import keyword
 import subprocess
 import sysconfig
 from pathlib import Path
@@ -76,6 +77,12 @@ def test_package_with_mixed_case_and_numbered_names_passes_ruff(tmp_path: Path) 
     assert models.index('"GetAShowArgs"') < models.index('"GetAnAlbumArgs"')
 
 
+def test_a_folder_of_fragments_only_scaffolds_handlers_that_pass_ruff(tmp_path: Path) -> None:
+    """`_.yaml` is a shared fragment: no tools, so the stub imports only the base class."""
+    build_and_check(tmp_path, ["_"])
+    assert "from tools import ToolHandlers\n" in (tmp_path / "my_handlers.py").read_text()
+
+
 tool_names = st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,12}", fullmatch=True)
 
 
@@ -91,9 +98,10 @@ def test_any_tool_names_build_a_package_that_passes_ruff(
     build_and_check(tmp_path_factory.mktemp("names"), names, collisions_allowed=True)
 
 
-# Identifiers as ruff sees them: any case, digits (leading zeros too), underscores.
+# Identifiers as ruff sees them: any case, digits (leading zeros too), underscores; never a
+# keyword (`is` cannot be imported; generated names end in Args, Output, ... and never are one).
 identifiers = st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,8}", fullmatch=True).filter(
-    lambda name: name != "_"
+    lambda name: name != "_" and not keyword.iskeyword(name)
 )
 
 

@@ -243,9 +243,8 @@ def is_python_name(name: str) -> bool:
 
 
 def scaffold_source(tools: tuple[ToolInfo, ...], package: str, class_name: str) -> str:
-    names = import_sorted(
-        ["ToolContext", "ToolHandlers", "ToolOutput", *(t.python.model for t in tools)]
-    )
+    used = ["ToolContext", "ToolHandlers", "ToolOutput"] if tools else ["ToolHandlers"]
+    names = import_sorted([*used, *(t.python.model for t in tools)])
     lines = [
         f'"""Handlers for the tools in {package} (yours to edit: toolnexus-gen writes this file once)."""',
         "",
