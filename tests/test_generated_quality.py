@@ -70,6 +70,22 @@ HOSTILE = {
         },
     },
 }
+# GitHub's: an annotation so long that `name: Type = Field(` overflows the line (black wraps
+# the value in parentheses there; ruff format does not)
+HOSTILE["code_security_update_configuration.yaml"] = {
+    "description": "Update a code security configuration",
+    "input_schema": {
+        "type": "object",
+        "properties": {
+            "secret_scanning_delegated_alert_dismissal": {
+                "type": "string",
+                "enum": ["enabled", "disabled", "not_set"],
+                "default": "disabled",
+                "description": "The enablement status of secret scanning delegated alert dismissal",
+            }
+        },
+    },
+}
 PYTHON_FILES_OF = ("weather", "hostile", "agent_tools")
 
 
@@ -87,6 +103,22 @@ def packages(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def run(*command: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(command, cwd=cwd, capture_output=True, text=True, check=False)
+
+
+def test_a_value_black_would_wrap_is_laid_out_as_ruff_lays_it_out(packages: Path) -> None:
+    model = (packages / "hostile/models/code_security_update_configuration.py").read_text()
+    line = "    secret_scanning_delegated_alert_dismissal: SecretScanningDelegatedAlertDismissal = Field(\n"
+    assert line in model and " = (\n" not in model
+
+
+def test_the_layout_never_changes_what_the_code_means() -> None:
+    from toolnexus_gen.codegen.models import ruff_layout
+
+    wrapped = "class A:\n    x: int = (\n        f(\n            1,\n        )\n    )\n"
+    assert ruff_layout(wrapped) == "class A:\n    x: int = f(\n        1,\n    )\n"
+    # a string running over lines inside the value: dedenting it would change the string
+    in_a_string = 'class A:\n    x: str = (\n        f(\n            """a\n            b"""\n        )\n    )\n'
+    assert ruff_layout(in_a_string) == in_a_string
 
 
 def test_mypy_strict(packages: Path) -> None:
@@ -154,7 +186,15 @@ def test_hostile_strings_cannot_inject_and_round_trip(packages: Path) -> None:
         name.removesuffix(".yaml"): spec["description"] for name, spec in HOSTILE.items()
     }
     assert class_doc == HOSTILE["class.yaml"]["description"]
-    assert names == ["None", "class", "print", "rest_call", "upstream", "user_uses_user_user"]
+    assert names == [
+        "None",
+        "class",
+        "code_security_update_configuration",
+        "print",
+        "rest_call",
+        "upstream",
+        "user_uses_user_user",
+    ]
     assert binding == HOSTILE["upstream.yaml"]["source"]
 
 

@@ -175,7 +175,42 @@ def _source(schema: dict[str, Any], class_name: str, header: str) -> str:
         warnings.simplefilter("ignore")
         source = generate(schema, **options)
     assert isinstance(source, str)
-    return source
+    return ruff_layout(source)
+
+
+# The built-in formatter follows black: a right-hand side whose first line does not fit is put
+# in parentheses and split inside them (`x: LongEnum = (\n    Field(\n ...)\n)`). ruff format
+# puts parentheses only where the whole right-hand side then fits on one line; otherwise it
+# splits the value's own brackets and lets the first line run long (`x: LongEnum = Field(`).
+_WRAPPED = re.compile(
+    r"^(?P<indent> *)(?P<head>\S[^\n]*) = \(\n"
+    r"(?P=indent)    (?P<first>\S[^\n]*[(\[{])\n"
+    r"(?P<body>(?:(?P=indent)        [^\n]*\n)*?)"
+    r"(?P=indent)    (?P<close>[)\]}],?)\n"
+    r"(?P=indent)\)\n",
+    re.M,
+)
+
+
+def ruff_layout(source: str) -> str:
+    """`source` with each value black wrapped in parentheses laid out as ruff format lays it
+    out; unchanged unless the result is the same program (checked on its syntax tree)."""
+    if " = (\n" not in source:
+        return source
+
+    def unwrap(match: re.Match[str]) -> str:
+        indent = match["indent"]
+        body = "".join(line[4:] + "\n" for line in match["body"].splitlines())
+        return f"{indent}{match['head']} = {match['first']}\n{body}{indent}{match['close']}\n"
+
+    text = source if source.endswith("\n") else source + "\n"  # the last line's too
+    laid_out = _WRAPPED.sub(unwrap, text)
+    if laid_out == text:
+        return source
+    import ast
+
+    same = ast.dump(ast.parse(laid_out)) == ast.dump(ast.parse(source))
+    return laid_out if same else source
 
 
 def _property_names(node: Any) -> set[str]:
