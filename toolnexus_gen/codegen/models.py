@@ -2,7 +2,8 @@
 
 Each tool is generated on its own, so a tool's class names never depend on which other tools
 exist. The formatter is chosen explicitly (the built-in one, double quotes) so generation needs
-neither black nor isort, and the output is stable under `ruff format`.
+neither black nor isort; fields it lays out as black does are laid out as `ruff format` does
+(`ruff_layout`).
 """
 
 from __future__ import annotations
@@ -178,18 +179,21 @@ def _source(schema: dict[str, Any], class_name: str, header: str) -> str:
     return ruff_layout(source)
 
 
-# The built-in formatter follows black: a right-hand side whose first line does not fit is put
-# in parentheses and split inside them (`x: LongEnum = (\n    Field(\n ...)\n)`). ruff format
-# puts parentheses only where the whole right-hand side then fits on one line; otherwise it
-# splits the value's own brackets and lets the first line run long (`x: LongEnum = Field(`).
+# The built-in formatter follows black: a value whose first line does not fit is put in
+# parentheses and split inside them (`x: LongEnum = (\n    Field(\n ...)\n)`). ruff format does
+# that only where it helps: with a plain name for annotation, only when every line then fits;
+# otherwise it splits the value's own brackets and lets the first line run long
+# (`x: LongEnum = Field(`). An annotation ruff could split itself (`X | None`, `list[X]`) keeps
+# the parentheses, as ruff keeps them.
 _WRAPPED = re.compile(
     r"^(?P<indent> *)(?P<head>\S[^\n]*) = \(\n"
     r"(?P=indent)    (?P<first>\S[^\n]*[(\[{])\n"
     r"(?P<body>(?:(?P=indent)        [^\n]*\n)*?)"
-    r"(?P=indent)    (?P<close>[)\]}],?)\n"
+    r"(?P=indent)    (?P<close>[)\]}])\n"
     r"(?P=indent)\)\n",
     re.M,
 )
+_PLAIN_NAME = re.compile(r"[A-Za-z_][\w.]*")
 
 
 def ruff_layout(source: str) -> str:
@@ -199,6 +203,10 @@ def ruff_layout(source: str) -> str:
         return source
 
     def unwrap(match: re.Match[str]) -> str:
+        target, _, annotation = match["head"].partition(":")
+        plain = not annotation or _PLAIN_NAME.fullmatch(annotation.strip())
+        if not plain or all(_width(line) <= LINE_LENGTH for line in match[0].splitlines()):
+            return match[0]
         indent = match["indent"]
         body = "".join(line[4:] + "\n" for line in match["body"].splitlines())
         return f"{indent}{match['head']} = {match['first']}\n{body}{indent}{match['close']}\n"
@@ -211,6 +219,13 @@ def ruff_layout(source: str) -> str:
 
     same = ast.dump(ast.parse(laid_out)) == ast.dump(ast.parse(source))
     return laid_out if same else source
+
+
+def _width(line: str) -> int:
+    """A line's width as ruff counts it: wide East Asian characters take two columns."""
+    if line.isascii():
+        return len(line)
+    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in line)
 
 
 def _property_names(node: Any) -> set[str]:
