@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from toolnexus_gen import __version__
-from toolnexus_gen.diagnostics import Diagnostic, DiagnosticsError, Severity
+from toolnexus_gen.diagnostics import Diagnostic, DiagnosticsError, Severity, printable
 from toolnexus_gen.progress import Progress, unseen
 
 if TYPE_CHECKING:
@@ -675,6 +675,24 @@ class BreakingOutcome:
         return at_or_above(self.findings, self.fail_on)
 
 
+# What a corrupt or hostile package at REF can raise from deep inside the reading and comparing
+# (nesting past the interpreter's limits, a literal no build writes, a number past its range):
+# one error line and exit 2, never a traceback (nor exit 1, which means "findings").
+_UNREADABLE = (RecursionError, MemoryError, ValueError, TypeError, OverflowError)
+
+
+def _ref_name(against: str) -> str:
+    return f"REF {printable(against)!r}"
+
+
+def _why(exc: BaseException) -> str:
+    if isinstance(exc, RecursionError):
+        return "nested too deeply"
+    if isinstance(exc, MemoryError):
+        return "too large to hold in memory"
+    return printable(f"{type(exc).__name__}: {exc}")[:200]
+
+
 def breaking(against: str, fail_on: str | None = None) -> BreakingOutcome:
     """Every finding of the rules between the package at REF `against` (a git revision or a
     directory) and the one a build would write now (made in memory; nothing is written)."""
@@ -693,6 +711,8 @@ def breaking(against: str, fail_on: str | None = None) -> BreakingOutcome:
             )
         except (revision.RevisionError, surface.PackageError) as exc:
             raise UserError(str(exc)) from None
+        except _UNREADABLE as exc:
+            raise UserError(f"{_ref_name(against)}: cannot be read: {_why(exc)}") from None
         files, toolset = _generated(chosen)
         try:
             new = surface.read_package(files, display_path(chosen.out))
@@ -700,6 +720,11 @@ def breaking(against: str, fail_on: str | None = None) -> BreakingOutcome:
             found = rules.findings(pairs)
         except surface.PackageError as exc:
             raise UserError(str(exc)) from None
+        except _UNREADABLE as exc:
+            raise UserError(
+                f"cannot compare with {_ref_name(against)}: {_why(exc)} (a package no build "
+                "writes: corrupt, or made to be hostile)"
+            ) from None
     found = rules.selected(found, settings.use, settings.excepted, settings.ignore)
     outcome = BreakingOutcome(ref.label, found, fail_on or settings.fail_on, tools=len(new.tools))
     if settings.version_policy and settings.pyproject is not None:
@@ -714,6 +739,10 @@ def breaking(against: str, fail_on: str | None = None) -> BreakingOutcome:
             )
         except policy.PolicyError as exc:
             raise UserError(str(exc)) from None
+        except _UNREADABLE as exc:
+            raise UserError(
+                f"{_ref_name(against)}: its version cannot be read: {_why(exc)}"
+            ) from None
         found += rules.selected(extra, settings.use, settings.excepted, settings.ignore)
         if note:
             outcome.notes.append(note)

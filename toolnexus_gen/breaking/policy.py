@@ -20,7 +20,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-RELEASE = re.compile(r"\s*v?(\d+(?:\.\d+)*)")
+RELEASE = re.compile(r"\s*v?(\d{1,18}(?:\.\d{1,18})*)")
 
 
 class PolicyError(Exception):
@@ -33,7 +33,7 @@ def version_in(text: str | None, key: str) -> str | None:
         return None
     try:
         node: Any = tomllib.loads(text)
-    except tomllib.TOMLDecodeError:
+    except (tomllib.TOMLDecodeError, RecursionError):
         return None
     for part in key.split("."):
         node = node.get(part) if isinstance(node, dict) else None

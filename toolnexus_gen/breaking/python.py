@@ -311,8 +311,8 @@ def _literal(node: Any) -> Any:
         return None
     try:
         return ast.literal_eval(node)
-    except ValueError:
-        return None
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return None  # not a literal (or one no generated package writes: `{{}: 1}`)
 
 
 _NONE = ast.Constant(None)

@@ -32,7 +32,7 @@ def summary(found: Sequence[Finding], against: str) -> str:
 def render(found: Sequence[Finding], fmt: str, against: str, prefix: str = "") -> str:
     """`prefix`: the current folder from the repository's top, for GitHub's file paths."""
     if fmt == "json":
-        return json.dumps({"findings": [f.as_json() for f in found]}, indent=2, ensure_ascii=False)
+        return json.dumps({"findings": [f.as_json() for f in found]}, indent=2, ensure_ascii=True)
     if fmt == "github":
         return "\n".join(_github(f, prefix) for f in found)
     if fmt == "markdown":
@@ -81,11 +81,32 @@ def _from_top(path: str, prefix: str) -> str:
 
 
 def _cell(text: str) -> str:
-    return printable(text).replace("|", "\\|").replace("`", "'")
+    """Text in a code span of a table cell: nothing in it renders."""
+    return _code(text).replace("|", "\\|")
+
+
+def _code(text: str) -> str:
+    """Text in a code span (`...`): nothing in it renders, a backtick would end it."""
+    return printable(text).replace("`", "'")
+
+
+# What makes Markdown (and the HTML GitHub lets through) of plain text: emphasis, links and
+# images, HTML tags and entities, mentions, table cells. Names and descriptions at REF are
+# anybody's text, and a pull request comment must show them, never render them.
+_MARKUP = str.maketrans({c: "\\" + c for c in "\\`*_[]<>!~|@&"})
+
+
+def _plain(text: str) -> str:
+    """Text as it reads in Markdown: each character that could be markup escaped."""
+    return printable(text).translate(_MARKUP)
 
 
 def _markdown(found: Sequence[Finding], against: str) -> str:
-    lines = [f"### Tool surface changes since `{_cell(against)}`", "", summary(found, against)]
+    lines = [
+        f"### Tool surface changes since `{_cell(against)}`",
+        "",
+        summary(found, _plain(against)),
+    ]
     if not found:
         return "\n".join(lines)
     lines += ["", "| | rule | tool | change | where |", "|---|---|---|---|---|"]
@@ -93,7 +114,7 @@ def _markdown(found: Sequence[Finding], against: str) -> str:
         where = f"`{_cell(finding.path)}:{finding.line}`" if finding.path else ""
         lines.append(
             f"| {MARK[finding.severity]} {finding.severity} | `{finding.rule}` {finding.category} "
-            f"| `{_cell(finding.tool)}` | {_cell(finding.message)} | {where} |"
+            f"| `{_cell(finding.tool)}` | {_plain(finding.message)} | {where} |"
         )
     return "\n".join(lines)
 
@@ -111,7 +132,7 @@ def changelog(found: Sequence[Finding], against: str) -> str:
     added = sorted(t for t, fs in by_tool.items() if any(f.rule == "TN530" for f in fs))
     removed = sorted(t for t, fs in by_tool.items() if any(f.rule == "TN501" for f in fs))
     changed = sorted(t for t in by_tool if t not in added and t not in removed)
-    lines = [f"## Tool changes since {printable(against)}", ""]
+    lines = [f"## Tool changes since {_plain(against)}", ""]
     if not found:
         return "\n".join([*lines, "No tool changed."]) + "\n"
     breaking = [
@@ -121,12 +142,12 @@ def changelog(found: Sequence[Finding], against: str) -> str:
         tools = sorted({f.tool for f in breaking})
         lines += [
             f"**{len(breaking)} breaking change{'s' * (len(breaking) > 1)}** "
-            f"({', '.join(f'`{_md(t)}`' for t in tools)}).",
+            f"({', '.join(f'`{_code(t)}`' for t in tools)}).",
             "",
         ]
     if policy:
         lines.append(f"- **{policy[0].severity}** {policy[0].title} ({POLICY}):")
-        lines += [f"  - `{_md(f.tool)}`: {_md(f.message)}" for f in policy]
+        lines += [f"  - `{_code(f.tool)}`: {_plain(f.message)}" for f in policy]
         lines.append("")
     if added:
         lines += ["### Added", ""]
@@ -135,20 +156,21 @@ def changelog(found: Sequence[Finding], against: str) -> str:
             what = said.removeprefix("tool added").removeprefix(":").strip()  # " (from x): text"
             notes = [f for f in by_tool[tool] if f.rule != "TN530"]
             lines.append(
-                f"- `{_md(tool)}`{': ' if what else ''}{_md(what)}" + _details(notes, inline=True)
+                f"- `{_code(tool)}`{': ' if what else ''}{_plain(what)}"
+                + _details(notes, inline=True)
             )
         lines.append("")
     if removed:
         lines += ["### Removed", ""]
         for tool in removed:
-            lines.append(f"- `{_md(tool)}` **(breaking)**: calls of it are refused")
+            lines.append(f"- `{_code(tool)}` **(breaking)**: calls of it are refused")
         lines.append("")
     if changed:
         lines += ["### Changed", ""]
         for tool in changed:
             fs = by_tool[tool]
             was = next((f.was for f in fs if f.was), None)
-            title = f"- `{_md(tool)}`" + (f" (renamed from `{_md(was)}`)" if was else "")
+            title = f"- `{_code(tool)}`" + (f" (renamed from `{_code(was)}`)" if was else "")
             lines.append(title)
             lines += _details(fs, inline=False).splitlines()
         lines.append("")
@@ -164,11 +186,7 @@ def _details(found: Sequence[Finding], *, inline: bool) -> str:
             if finding.severity == "error" and finding.category != "model"
             else ("**warning**: " if finding.severity == "warning" else "")
         )
-        items.append(f"{tag}{_md(finding.message)}")
+        items.append(f"{tag}{_plain(finding.message)}")
     if inline:
         return "".join(f"; {item}" for item in items)
     return "\n".join(f"  - {item}" for item in items)
-
-
-def _md(text: str) -> str:
-    return printable(text).replace("`", "'")

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import stat
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -47,6 +48,15 @@ def read(against: str, out: Path, root: Path) -> Revision:
         raise RevisionError("--against needs a git revision or a directory")
     folder = Path(against)
     if folder.is_dir():
+        # A folder in the working tree must not stand in for a revision of the same name (a
+        # change adding `origin/main/tools/` would be compared with itself): a name that is
+        # both is refused unless written as a path (./main, /abs/main).
+        as_path = against.startswith(("./", "../", "/")) or against in (".", "..")
+        if not as_path and _commit(against, root):
+            raise RevisionError(
+                f"{against!r} names both a directory and a git revision: write ./{against} for "
+                "the directory, or the commit (or refs/heads/..., refs/tags/...) for the revision"
+            )
         return _directory(folder, out, root)
     return _revision(against, out, root)
 
@@ -69,30 +79,61 @@ def _decode(raw: bytes, where: str) -> str:
 # -- a directory -------------------------------------------------------------------------------
 
 
+MAX_FILE = 256 * 1024 * 1024  # a generated file larger than this is not one a build wrote
+
+
 def _directory(folder: Path, out: Path, root: Path) -> Revision:
+    """The package in a directory: its regular files only, never a link (a link could lead the
+    reading anywhere: another package, /proc, a FIFO that never answers)."""
     candidates = [folder]
     try:
         candidates.append(folder / out.resolve().relative_to(root.resolve()))
     except ValueError:
         pass
-    package = next((c for c in candidates if (c / TOOLS_FILE).is_file()), None)
+    package = next(
+        (c for c in candidates if not _linked(c, folder) and _regular(c / TOOLS_FILE)), None
+    )
     shown = display_path(folder)
     if package is None:
         looked = " or ".join(f"{display_path(c)}/{TOOLS_FILE}" for c in candidates)
         raise RevisionError(f"directory {shown} holds no generated package (no {looked})")
     files = {}
     shown_package = display_path(package)
-    for path in sorted(package.rglob("*")):
-        rel = path.relative_to(package).as_posix()
-        if _wanted(rel) and path.is_file():
-            files[rel] = _decode(path.read_bytes(), f"{shown_package}/{rel}")
+    for top, dirs, names in os.walk(package):  # never into a linked folder
+        dirs.sort()
+        for name in sorted(names):
+            path = Path(top, name)
+            rel = path.relative_to(package).as_posix()
+            if _wanted(rel) and _regular(path):
+                files[rel] = _read(path, f"{shown_package}/{rel}")
     pyproject = folder / "pyproject.toml"
     return Revision(
         f"directory {shown}",
         shown_package,
         files,
-        _decode(pyproject.read_bytes(), display_path(pyproject)) if pyproject.is_file() else None,
+        _read(pyproject, display_path(pyproject)) if _regular(pyproject) else None,
     )
+
+
+def _linked(path: Path, below: Path) -> bool:
+    """Whether reaching `path` from `below` goes through a link."""
+    parts = path.relative_to(below).parts
+    return any((below.joinpath(*parts[: i + 1])).is_symlink() for i in range(len(parts)))
+
+
+def _regular(path: Path) -> bool:
+    try:
+        return stat.S_ISREG(path.lstat().st_mode)
+    except OSError:
+        return False
+
+
+def _read(path: Path, where: str) -> str:
+    with path.open("rb") as file:
+        raw = file.read(MAX_FILE + 1)
+    if len(raw) > MAX_FILE:
+        raise RevisionError(f"{where}: over {MAX_FILE >> 20} MiB, not a generated file")
+    return _decode(raw, where)
 
 
 # -- a git revision ------------------------------------------------------------------------------
@@ -103,6 +144,7 @@ def _git(
 ) -> subprocess.CompletedProcess[bytes]:
     env = {k: v for k, v in os.environ.items() if k not in ("GIT_DIR", "GIT_WORK_TREE")}
     env["GIT_OPTIONAL_LOCKS"] = "0"  # reading never takes the index lock (a commit may hold it)
+    env["GIT_LITERAL_PATHSPECS"] = "1"  # a path from REF's settings is a path, never `:/` magic
     return subprocess.run(
         ["git", *args], cwd=cwd, input=stdin, capture_output=True, env=env, check=False
     )
@@ -128,10 +170,7 @@ def _revision(against: str, out: Path, root: Path) -> Revision:
             f"{against!r} is not a directory, and {display_path(root)} is not in a git repository"
         )
     toplevel = Path(top.stdout.decode("utf-8", "replace").strip())
-    commit = None
-    if not against.startswith("-"):  # never an option of git's
-        found = _git(["rev-parse", "--verify", "--quiet", f"{against}^{{commit}}"], root)
-        commit = found.stdout.decode().strip() if found.returncode == 0 else None
+    commit = _commit(against, root)
     if not commit and against == "HEAD" and not _git(["rev-list", "-n", "1", "--all"], root).stdout:
         # a repository without a commit yet (a pre-commit hook's first commit): nothing was
         # there before, so every tool is new
@@ -192,6 +231,14 @@ def _revision(against: str, out: Path, root: Path) -> Revision:
     return Revision(label, where, files, pyproject)
 
 
+def _commit(against: str, root: Path) -> str | None:
+    """The commit a name means in the repository around `root`, if any."""
+    if against.startswith("-") or shutil.which("git") is None:  # never an option of git's
+        return None
+    found = _git(["rev-parse", "--verify", "--quiet", f"{against}^{{commit}}"], root)
+    return found.stdout.decode().strip() or None if found.returncode == 0 else None
+
+
 def _blobs(toplevel: Path, commit: str, wanted: dict[str, str]) -> dict[str, str]:
     """The text of each object named (relative path -> object name or rev:path); missing
     objects are left out."""
@@ -217,9 +264,15 @@ def _out_at(pyproject: str, project: Path) -> Path | None:
     """The package folder `[tool.toolnexus-gen] out` names in a pyproject.toml's text."""
     try:
         section = tomllib.loads(pyproject).get("tool", {}).get("toolnexus-gen", {})
-    except tomllib.TOMLDecodeError:
+    except (tomllib.TOMLDecodeError, RecursionError):
         return None
     out = section.get("out") if isinstance(section, dict) else None
     if not isinstance(out, str) or not out:
         return None
-    return Path(os.path.normpath(project / out))
+    package = Path(os.path.normpath(project / out))
+    if os.path.isabs(out) or package.parts[:1] == ("..",) or "\0" in out:
+        raise RevisionError(
+            f"pyproject.toml at that revision sets out = {out!r}: not a folder inside the "
+            "repository"
+        )
+    return package

@@ -136,6 +136,8 @@ def _json(files: Mapping[str, str], name: str, where: str) -> Any:
         raise PackageError(f"{where} holds no generated package ({name} is missing)") from None
     except ValueError as exc:
         raise PackageError(f"{where}/{name}: not JSON ({exc})") from None
+    except RecursionError:
+        raise PackageError(f"{where}/{name}: nested too deeply to read") from None
 
 
 def _target_files() -> Iterator[tuple[str, str]]:

@@ -545,7 +545,7 @@ def owned_files(folder: Path, server: str) -> dict[str, str]:
         try:
             text = path.read_text("utf-8")
             data = json.loads(text)
-        except (OSError, ValueError):
+        except (OSError, ValueError, RecursionError):
             continue
         source = data.get("source") if isinstance(data, dict) else None
         bound = source.get("mcp") if isinstance(source, dict) else None
@@ -649,9 +649,12 @@ def drift(snap: Snapshot, file: str) -> list[str]:
     """What changed in one snapshot file, by JSON pointer."""
     try:
         old = json.loads(snap.existing[file])
-    except ValueError:
+    except (ValueError, RecursionError):
         return ["/ changed (the file on disk is not JSON)"]
-    found = changes(old, json.loads(snap.files[file]))
+    try:
+        found = changes(old, json.loads(snap.files[file]))
+    except RecursionError:
+        return ["/ changed (nested too deeply to compare)"]
     return found or ["/ rewritten (same content, other formatting)"]
 
 
@@ -663,10 +666,16 @@ def consequences(snap: Snapshot, file: str) -> list[str]:
     def read(text: str | None) -> Any:
         try:
             return json.loads(text) if text is not None else None
-        except ValueError:
+        except (ValueError, RecursionError):
             return None
 
-    found = spec_findings(read(snap.existing.get(file)), read(snap.files.get(file)), "the snapshot")
+    try:
+        found = spec_findings(
+            read(snap.existing.get(file)), read(snap.files.get(file)), "the snapshot"
+        )
+    except (RecursionError, MemoryError, ValueError, TypeError, OverflowError) as exc:
+        # a snapshot no generated package holds (a hand-edited or hostile file): no traceback
+        return [f"not compared by the rules of `breaking`: {type(exc).__name__}"]
     return [f"{f.severity}[{f.rule}] {f.category}: {f.message}" for f in found]
 
 
