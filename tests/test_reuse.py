@@ -22,7 +22,14 @@ from toolnexus_gen.incremental import cache
 from toolnexus_gen.incremental.plan import plan
 from toolnexus_gen.pipeline.build import generate
 from toolnexus_gen.pipeline.units import files_of
-from toolnexus_gen.targets.base import assemble, dump_json, encode_entry, entry_depth
+from toolnexus_gen.targets import TARGETS
+from toolnexus_gen.targets.base import (
+    assemble,
+    dump_json,
+    encode_entry,
+    entry_depth,
+    reassemble,
+)
 
 
 def spec(i: int, version: int = 0) -> dict[str, Any]:
@@ -80,6 +87,31 @@ def test_spliced_entries_are_exactly_the_whole_file_encoded(entries: list[Any]) 
         text, places = assemble(document, encoded)
         assert text == dump_json(document(entries))
         assert [text[start:end] for start, end in places] == encoded
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    st.lists(json_values, min_size=1, max_size=40),  # a few edits among many: spliced
+    st.lists(st.tuples(st.integers(0, 39), json_values), max_size=5),
+    st.sampled_from(["gemini", "openai", "bedrock"]),
+)
+def test_an_entry_spliced_into_the_last_assembly_is_the_file_assembled_anew(
+    entries: list[Any], edits: list[tuple[int, Any]], target: str
+) -> None:
+    """What the watch does: the file assembled before, its changed entries put in place."""
+    document = files_of([target])[TARGETS[target].file]
+    depth = entry_depth(document)
+    before = [encode_entry(entry, depth) for entry in entries]
+    after = list(before)
+    for index, entry in edits:
+        after[index % len(after)] = encode_entry(entry, depth)
+    last = reassemble(document, before)
+    made = reassemble(document, after, last)
+    assert (made.text, made.places) == assemble(document, after)
+    assert made.text == dump_json(document([json.loads(text) for text in after]))
+    # and again from that one, as the next edit would
+    again = reassemble(document, before, made)
+    assert (again.text, again.places) == assemble(document, before)
 
 
 def test_one_edit_reuses_every_other_spec(tmp_path: Path) -> None:

@@ -34,6 +34,7 @@ class Record:
     units: dict[str, Unit] = field(default_factory=dict)  # the units it made or took back
     checked: dict[str, Any] = field(default_factory=dict)  # reuse.reusable_units's `verified`
     memo_kept: tuple[frozenset[str], frozenset[str]] | None = None  # what memo.json holds
+    assembled: dict[str, Any] = field(default_factory=dict)  # render.Rendered.assembled
 
 
 @dataclass
@@ -55,6 +56,7 @@ class Plan:
     first: bool = True  # no usable record: every spec (the sources' too) is made afresh
     memo_kept: tuple[frozenset[str], frozenset[str]] | None = None  # Record.memo_kept
     written: dict[str, str] | None = None  # Record.written: the files as last written here
+    assembled: dict[str, Any] = field(default_factory=dict)  # Record.assembled
 
 
 def plan(
@@ -107,6 +109,7 @@ def plan(
     if last is not None:
         memo, kept, written = last.memo, last.kept if state else {}, last.written
         made.memo_kept = last.memo_kept if state else None  # the same key: the same folder
+        made.assembled = last.assembled  # spliced into only where the skeleton is the same
     else:
         kept = cache.load_reuse(options, state) if state else {}
         # `list` wants the memo only for the specs it makes afresh (below)
@@ -159,6 +162,7 @@ def save(
     budget: str,
     outputs: dict[str, list[Any]],
     written: dict[str, str],
+    assembled: dict[str, Any] | None = None,
 ) -> Record:
     """Record a build whose files (`written`) were just written, under the output lock:
     `outputs` is [size, mtime_ns, SHA-256] of each as left on disk (output.Report.recorded).
@@ -179,4 +183,4 @@ def save(
         options, made.key, made.inputs, outputs, diagnostics, tools, reuse, budget
     )
     taken = {unit.rel: replace(unit, model_job=None) if unit.model_job else unit for unit in units}
-    return Record(state, kept, kept_memo, written, taken, made.checked, used)
+    return Record(state, kept, kept_memo, written, taken, made.checked, used, assembled or {})

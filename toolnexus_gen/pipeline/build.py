@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from toolnexus_gen.fs.output import Report
     from toolnexus_gen.incremental.plan import Plan, Record
     from toolnexus_gen.pipeline.render import FileMap
+    from toolnexus_gen.targets.base import Assembled
 
 _first_build = True  # see generate()
 NOTHING = Contribution()  # a build of the spec folder alone
@@ -68,6 +69,7 @@ class Generated:
     units: list[Unit] = field(default_factory=list)
     layout: dict[str, dict[str, tuple[int, int]]] = field(default_factory=dict)
     keys: dict[str, Any] = field(default_factory=dict)  # codegen.package.package_keys
+    assembled: dict[str, Assembled] = field(default_factory=dict)  # render.Rendered.assembled
 
 
 @dataclass
@@ -285,7 +287,7 @@ def generate(options: BuildOptions, plan: Plan, progress: Progress = unseen) -> 
         updated = update_handlers(plan.texts["handlers.py"], toolset, remade)
         if updated is not None:
             package["handlers.py"] = updated
-    rendered = render(toolset, analysis.units, header, package, options.many)
+    rendered = render(toolset, analysis.units, header, package, options.many, plan.assembled)
     rendered.files.update(contribution.files)
     try:
         rendered.files.update(render_models(toolset, analysis.units, models, progress))
@@ -302,6 +304,7 @@ def generate(options: BuildOptions, plan: Plan, progress: Progress = unseen) -> 
         analysis.units,
         rendered.layout,
         keys,
+        rendered.assembled,
     )
 
 
@@ -337,6 +340,7 @@ def save_build(options: BuildOptions, plan: Plan, result: Generated, report: Rep
         budget=result.budget,
         outputs=report.recorded,
         written=result.files,
+        assembled=result.assembled,
     )
 
 

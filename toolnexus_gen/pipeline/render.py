@@ -23,7 +23,13 @@ from toolnexus_gen.pipeline.toolsets import extras
 from toolnexus_gen.pipeline.units import files_of
 from toolnexus_gen.progress import Progress, unseen
 from toolnexus_gen.targets import TARGETS
-from toolnexus_gen.targets.base import assemble, encode_entry, entry_depth, with_strict
+from toolnexus_gen.targets.base import (
+    Assembled,
+    encode_entry,
+    entry_depth,
+    reassemble,
+    with_strict,
+)
 
 FileMap = dict[str, str]
 GITIGNORE = "# Written by toolnexus-gen.\n.toolnexus-gen.lock\n.toolnexus-gen.cache/\n"
@@ -34,6 +40,8 @@ class Rendered:
     files: FileMap
     # file -> unit rel -> (start, end) of its entry: what lets the next build reuse it
     layout: dict[str, dict[str, tuple[int, int]]] = field(default_factory=dict)
+    # each provider file as assembled: what the next build in this process splices into
+    assembled: dict[str, Assembled] = field(default_factory=dict)
 
 
 def _nothing(entries: list[Any]) -> list[Any]:
@@ -50,21 +58,30 @@ def render(
     header: Header,
     reused: dict[str, str] | None = None,
     many: Many | None = None,
+    assembled: dict[str, Assembled] | None = None,
 ) -> Rendered:
     """Every file but the models (render_models). `units` in name order, one per tool of
     toolset; `reused` holds the last build's package files that are still what render_package
-    would write (the others are rendered)."""
+    would write (the others are rendered); `assembled`: the provider files as the last build in
+    this process assembled them (Rendered.assembled), whose unchanged entries stay in place."""
     rendered = Rendered({})
     many = many or Many()
-    for file, document in files_of(toolset.targets).items():
-        carried = [unit for unit in units if file in unit.entries]
+    assembled = assembled or {}
+    documents = files_of(toolset.targets)
+    carrying: dict[str, list[Unit]] = {file: [] for file in documents}
+    for unit in units:  # in name order, each file's units in it too
+        for file in unit.entries:
+            if file in carrying:
+                carrying[file].append(unit)
+    for file, document in documents.items():
+        carried = carrying[file]
         encoded = [unit.entries[file] for unit in carried]
         target = next((name for name in toolset.targets if TARGETS[name].file == file), None)
         depth = entry_depth(document)
         if target is not None and TARGETS[target].strict_limits is not None:
             encoded = _strictness(target, carried, encoded, depth, toolset)
         # where each entry stands, as written (strict true/false differ in length)
-        spots = [(i, 0, len(text)) for i, text in enumerate(encoded)]
+        spots = None
         if target is not None and TARGETS[target].namespace_entry is not None:
             encoded, spots = _namespaced(target, carried, encoded, depth)
         if target is not None:  # after its tools: its tool search tool, hosted tools
@@ -75,12 +92,18 @@ def render(
                 document = _beside(document if encoded else _nothing, added)
             else:
                 encoded += [encode_entry(entry, depth) for entry in added]
-        text, places = assemble(document, encoded)
-        rendered.files[file] = text
-        rendered.layout[file] = {
-            unit.rel: (places[outer][0] + offset, places[outer][0] + offset + length)
-            for unit, (outer, offset, length) in zip(carried, spots, strict=True)
-        }
+        made = reassemble(document, encoded, assembled.get(file))
+        rendered.assembled[file] = made
+        rendered.files[file] = made.text
+        places = made.places
+        if spots is None:  # each unit's entry is the file's entry of the same index
+            rels = [unit.rel for unit in carried]
+            rendered.layout[file] = dict(zip(rels, places[: len(rels)], strict=True))
+        else:
+            rendered.layout[file] = {
+                unit.rel: (places[outer][0] + offset, places[outer][0] + offset + length)
+                for unit, (outer, offset, length) in zip(carried, spots, strict=True)
+            }
     aliases = alias_file(toolset)
     if aliases is not None:
         rendered.files[ALIASES_FILE] = aliases
