@@ -185,7 +185,10 @@ def _without_strict_notes(diagnostics: list[Diagnostic], toolset: ToolSet) -> li
 def _alias_collisions(toolset: ToolSet) -> list[Diagnostic]:
     """Two tools that one target's file would name alike (through name_aliases)."""
     found = []
+    aliased = {target for tool in toolset.tools if tool.aliases for target, _ in tool.aliases}
     for target in toolset.targets:
+        if target not in aliased:  # each tool is sent as its name: two alike are one (TN115)
+            continue
         seen: dict[str, ToolInfo] = {}
         for tool in toolset.tools:
             if not tool.for_target(target):
