@@ -35,6 +35,8 @@ class Record:
     checked: dict[str, Any] = field(default_factory=dict)  # reuse.reusable_units's `verified`
     memo_kept: tuple[frozenset[str], frozenset[str]] | None = None  # what memo.json holds
     assembled: dict[str, Any] = field(default_factory=dict)  # render.Rendered.assembled
+    specs: Path | None = None  # the spec folder the paths are in
+    paths: dict[str, Path] = field(default_factory=dict)  # Plan.paths by Plan.rels
 
 
 @dataclass
@@ -45,6 +47,7 @@ class Plan:
     changed: list[str] = field(default_factory=list)  # spec-folder files changed since
     models: dict[str, str | None] = field(default_factory=dict)  # each spec's model input then
     paths: list[Path] = field(default_factory=list)  # the tool specs (not `_`/`.` fragments)
+    rels: list[str] = field(default_factory=list)  # each one's path in the spec folder
     contribution: Contribution = field(default_factory=Contribution)  # the in-memory sources'
     reused: list[Unit] = field(default_factory=list)  # units taken back from the last build
     package: dict[str, str] = field(default_factory=dict)  # package keys then (name: digest)
@@ -104,7 +107,9 @@ def plan(
         and "/_" not in rel
         and "/." not in rel
     ]
-    made.paths = [options.specs / rel for rel in rels]
+    # the last build's paths, while they name the same folder (a Path costs more than its stat)
+    known = last.paths if last is not None and last.specs == options.specs else {}
+    made.rels, made.paths = rels, [known.get(rel) or options.specs / rel for rel in rels]
     memo: Memo | None
     if last is not None:
         memo, kept, written = last.memo, last.kept if state else {}, last.written
@@ -183,4 +188,16 @@ def save(
         options, made.key, made.inputs, outputs, diagnostics, tools, reuse, budget
     )
     taken = {unit.rel: replace(unit, model_job=None) if unit.model_job else unit for unit in units}
-    return Record(state, kept, kept_memo, written, taken, made.checked, used, assembled or {})
+    paths = dict(zip(made.rels, made.paths, strict=True))
+    return Record(
+        state,
+        kept,
+        kept_memo,
+        written,
+        taken,
+        made.checked,
+        used,
+        assembled or {},
+        options.specs,
+        paths,
+    )
