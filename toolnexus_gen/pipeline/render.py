@@ -11,6 +11,8 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from itertools import compress, repeat
+from operator import attrgetter, contains, itemgetter
 from typing import Any
 
 from toolnexus_gen.codegen.models import Models
@@ -67,25 +69,26 @@ def render(
     rendered = Rendered({})
     many = many or Many()
     assembled = assembled or {}
-    documents = files_of(toolset.targets)
-    carrying: dict[str, list[Unit]] = {file: [] for file in documents}
-    for unit in units:  # in name order, each file's units in it too
-        for file in unit.entries:
-            if file in carrying:
-                carrying[file].append(unit)
-    for file, document in documents.items():
-        carried = carrying[file]
-        encoded = [unit.entries[file] for unit in carried]
+    # a thousand units in each of seven files: these passes are map()s, run in C
+    entries = [unit.entries for unit in units]
+    for file, document in files_of(toolset.targets).items():
+        has = list(map(contains, entries, repeat(file)))
+        carried = list(compress(units, has))  # in name order
+        encoded = list(map(itemgetter(file), compress(entries, has)))
         target = next((name for name in toolset.targets if TARGETS[name].file == file), None)
         depth = entry_depth(document)
         if target is not None and TARGETS[target].strict_limits is not None:
             encoded = _strictness(target, carried, encoded, depth, toolset)
         # where each entry stands, as written (strict true/false differ in length)
         spots = None
-        if target is not None and TARGETS[target].namespace_entry is not None:
+        infos = [info for info in map(attrgetter("info"), carried) if info is not None]
+        if (
+            target is not None
+            and TARGETS[target].namespace_entry is not None
+            and any(info.namespace is not None for info in infos)
+        ):
             encoded, spots = _namespaced(target, carried, encoded, depth)
         if target is not None:  # after its tools: its tool search tool, hosted tools
-            infos = [unit.info for unit in carried if unit.info is not None]
             added = extras(target, infos, many)
             if target == "gemini":  # built-in tools stand beside the functionDeclarations wrapper
                 # (no wrapper without declarations: Gemini rejects it)
@@ -97,7 +100,7 @@ def render(
         rendered.files[file] = made.text
         places = made.places
         if spots is None:  # each unit's entry is the file's entry of the same index
-            rels = [unit.rel for unit in carried]
+            rels = list(map(attrgetter("rel"), carried))
             rendered.layout[file] = dict(zip(rels, places[: len(rels)], strict=True))
         else:
             rendered.layout[file] = {
