@@ -22,7 +22,14 @@ from toolnexus_gen.incremental import cache
 from toolnexus_gen.incremental.plan import plan
 from toolnexus_gen.pipeline.build import generate
 from toolnexus_gen.pipeline.units import files_of
-from toolnexus_gen.targets.base import assemble, dump_json, encode_entry, entry_depth
+from toolnexus_gen.targets import TARGETS
+from toolnexus_gen.targets.base import (
+    assemble,
+    dump_json,
+    encode_entry,
+    entry_depth,
+    reassemble,
+)
 
 
 def spec(i: int, version: int = 0) -> dict[str, Any]:
@@ -80,6 +87,31 @@ def test_spliced_entries_are_exactly_the_whole_file_encoded(entries: list[Any]) 
         text, places = assemble(document, encoded)
         assert text == dump_json(document(entries))
         assert [text[start:end] for start, end in places] == encoded
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    st.lists(json_values, min_size=1, max_size=40),  # a few edits among many: spliced
+    st.lists(st.tuples(st.integers(0, 39), json_values), max_size=5),
+    st.sampled_from(["gemini", "openai", "bedrock"]),
+)
+def test_an_entry_spliced_into_the_last_assembly_is_the_file_assembled_anew(
+    entries: list[Any], edits: list[tuple[int, Any]], target: str
+) -> None:
+    """What the watch does: the file assembled before, its changed entries put in place."""
+    document = files_of([target])[TARGETS[target].file]
+    depth = entry_depth(document)
+    before = [encode_entry(entry, depth) for entry in entries]
+    after = list(before)
+    for index, entry in edits:
+        after[index % len(after)] = encode_entry(entry, depth)
+    last = reassemble(document, before)
+    made = reassemble(document, after, last)
+    assert (made.text, made.places) == assemble(document, after)
+    assert made.text == dump_json(document([json.loads(text) for text in after]))
+    # and again from that one, as the next edit would
+    again = reassemble(document, before, made)
+    assert (again.text, again.places) == assemble(document, before)
 
 
 def test_one_edit_reuses_every_other_spec(tmp_path: Path) -> None:
@@ -208,3 +240,40 @@ def test_any_sequence_of_changes_builds_what_a_fresh_build_writes(
         assert build() == 0, f"step {step} ({action})"
         assert generated(out) == reference(root), f"step {step} ({action}) left a different tree"
         assert cli("build", "specs", "--out", "out", "--check", cwd=root).exit_code == 0
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_a_warm_process_writes_after_each_edit_what_a_cold_build_writes(
+    tmp_path: Path, seed: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """build --watch's builds (the record in memory: provider files spliced from the last
+    assembly, spec paths and handler methods taken from the last build) against a build from
+    scratch, after every edit: the description or the schema of one tool or two (spliced), of
+    several (assembled anew), tools added or gone."""
+    rng = random.Random(seed)
+    specs = tmp_path / "specs"
+    files: dict[str, Any] = {f"tool_{i:02}.yaml": spec(i) for i in range(20)}
+    write_specs(specs, files | {"_shared/types.yaml": SHARED})
+    monkeypatch.chdir(tmp_path)
+    last = session.build(Path("specs"), Path("out"), (), False).record
+    for step in range(10):
+        kind = rng.choice(["describe", "describe", "describe", "schema", "add", "remove"])
+        chosen = rng.sample(range(24), rng.choice([1, 1, 2, 5]))
+        for i in chosen:
+            path = specs / f"tool_{i:02}.yaml"
+            if kind == "remove":
+                path.unlink(missing_ok=True)
+            elif kind == "add" or not path.exists():
+                path.write_text(json.dumps(spec(i, step)))
+            elif kind == "describe":
+                data = yaml.safe_load(path.read_text())
+                data["description"] = f"Tool {i}, described at step {step}" + "!" * rng.randint(
+                    0, 9
+                )
+                path.write_text(json.dumps(data))
+            else:
+                path.write_text(json.dumps(spec(i, step + 1)))
+        outcome = session.build(Path("specs"), Path("out"), (), False, last)
+        assert outcome.record is not None and not outcome.invalid
+        last = outcome.record
+        assert generated(tmp_path / "out") == reference(tmp_path), f"step {step}: {kind} {chosen}"

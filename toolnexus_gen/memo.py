@@ -21,6 +21,19 @@ def canonical(value: Any) -> str:
     return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
 
 
+def digest_each(keys: dict[str, Any]) -> dict[str, str]:
+    """sha(canonical(key)) of each key, made once for a key that several names share (the
+    package's files mostly share one)."""
+    made: dict[int, str] = {}
+    digests = {}
+    for name, key in keys.items():
+        found = made.get(id(key))
+        if found is None:
+            found = made[id(key)] = sha(canonical(key))
+        digests[name] = found
+    return digests
+
+
 @dataclass
 class Memo:
     """Schemas already found valid and model sources, by content key. Every key carries the

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Collection
-from functools import cache, cmp_to_key
+from functools import cache, cmp_to_key, lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -143,9 +143,12 @@ _FIRST_METHOD = "\n\n    @abstractmethod\n"
 
 def handler_method(tool: ToolInfo) -> str:
     """One tool's abstract method in handlers.py (the template uses this too)."""
-    return _METHOD.format(
-        method=tool.python.method, model=tool.python.model, doc=docstring(tool.description, 8)
-    )
+    return _method(tool.python.method, tool.python.model, tool.description)
+
+
+@lru_cache(maxsize=4096)  # a process that builds again (build --watch) makes only the new ones
+def _method(method: str, model: str, description: str) -> str:
+    return _METHOD.format(method=method, model=model, doc=docstring(description, 8))
 
 
 def update_handlers(previous: str, toolset: ToolSet, fresh: Collection[str]) -> str | None:

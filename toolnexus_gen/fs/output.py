@@ -133,16 +133,21 @@ def _remove_leftovers(out_dir: Path) -> None:
 
 def foreign_files(out_dir: Path, files: dict[str, str]) -> list[str]:
     """Files in out_dir that toolnexus-gen did not generate (and so must not touch)."""
+    return _ownership(out_dir)[1]
+
+
+def _ownership(out_dir: Path) -> tuple[list[str], list[str]]:
+    """The files the manifest says toolnexus-gen owns, and those it did not generate."""
     if not out_dir.exists():
-        return []
+        return [], []
     if not out_dir.is_dir():
         raise OwnershipError(f"{out_dir.as_posix()} exists and is not a folder")
     owned = read_manifest(out_dir)
     existing = _existing_files(out_dir)
     if owned is None:
-        return existing
+        return [], existing
     known = set(owned)
-    return [name for name in existing if name not in known]
+    return owned, [name for name in existing if name not in known]
 
 
 def _read(path: Path) -> bytes | None:
@@ -181,15 +186,16 @@ def write(
     Checked before anything is created, and again under the lock: a file toolnexus-gen did not
     generate, or a symbolic link, stops the build with nothing written.
     """
-    foreign = foreign_files(out_dir, files)
-    if foreign:
-        raise OwnershipError(_foreign_message(out_dir, foreign))
-    with _whole(), _locked(out_dir):
+    if not (out_dir / LOCK).is_file():  # else the lock is there already: nothing to create
         foreign = foreign_files(out_dir, files)
         if foreign:
             raise OwnershipError(_foreign_message(out_dir, foreign))
+    with _whole(), _locked(out_dir):
+        owned, foreign = _ownership(out_dir)
+        if foreign:
+            raise OwnershipError(_foreign_message(out_dir, foreign))
         _remove_leftovers(out_dir)
-        report = _write_locked(out_dir, files, known or {}, progress, previous)
+        report = _write_locked(out_dir, files, owned, known or {}, progress, previous)
         if then is not None:
             then(report)
         return report
@@ -215,6 +221,7 @@ def _record(path: Path, digest: str) -> list[Any]:
 def _write_locked(
     out_dir: Path,
     files: dict[str, str],
+    old: list[str],
     known: dict[str, list[Any]],
     progress: Callable[[int, int], None] | None = None,
     previous: dict[str, str] | None = None,
@@ -222,7 +229,6 @@ def _write_locked(
     report = Report()
     previous = previous or {}
     unhashed: list[tuple[str, list[int], bytes]] = []
-    old = read_manifest(out_dir) or []
     stale = sorted(set(old) - set(files))
     # Record ownership of every file before any of them appears, so a build killed part-way
     # leaves nothing the next build would mistake for a user's file.

@@ -16,8 +16,10 @@ from pathlib import Path
 from typing import Any
 
 # A burst of saves (a "save all", a checkout, a formatter's run) is one batch when its changes
-# come less than STEP_MS apart; changes made while a build runs are the next batch, whole.
-STEP_MS = 15
+# come less than STEP_MS apart; changes made while a build runs are the next batch, whole. A
+# save is seen STEP_MS to twice that after it is made (watchfiles looks every STEP_MS and
+# yields once a look finds nothing new), so this is most of a small edit's wait.
+STEP_MS = 5
 DEBOUNCE_MS = 1000  # a stream of changes that never pauses is still built once a second
 POLL_MS = 200  # how often the single files are looked at
 # The idle work (a full garbage collection: tens of milliseconds at 1,000 tools, more on a busy

@@ -34,6 +34,9 @@ class Record:
     units: dict[str, Unit] = field(default_factory=dict)  # the units it made or took back
     checked: dict[str, Any] = field(default_factory=dict)  # reuse.reusable_units's `verified`
     memo_kept: tuple[frozenset[str], frozenset[str]] | None = None  # what memo.json holds
+    assembled: dict[str, Any] = field(default_factory=dict)  # render.Rendered.assembled
+    specs: Path | None = None  # the spec folder the paths are in
+    paths: dict[str, Path] = field(default_factory=dict)  # Plan.paths by Plan.rels
 
 
 @dataclass
@@ -44,6 +47,7 @@ class Plan:
     changed: list[str] = field(default_factory=list)  # spec-folder files changed since
     models: dict[str, str | None] = field(default_factory=dict)  # each spec's model input then
     paths: list[Path] = field(default_factory=list)  # the tool specs (not `_`/`.` fragments)
+    rels: list[str] = field(default_factory=list)  # each one's path in the spec folder
     contribution: Contribution = field(default_factory=Contribution)  # the in-memory sources'
     reused: list[Unit] = field(default_factory=list)  # units taken back from the last build
     package: dict[str, str] = field(default_factory=dict)  # package keys then (name: digest)
@@ -55,6 +59,7 @@ class Plan:
     first: bool = True  # no usable record: every spec (the sources' too) is made afresh
     memo_kept: tuple[frozenset[str], frozenset[str]] | None = None  # Record.memo_kept
     written: dict[str, str] | None = None  # Record.written: the files as last written here
+    assembled: dict[str, Any] = field(default_factory=dict)  # Record.assembled
 
 
 def plan(
@@ -102,11 +107,14 @@ def plan(
         and "/_" not in rel
         and "/." not in rel
     ]
-    made.paths = [options.specs / rel for rel in rels]
+    # the last build's paths, while they name the same folder (a Path costs more than its stat)
+    known = last.paths if last is not None and last.specs == options.specs else {}
+    made.rels, made.paths = rels, [known.get(rel) or options.specs / rel for rel in rels]
     memo: Memo | None
     if last is not None:
         memo, kept, written = last.memo, last.kept if state else {}, last.written
         made.memo_kept = last.memo_kept if state else None  # the same key: the same folder
+        made.assembled = last.assembled  # spliced into only where the skeleton is the same
     else:
         kept = cache.load_reuse(options, state) if state else {}
         # `list` wants the memo only for the specs it makes afresh (below)
@@ -159,6 +167,7 @@ def save(
     budget: str,
     outputs: dict[str, list[Any]],
     written: dict[str, str],
+    assembled: dict[str, Any] | None = None,
 ) -> Record:
     """Record a build whose files (`written`) were just written, under the output lock:
     `outputs` is [size, mtime_ns, SHA-256] of each as left on disk (output.Report.recorded).
@@ -179,4 +188,16 @@ def save(
         options, made.key, made.inputs, outputs, diagnostics, tools, reuse, budget
     )
     taken = {unit.rel: replace(unit, model_job=None) if unit.model_job else unit for unit in units}
-    return Record(state, kept, kept_memo, written, taken, made.checked, used)
+    paths = dict(zip(made.rels, made.paths, strict=True))
+    return Record(
+        state,
+        kept,
+        kept_memo,
+        written,
+        taken,
+        made.checked,
+        used,
+        assembled or {},
+        options.specs,
+        paths,
+    )

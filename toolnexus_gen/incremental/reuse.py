@@ -23,7 +23,7 @@ from typing import Any
 
 from toolnexus_gen.diagnostics import Diagnostic, Severity
 from toolnexus_gen.ir import Contributed, PyNames, ToolInfo, Unit
-from toolnexus_gen.memo import Memo, canonical, sha, unit_key
+from toolnexus_gen.memo import Memo, digest_each, sha, unit_key
 
 
 class Texts:
@@ -165,8 +165,7 @@ def records(
             "model_input": unit.model_input,
             "entries": entries,
         }
-    package = {name: sha(canonical(key)) for name, key in package_keys.items()}
-    return {"units": kept, "package": package}
+    return {"units": kept, "package": digest_each(package_keys)}
 
 
 def _diagnostic_record(d: Diagnostic) -> list[Any]:

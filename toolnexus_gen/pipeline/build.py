@@ -26,7 +26,7 @@ from toolnexus_gen.config.options import (
 from toolnexus_gen.diagnostics import Diagnostic, DiagnosticsError, Severity, has_errors
 from toolnexus_gen.fs.paths import discover, display_path, escaping_links
 from toolnexus_gen.ir import Contribution, ToolInfo, ToolSet, Unit
-from toolnexus_gen.memo import Memo, canonical, sha
+from toolnexus_gen.memo import Memo, digest_each
 from toolnexus_gen.parallel import pool_for
 from toolnexus_gen.progress import Progress, unseen
 
@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from toolnexus_gen.fs.output import Report
     from toolnexus_gen.incremental.plan import Plan, Record
     from toolnexus_gen.pipeline.render import FileMap
+    from toolnexus_gen.targets.base import Assembled
 
 _first_build = True  # see generate()
 NOTHING = Contribution()  # a build of the spec folder alone
@@ -68,6 +69,7 @@ class Generated:
     units: list[Unit] = field(default_factory=list)
     layout: dict[str, dict[str, tuple[int, int]]] = field(default_factory=dict)
     keys: dict[str, Any] = field(default_factory=dict)  # codegen.package.package_keys
+    assembled: dict[str, Assembled] = field(default_factory=dict)  # render.Rendered.assembled
 
 
 @dataclass
@@ -85,10 +87,11 @@ def analyse(
     contribution: Contribution = NOTHING,
     models: Models | None = None,
     progress: Progress = unseen,
+    rels: Sequence[str] | None = None,
 ) -> Analysis:
     """Every spec's unit (the reused ones given, the others made now, their models started on
     `models`), the specs the sources contributed among them, and the whole set's diagnostics;
-    nothing is rendered."""
+    nothing is rendered. `rels`: each path relative to the spec folder, when known."""
     paths = discover(options.specs) if paths is None else paths
     from toolnexus_gen.pipeline.strictness import relax
     from toolnexus_gen.pipeline.toolsets import check as check_set
@@ -98,7 +101,9 @@ def analyse(
 
     links = escaping_links(options.specs)  # refused, never read
     known = {unit.rel for unit in reused}
-    fresh = [path for path in paths if _rel(path, options.specs) not in known]
+    if rels is None:
+        rels = [_rel(path, options.specs) for path in paths]
+    fresh = [path for rel, path in zip(rels, paths, strict=True) if rel not in known]
     fresh = [path for path in fresh if path not in links]
     made = [spec for spec in contribution.specs if spec.rel not in known]
     units = list(reused)
@@ -183,7 +188,10 @@ def _without_strict_notes(diagnostics: list[Diagnostic], toolset: ToolSet) -> li
 def _alias_collisions(toolset: ToolSet) -> list[Diagnostic]:
     """Two tools that one target's file would name alike (through name_aliases)."""
     found = []
+    aliased = {target for tool in toolset.tools if tool.aliases for target, _ in tool.aliases}
     for target in toolset.targets:
+        if target not in aliased:  # each tool is sent as its name: two alike are one (TN115)
+            continue
         seen: dict[str, ToolInfo] = {}
         for tool in toolset.tools:
             if not tool.for_target(target):
@@ -264,28 +272,31 @@ def generate(options: BuildOptions, plan: Plan, progress: Progress = unseen) -> 
     memo = plan.memo
     header = header_for(options)
     models = model_maker(header, memo)  # the workers make each model as its unit is made
-    analysis = analyse(options, memo, plan.paths, plan.reused, contribution, models, progress)
+    analysis = analyse(
+        options, memo, plan.paths, plan.reused, contribution, models, progress, plan.rels
+    )
     progress("rendering", 0)
     toolset, diagnostics = analysis.toolset, fold(analysis.diagnostics, analysis.toolset)
     if has_errors(diagnostics):
         return Generated(None, toolset, diagnostics)
     keys = package_keys(toolset, header)
+    digests = digest_each(keys)
     package = {
         name: plan.texts[name]
-        for name, key in keys.items()
-        if name in plan.texts and plan.package.get(name) == sha(canonical(key))
+        for name in keys
+        if name in plan.texts and plan.package.get(name) == digests[name]
     }
     if (
         "handlers.py" not in package
         and "handlers.py" in plan.texts
-        and plan.package.get(HANDLERS_HEAD) == sha(canonical(keys[HANDLERS_HEAD]))
+        and plan.package.get(HANDLERS_HEAD) == digests[HANDLERS_HEAD]
     ):
         # Only descriptions changed: its methods are made again, without a template.
         remade = {u.info.name for u in analysis.units if u.model_job is not None and u.info}
         updated = update_handlers(plan.texts["handlers.py"], toolset, remade)
         if updated is not None:
             package["handlers.py"] = updated
-    rendered = render(toolset, analysis.units, header, package, options.many)
+    rendered = render(toolset, analysis.units, header, package, options.many, plan.assembled)
     rendered.files.update(contribution.files)
     try:
         rendered.files.update(render_models(toolset, analysis.units, models, progress))
@@ -302,6 +313,7 @@ def generate(options: BuildOptions, plan: Plan, progress: Progress = unseen) -> 
         analysis.units,
         rendered.layout,
         keys,
+        rendered.assembled,
     )
 
 
@@ -337,6 +349,7 @@ def save_build(options: BuildOptions, plan: Plan, result: Generated, report: Rep
         budget=result.budget,
         outputs=report.recorded,
         written=result.files,
+        assembled=result.assembled,
     )
 
 
@@ -346,4 +359,6 @@ def analyse_reusing(options: BuildOptions, contribution: Contribution = NOTHING)
     from toolnexus_gen.incremental.plan import plan as make_plan
 
     planned = make_plan(options, contribute=lambda: contribution, entries=False)
-    return analyse(options, planned.memo, planned.paths, planned.reused, contribution)
+    return analyse(
+        options, planned.memo, planned.paths, planned.reused, contribution, rels=planned.rels
+    )

@@ -11,6 +11,8 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from itertools import compress, repeat
+from operator import attrgetter, contains, itemgetter
 from typing import Any
 
 from toolnexus_gen.codegen.models import Models
@@ -23,7 +25,13 @@ from toolnexus_gen.pipeline.toolsets import extras
 from toolnexus_gen.pipeline.units import files_of
 from toolnexus_gen.progress import Progress, unseen
 from toolnexus_gen.targets import TARGETS
-from toolnexus_gen.targets.base import assemble, encode_entry, entry_depth, with_strict
+from toolnexus_gen.targets.base import (
+    Assembled,
+    encode_entry,
+    entry_depth,
+    reassemble,
+    with_strict,
+)
 
 FileMap = dict[str, str]
 GITIGNORE = "# Written by toolnexus-gen.\n.toolnexus-gen.lock\n.toolnexus-gen.cache/\n"
@@ -34,6 +42,8 @@ class Rendered:
     files: FileMap
     # file -> unit rel -> (start, end) of its entry: what lets the next build reuse it
     layout: dict[str, dict[str, tuple[int, int]]] = field(default_factory=dict)
+    # each provider file as assembled: what the next build in this process splices into
+    assembled: dict[str, Assembled] = field(default_factory=dict)
 
 
 def _nothing(entries: list[Any]) -> list[Any]:
@@ -50,37 +60,53 @@ def render(
     header: Header,
     reused: dict[str, str] | None = None,
     many: Many | None = None,
+    assembled: dict[str, Assembled] | None = None,
 ) -> Rendered:
     """Every file but the models (render_models). `units` in name order, one per tool of
     toolset; `reused` holds the last build's package files that are still what render_package
-    would write (the others are rendered)."""
+    would write (the others are rendered); `assembled`: the provider files as the last build in
+    this process assembled them (Rendered.assembled), whose unchanged entries stay in place."""
     rendered = Rendered({})
     many = many or Many()
+    assembled = assembled or {}
+    # a thousand units in each of seven files: these passes are map()s, run in C
+    entries = [unit.entries for unit in units]
     for file, document in files_of(toolset.targets).items():
-        carried = [unit for unit in units if file in unit.entries]
-        encoded = [unit.entries[file] for unit in carried]
+        has = list(map(contains, entries, repeat(file)))
+        carried = list(compress(units, has))  # in name order
+        encoded = list(map(itemgetter(file), compress(entries, has)))
         target = next((name for name in toolset.targets if TARGETS[name].file == file), None)
         depth = entry_depth(document)
         if target is not None and TARGETS[target].strict_limits is not None:
             encoded = _strictness(target, carried, encoded, depth, toolset)
         # where each entry stands, as written (strict true/false differ in length)
-        spots = [(i, 0, len(text)) for i, text in enumerate(encoded)]
-        if target is not None and TARGETS[target].namespace_entry is not None:
+        spots = None
+        infos = [info for info in map(attrgetter("info"), carried) if info is not None]
+        if (
+            target is not None
+            and TARGETS[target].namespace_entry is not None
+            and any(info.namespace is not None for info in infos)
+        ):
             encoded, spots = _namespaced(target, carried, encoded, depth)
         if target is not None:  # after its tools: its tool search tool, hosted tools
-            infos = [unit.info for unit in carried if unit.info is not None]
             added = extras(target, infos, many)
             if target == "gemini":  # built-in tools stand beside the functionDeclarations wrapper
                 # (no wrapper without declarations: Gemini rejects it)
                 document = _beside(document if encoded else _nothing, added)
             else:
                 encoded += [encode_entry(entry, depth) for entry in added]
-        text, places = assemble(document, encoded)
-        rendered.files[file] = text
-        rendered.layout[file] = {
-            unit.rel: (places[outer][0] + offset, places[outer][0] + offset + length)
-            for unit, (outer, offset, length) in zip(carried, spots, strict=True)
-        }
+        made = reassemble(document, encoded, assembled.get(file))
+        rendered.assembled[file] = made
+        rendered.files[file] = made.text
+        places = made.places
+        if spots is None:  # each unit's entry is the file's entry of the same index
+            rels = list(map(attrgetter("rel"), carried))
+            rendered.layout[file] = dict(zip(rels, places[: len(rels)], strict=True))
+        else:
+            rendered.layout[file] = {
+                unit.rel: (places[outer][0] + offset, places[outer][0] + offset + length)
+                for unit, (outer, offset, length) in zip(carried, spots, strict=True)
+            }
     aliases = alias_file(toolset)
     if aliases is not None:
         rendered.files[ALIASES_FILE] = aliases

@@ -220,6 +220,8 @@ def _reserved(target: str, tools: list[ToolInfo], many: Many) -> list[Diagnostic
         taken[SEARCH_TOOLS] = "the loops' client-side search for deferred tools"
     for namespace in namespaces(target, tools):
         taken[namespace["name"]] = "the namespace of its deferred tools"
+    if not taken:
+        return []
     found = []
     for tool in tools:
         what = taken.get(tool.sent_name(target))

@@ -6,6 +6,7 @@ import json
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from itertools import compress
 from typing import Any
 
 from toolnexus_gen.diagnostics import Diagnostic, Severity
@@ -158,7 +159,57 @@ def assemble(
     document: Callable[[list[Any]], Any], entries: list[str]
 ) -> tuple[str, list[tuple[int, int]]]:
     """The file holding the encoded entries, and where (start, end) each one stands in it."""
+    return _assemble(dump_json(document([])), entries)
+
+
+@dataclass(frozen=True)
+class Assembled:
+    """A provider file as assembled, with what it was assembled from: the next build in the
+    same process (build --watch) splices its few changed entries into it (reassemble)."""
+
+    skeleton: str  # dump_json(document([]))
+    entries: list[str]
+    text: str
+    places: list[tuple[int, int]]
+
+
+def reassemble(
+    document: Callable[[list[Any]], Any], entries: list[str], last: Assembled | None = None
+) -> Assembled:
+    """assemble(document, entries), made from `last` (the same file assembled before) when only
+    a few entries differ: the text between entries is the skeleton's and the separators, so
+    putting each changed entry in the place of the old one gives the same bytes (tested)."""
     skeleton = dump_json(document([]))
+    if (
+        last is None
+        or not entries
+        or last.skeleton != skeleton
+        or len(last.entries) != len(entries)
+    ):
+        return Assembled(skeleton, entries, *_assemble(skeleton, entries))
+    # compared in C: an unchanged entry is mostly the same object (a reused unit's)
+    changed = list(compress(range(len(entries)), map(str.__ne__, last.entries, entries)))
+    if not changed:
+        return Assembled(skeleton, entries, last.text, last.places)
+    if len(changed) * 8 > len(entries):  # a join of them all costs less than many splices
+        return Assembled(skeleton, entries, *_assemble(skeleton, entries))
+    parts, places, at, shift = [], list(last.places), 0, 0
+    ends = [*changed[1:], len(entries)]
+    for i, end_of_run in zip(changed, ends, strict=True):
+        start, end = last.places[i]
+        parts += [last.text[at:start], entries[i]]
+        at = end
+        places[i] = (start + shift, start + shift + len(entries[i]))
+        shift += len(entries[i]) - (end - start)
+        if shift:  # the entries up to the next changed one move by as much
+            places[i + 1 : end_of_run] = [
+                (before + shift, after + shift) for before, after in places[i + 1 : end_of_run]
+            ]
+    parts.append(last.text[at:])
+    return Assembled(skeleton, entries, "".join(parts), places)
+
+
+def _assemble(skeleton: str, entries: list[str]) -> tuple[str, list[tuple[int, int]]]:
     if not entries:
         return skeleton, []
     at, indent = _list_line(skeleton)
