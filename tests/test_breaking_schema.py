@@ -194,3 +194,81 @@ def test_any_json_compares_without_a_crash(old: Any, new: Any) -> None:
     for before, after in ((old, new), (new, old), (old, old)):
         for change in compare(before, after):
             assert change.kind and isinstance(change.detail, str)
+
+
+def _doubled(depth: int, key: str, *, distinct: bool = False) -> dict[str, Any]:
+    """`city` through D0 .. D<depth>, each D<i> two $refs to the next under `key` (anyOf or
+    allOf): 2**depth paths to the last one (with `distinct`, each alternative differs)."""
+    defs: dict[str, Any] = {
+        f"D{i}": {
+            key: [
+                {"$ref": f"#/$defs/D{i + 1}"},
+                {"$ref": f"#/$defs/D{i + 1}", **({"minLength": i} if distinct else {})},
+            ]
+        }
+        for i in range(depth)
+    }
+    defs[f"D{depth}"] = {"type": "string"}
+    return {"type": "object", "properties": {"city": {"$ref": "#/$defs/D0"}}, "$defs": defs}
+
+
+CITY = {"type": "object", "properties": {"city": {"type": "string"}}}
+
+
+@pytest.mark.parametrize("key", ["anyOf", "allOf"])
+def test_refs_reached_many_ways_are_resolved_once(key: str) -> None:
+    # 2**40 paths through the definitions: each one is expanded once, and found a string
+    assert said(_doubled(40, key), CITY) == []
+    assert said(CITY, _doubled(40, key)) == []
+    narrower = {"type": "object", "properties": {"city": {"type": "string", "maxLength": 9}}}
+    assert said(_doubled(40, key), narrower) == [
+        ("bound", "city", True, False, "maxLength 9 added")
+    ]
+
+
+def test_a_schema_past_the_work_budget_is_not_compared() -> None:
+    # 2**30 alternatives that differ: reported as not compared, never expanded
+    for old, new in (
+        (_doubled(30, "anyOf", distinct=True), CITY),
+        (CITY, _doubled(30, "anyOf", distinct=True)),
+    ):
+        changes = compare(old, new)
+        assert [(c.kind, c.path, c.pointer, c.narrows, c.widens) for c in changes] == [
+            ("bound", "city", "/properties/city", True, True)
+        ]
+        assert changes[0].detail.startswith("not compared: its schema is too complex (over ")
+
+
+def test_a_ref_chain_past_the_depth_bound_is_not_compared() -> None:
+    changes = compare(_doubled(1000, "allOf"), CITY)
+    assert [(c.kind, c.path, c.narrows, c.detail) for c in changes] == [
+        ("bound", "city", True, "not compared: its schema is too complex (nested over 100 deep)")
+    ]
+
+
+@pytest.mark.parametrize(
+    "definition",
+    [
+        {"anyOf": [{"$ref": "#/$defs/A"}, {"type": "string"}]},
+        {"oneOf": [{"type": "string"}, {"$ref": "#/$defs/A", "description": "again"}]},
+        {"allOf": [{"$ref": "#/$defs/A"}]},
+        {"allOf": [{"$ref": "#/$defs/B"}, {"type": "string"}]},
+    ],
+)
+def test_a_ref_cycle_through_any_of_or_all_of_ends(definition: dict[str, Any]) -> None:
+    cyclic = {
+        "type": "object",
+        "properties": {"x": {"$ref": "#/$defs/A"}},
+        "$defs": {"A": definition, "B": {"allOf": [{"$ref": "#/$defs/A"}]}},
+    }
+    assert said(cyclic, copy.deepcopy(cyclic)) == []
+    assert said(cyclic, {**cyclic, "description": "d"}) == [
+        ("description", "", False, False, "description of the arguments added")
+    ]
+    other = {"type": "object", "properties": {"x": {"type": "integer"}}}
+    # the repeat stands as written: compared by its text, a change counts as narrowing
+    assert any(c.narrows for c in compare(cyclic, other))
+    assert any(c.narrows for c in compare(other, cyclic))
+    renamed = copy.deepcopy(cyclic)
+    renamed["$defs"]["A"]["x-note"] = "kept"
+    assert said(cyclic, renamed) == []

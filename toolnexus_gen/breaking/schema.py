@@ -8,6 +8,12 @@ merged, `anyOf`/`oneOf`, type lists, `enum` over several types and nullability (
 old alternative must be covered by a new one. Bounds, formats, patterns, `multipleOf`, items and
 objects (open or closed, required or not) are compared keyword by keyword. What it cannot prove
 compatible (a changed `pattern`, an added `not` or `if`) counts as narrowing, never as nothing.
+
+A `$ref` met again while it is being expanded (a recursive schema through `anyOf` or `allOf`)
+is not expanded again: it stands as written and is compared by its text. Each comparison has a
+work budget (WORK_BUDGET steps: nodes resolved, alternatives made) and a depth bound; past
+either, the schema is reported as not compared (a change that may narrow), never expanded
+further: a schema of a few kilobytes can name exponentially many alternatives.
 """
 
 from __future__ import annotations
@@ -62,6 +68,7 @@ OPAQUE = (
     "contentSchema",
     "$dynamicRef",
     "$recursiveRef",
+    "$ref",  # one left as written: unresolvable, or met again inside its own expansion
 )
 LOWER = ("minimum", "exclusiveMinimum", "minLength", "minItems", "minProperties", "minContains")
 UPPER = ("maximum", "exclusiveMaximum", "maxLength", "maxItems", "maxProperties", "maxContains")
@@ -70,6 +77,8 @@ BOUNDED = frozenset(
     {*LOWER, *UPPER, "multipleOf", "pattern", "format", "uniqueItems"}
 )  # what bounds() compares
 MAX_REFS = 64  # $ref hops from one node: a longer chain is a cycle of bare refs
+WORK_BUDGET = 100_000  # steps of one comparison (nodes resolved, alternatives made)
+MAX_DEPTH = 100  # nested $ref/anyOf/allOf expansions and compared nodes, one inside another
 
 
 @dataclass(frozen=True)
@@ -106,9 +115,22 @@ def canonical(value: Any) -> str:
 
 def compare(old: Any, new: Any) -> list[Change]:
     """Every difference between two schemas (None: no schema, any value) from the old one's
-    point of view, deduplicated, in walk order."""
+    point of view, deduplicated, in walk order. A schema too complex to compare (see
+    WORK_BUDGET) is one change: not compared, which may narrow and widen."""
     walk = _Walk(old if old is not None else True, new if new is not None else True)
-    walk.node(walk.old_root, walk.new_root, "", "", "")
+    try:
+        walk.node(walk.old_root, walk.new_root, "", "", "")
+    except _TooComplex as exc:
+        return [
+            Change(
+                "bound",
+                walk.where[0],
+                walk.where[1],
+                True,
+                True,
+                f"not compared: its schema is too complex ({exc})",
+            )
+        ]
     seen: set[tuple[str, str, str, str]] = set()
     found = []
     for change in walk.found:
@@ -144,13 +166,42 @@ class _Alt:
         return self.type or "any value"
 
 
+class _TooComplex(Exception):
+    """The comparison ran past its work budget or depth bound: what was exceeded, in words."""
+
+
+class _Work:
+    """What the walks of one comparison share: the steps taken, the depth reached, and the
+    memos of what a bare `$ref` resolves to and the alternatives it makes."""
+
+    def __init__(self) -> None:
+        self.steps = 0
+        self.depth = 0
+        self.cuts = 0  # repeats cut so far: a memo is kept only when none was cut below
+        self.expanding: set[tuple[int, str]] = set()  # (root, $ref) being expanded
+        self.resolved: dict[tuple[int, str], tuple[Any, str]] = {}
+        self.alternatives: dict[tuple[int, str], list[_Alt]] = {}
+
+    def step(self, count: int = 1) -> None:
+        self.steps += count
+        if self.steps > WORK_BUDGET:
+            raise _TooComplex(f"over {WORK_BUDGET} steps through $ref, anyOf and allOf")
+
+    def enter(self) -> None:
+        self.depth += 1
+        if self.depth > MAX_DEPTH:
+            raise _TooComplex(f"nested over {MAX_DEPTH} deep")
+
+
 class _Walk:
-    def __init__(self, old_root: Any, new_root: Any) -> None:
+    def __init__(self, old_root: Any, new_root: Any, work: _Work | None = None) -> None:
         self.old_root = old_root
         self.new_root = new_root
         self.found: list[Change] = []
         self.active: set[tuple[int, int]] = set()  # node pairs being compared (cycles end here)
         self.defs_alike: bool | None = None  # see alike()
+        self.work = work or _Work()
+        self.where = ("", "")  # the argument and node being compared (a too complex one's place)
 
     def add(
         self,
@@ -198,36 +249,109 @@ class _Walk:
 
     def resolved(self, node: Any, root: Any, pointer: str) -> tuple[Any, str]:
         """The node with local $refs followed (siblings of a $ref applied over its target) and
-        allOf merged; and the pointer of where its body stands."""
-        for _ in range(MAX_REFS):
-            if not isinstance(node, dict):
+        allOf merged; and the pointer of where its body stands. A $ref being expanded already
+        (a recursive schema) stays as written."""
+        work = self.work
+        work.step()
+        ref = node.get("$ref") if isinstance(node, dict) else None
+        if not isinstance(ref, str) or not ref.startswith("#"):
+            return self._resolved(node, root, pointer)
+        key = (id(root), ref)
+        if len(node) == 1 and key in work.resolved:
+            return work.resolved[key]
+        cuts = work.cuts
+        found = self._resolved(node, root, pointer)
+        if len(node) == 1 and work.cuts == cuts:
+            work.resolved[key] = found
+        return found
+
+    def _resolved(self, node: Any, root: Any, pointer: str) -> tuple[Any, str]:
+        work = self.work
+        followed: list[tuple[int, str]] = []
+        work.enter()
+        try:
+            for _ in range(MAX_REFS):
+                if not isinstance(node, dict):
+                    return node, pointer
+                ref = node.get("$ref")
+                if isinstance(ref, str) and ref.startswith("#"):
+                    key = (id(root), ref)
+                    if key in work.expanding:
+                        work.cuts += 1
+                        return node, pointer  # a recursive schema: compared as written
+                    target = resolve(root, ref[1:], None)
+                    if target is None:
+                        return node, pointer  # unresolvable: compared as written
+                    work.expanding.add(key)
+                    followed.append(key)
+                    siblings = {k: v for k, v in node.items() if k != "$ref"}
+                    if isinstance(target, dict):
+                        node = {**target, **siblings} if siblings else target
+                    else:
+                        node = target
+                    pointer = ref[1:] if not siblings else pointer
+                    continue
+                if isinstance(node.get("allOf"), list):
+                    merged = {k: v for k, v in node.items() if k != "allOf"}
+                    for i, part in enumerate(node["allOf"]):
+                        where = join_pointer(pointer, "allOf") + f"/{i}"
+                        body, _ = self.resolved(part, root, where)
+                        if body is False:
+                            return False, pointer  # nothing validates
+                        if isinstance(body, dict):  # true (or, in a corrupt package, not a schema)
+                            merged = _merge(merged, body)  # adds nothing
+                    if "$ref" in merged and "$ref" not in node:
+                        return merged, pointer  # a recursive part, kept as written
+                    node = merged
+                    continue
                 return node, pointer
-            ref = node.get("$ref")
-            if isinstance(ref, str) and ref.startswith("#"):
-                target = resolve(root, ref[1:], None)
-                if target is None:
-                    return node, pointer  # unresolvable: compared as written
-                siblings = {k: v for k, v in node.items() if k != "$ref"}
-                if isinstance(target, dict):
-                    node = {**target, **siblings} if siblings else target
-                else:
-                    node = target
-                pointer = ref[1:] if not siblings else pointer
-                continue
-            if isinstance(node.get("allOf"), list):
-                merged = {k: v for k, v in node.items() if k != "allOf"}
-                for i, part in enumerate(node["allOf"]):
-                    body, _ = self.resolved(part, root, join_pointer(pointer, "allOf") + f"/{i}")
-                    if body is False:
-                        return False, pointer  # nothing validates
-                    if isinstance(body, dict):  # true (or, in a corrupt package, not a schema)
-                        merged = _merge(merged, body)  # adds nothing
-                node = merged
-                continue
             return node, pointer
-        return node, pointer
+        finally:
+            work.expanding.difference_update(followed)
+            work.depth -= 1
 
     def alternatives(self, node: Any, root: Any, pointer: str) -> list[_Alt]:
+        work = self.work
+        work.enter()
+        try:
+            return self._alternatives(node, root, pointer)
+        finally:
+            work.depth -= 1
+
+    def _option(self, option: Any, base: dict[str, Any], root: Any, where: str) -> list[_Alt]:
+        """The alternatives of one anyOf/oneOf option (with the node's other keywords, `base`,
+        over it): a $ref being expanded already is one alternative, as written."""
+        work = self.work
+        ref = option.get("$ref") if isinstance(option, dict) else None
+        if not isinstance(ref, str) or not ref.startswith("#"):
+            body, where = self.resolved(option, root, where)
+            if isinstance(body, dict) and base:
+                body = _merge(base, body)
+            return self.alternatives(body, root, where)
+        key = (id(root), ref)
+        if key in work.expanding:
+            work.cuts += 1
+            body = _merge(base, option) if base else option
+            return [_Alt(body, where, None)]  # a recursive schema: compared as written
+        bare = len(option) == 1 and not base
+        if bare and key in work.alternatives:
+            found = work.alternatives[key]
+            work.step(len(found))
+            return found
+        cuts = work.cuts
+        body, where = self.resolved(option, root, where)
+        if isinstance(body, dict) and base:
+            body = _merge(base, body)
+        work.expanding.add(key)
+        try:
+            found = self.alternatives(body, root, where)
+        finally:
+            work.expanding.discard(key)
+        if bare and work.cuts == cuts:
+            work.alternatives[key] = found
+        return found
+
+    def _alternatives(self, node: Any, root: Any, pointer: str) -> list[_Alt]:
         node, pointer = self.resolved(node, root, pointer)
         if node is True or (isinstance(node, dict) and not _validating(node)):
             return [_Alt({} if node is True else node, pointer, None)]
@@ -238,12 +362,16 @@ class _Walk:
             if isinstance(options, list):
                 base = {k: v for k, v in node.items() if k != key and k not in ANNOTATIONS}
                 found: list[_Alt] = []
+                seen: set[tuple[str, int]] = set()
                 for i, option in enumerate(options):
-                    where = f"{pointer}/{key}/{i}"
-                    body, where = self.resolved(option, root, where)
-                    if isinstance(body, dict) and base:
-                        body = _merge(base, body)
-                    found += self.alternatives(body, root, where)
+                    made = self._option(option, base, root, f"{pointer}/{key}/{i}")
+                    self.work.step(len(made))
+                    for alt in made:
+                        # the same alternative reached twice (two $refs to one definition)
+                        # is one alternative
+                        if (alt.pointer, id(alt.schema)) not in seen:
+                            seen.add((alt.pointer, id(alt.schema)))
+                            found.append(alt)
                 return found
         types = node.get("type")
         nullable = node.get("nullable") is True
@@ -271,6 +399,16 @@ class _Walk:
     def node(self, old: Any, new: Any, path: str, old_pointer: str, new_pointer: str) -> None:
         if old == new and self.alike(old, new):
             return  # written alike, and any $ref finds alike nodes: nothing below differs
+        outer = self.where
+        self.where = (path, new_pointer)
+        self.work.enter()
+        try:
+            self._node(old, new, path, old_pointer, new_pointer)
+        finally:
+            self.work.depth -= 1
+        self.where = outer
+
+    def _node(self, old: Any, new: Any, path: str, old_pointer: str, new_pointer: str) -> None:
         old_body, old_at = self.resolved(old, self.old_root, old_pointer)
         new_body, new_at = self.resolved(new, self.new_root, new_pointer)
         pair = (id(old_body), id(new_body))
@@ -356,7 +494,8 @@ class _Walk:
             self.found += [change for change in closest if change.widens]
 
     def _trial(self, old: _Alt, new: _Alt, path: str) -> list[Change]:
-        trial = _Walk(self.old_root, self.new_root)
+        trial = _Walk(self.old_root, self.new_root, self.work)
+        trial.where = self.where
         trial.active = set(self.active)
         trial.defs_alike = self.defs_alike
         trial.alt(old, new, path)
