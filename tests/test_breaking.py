@@ -21,6 +21,8 @@ from typing import Any
 import pytest
 from conftest import cli, snapshot
 
+from toolnexus_gen.breaking import revision
+
 CASES = Path(__file__).parent / "cases" / "breaking"
 UPDATE = os.environ.get("TNX_UPDATE_CASES") == "1"
 CONFIG = (
@@ -347,6 +349,47 @@ def test_corrupt_package_at_ref(tmp_path: Path, file: str, text: str | None, sai
     line = bad_ref(repo, "HEAD")
     assert said in line, line
     assert "corrupt" in line or "not" in line or "missing" in line
+
+
+def one_commit(tmp_path: Path) -> Path:
+    repo = repository(tmp_path / "repo")
+    (repo / "pyproject.toml").write_text(TARGETS)
+    (repo / "specs").mkdir()
+    (repo / "specs/get_weather.yaml").write_text(WEATHER_SPEC)
+    built(repo)
+    commit(repo, "one tool")
+    return repo
+
+
+def test_files_the_comparison_does_not_need_are_not_read_at_ref(tmp_path: Path) -> None:
+    repo = one_commit(tmp_path)
+    for rel in ("padding.py", "sub/padding.py", "schemas/extra.json"):
+        (repo / "tools" / rel).parent.mkdir(exist_ok=True)
+        (repo / "tools" / rel).write_bytes(b"\xff\xfe not UTF-8, and never read\n")
+    commit(repo, "files beside the package's")
+    for ref in ("HEAD", "tools"):
+        result = cli("breaking", "--against", ref, "--format", "json", cwd=repo)
+        assert result.exit_code == 0, result.output + result.stderr
+        assert findings_of(result) == []
+
+
+@pytest.mark.parametrize("ref", ["HEAD", "tools"])
+def test_a_file_over_the_size_limit_at_ref_is_refused(
+    tmp_path: Path, ref: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo = one_commit(tmp_path)
+    handlers = repo / "tools/handlers.py"
+    handlers.write_text(handlers.read_text() + "# padding\n" * 1000)
+    commit(repo, "padded")
+    monkeypatch.setattr(revision, "MAX_FILE", 8000)
+    line = bad_ref(repo, ref)
+    assert (
+        "handlers.py: 1" in line and "bytes, over the 8,000 bytes a generated file is read" in line
+    ), line
+    monkeypatch.setattr(revision, "MAX_FILE", 1 << 20)
+    monkeypatch.setattr(revision, "MAX_TOTAL", handlers.stat().st_size + 100)
+    line = bad_ref(repo, ref)
+    assert "the package's files are over" in line and "bytes together" in line, line
 
 
 def test_not_a_repository(tmp_path: Path) -> None:

@@ -26,6 +26,11 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 TOOLS_FILE = "schemas/tools.json"
+# What is read of REF is bounded: a file over MAX_FILE bytes, or files over MAX_TOTAL together,
+# are refused (sizes are asked first: nothing that large is read). GitHub's 1,223 tools make
+# files of at most 11.5 MB (gemini.json; tools.json 10.3 MB, 41 MB in all).
+MAX_FILE = 64 * 1024 * 1024
+MAX_TOTAL = 256 * 1024 * 1024
 
 
 class RevisionError(Exception):
@@ -62,11 +67,34 @@ def read(against: str, out: Path, root: Path) -> Revision:
 
 
 def _wanted(rel: str) -> bool:
-    """The files of a package the surface is read from."""
+    """The files of a package the surface is read from: the tool list, the aliases, each
+    provider file, the dispatch table, the handler interface and the argument models."""
     path = PurePosixPath(rel)
     if CACHE_DIR in path.parts or "__pycache__" in path.parts:
         return False
-    return (path.suffix == ".json" and path.parts[0] == "schemas") or path.suffix == ".py"
+    from toolnexus_gen.breaking import surface
+
+    if rel in surface.read_files():
+        return True
+    return path.parts[0] == "models" and path.suffix == ".py"
+
+
+def _too_large(where: str, size: int, total: int) -> None:
+    """Refuse a file of `size` bytes, read after `total` bytes of others (one line why)."""
+    if size > MAX_FILE:
+        raise RevisionError(
+            f"{where}: {size:,} bytes, over the {_amount(MAX_FILE)} a generated file is read "
+            "up to (not a package a build made?)"
+        )
+    if total + size > MAX_TOTAL:
+        raise RevisionError(
+            f"{where}: the package's files are over {_amount(MAX_TOTAL)} together, more than "
+            "is read of a generated package (not a package a build made?)"
+        )
+
+
+def _amount(size: int) -> str:
+    return f"{size / 2**20:g} MiB" if size >= 2**20 else f"{size:,} bytes"
 
 
 def _decode(raw: bytes, where: str) -> str:
@@ -79,7 +107,6 @@ def _decode(raw: bytes, where: str) -> str:
 # -- a directory -------------------------------------------------------------------------------
 
 
-MAX_FILE = 256 * 1024 * 1024  # a generated file larger than this is not one a build wrote
 
 
 def _directory(folder: Path, out: Path, root: Path) -> Revision:
@@ -99,12 +126,16 @@ def _directory(folder: Path, out: Path, root: Path) -> Revision:
         raise RevisionError(f"directory {shown} holds no generated package (no {looked})")
     files = {}
     shown_package = display_path(package)
+    total = 0
     for top, dirs, names in os.walk(package):  # never into a linked folder
         dirs.sort()
         for name in sorted(names):
             path = Path(top, name)
             rel = path.relative_to(package).as_posix()
             if _wanted(rel) and _regular(path):
+                size = path.stat().st_size
+                _too_large(f"{shown_package}/{rel}", size, total)
+                total += size
                 files[rel] = _read(path, f"{shown_package}/{rel}")
     pyproject = folder / "pyproject.toml"
     return Revision(
@@ -243,6 +274,21 @@ def _blobs(toplevel: Path, commit: str, wanted: dict[str, str]) -> dict[str, str
     """The text of each object named (relative path -> object name or rev:path); missing
     objects are left out."""
     names = list(wanted.items())
+    request = "".join(f"{oid}\n" for _, oid in names).encode()
+    sized = _git(["cat-file", "--batch-check"], toplevel, request)
+    if sized.returncode != 0:
+        raise RevisionError(f"git cat-file failed: {sized.stderr.decode(errors='replace').strip()}")
+    total, present = 0, []
+    for (rel, oid), line in zip(
+        names, sized.stdout.decode(errors="replace").splitlines(), strict=False
+    ):
+        header = line.split()
+        if len(header) < 3 or header[1] != "blob":
+            continue  # "<name> missing"
+        _too_large(f"{commit[:8]}:{rel}", int(header[2]), total)
+        total += int(header[2])
+        present.append((rel, oid))
+    names = present
     request = "".join(f"{oid}\n" for _, oid in names).encode()
     done = _git(["cat-file", "--batch"], toplevel, request)
     if done.returncode != 0:

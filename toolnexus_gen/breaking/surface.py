@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
 
 from toolnexus_gen.breaking import python
@@ -141,10 +142,17 @@ def _json(files: Mapping[str, str], name: str, where: str) -> Any:
 
 
 def _target_files() -> Iterator[tuple[str, str]]:
+    """Each target and its provider file."""
     from toolnexus_gen.targets import TARGETS
 
     for name in NAMES:
         yield name, TARGETS[name].file
+
+
+@cache
+def read_files() -> frozenset[str]:
+    """The files a package's surface is read from, but its model modules (models/*.py)."""
+    return frozenset({TOOLS_FILE, ALIASES_FILE, *PYTHON_FILES, *(f for _, f in _target_files())})
 
 
 def _read_targets(files: Mapping[str, str], where: str, tools: dict[str, dict[str, Any]]) -> None:

@@ -38,6 +38,8 @@ _SEPARATORS = re.compile(r"[\x1c-\x1f]")
 
 def estimate_text(text: str) -> int:
     """Estimated o200k_base tokens of a text."""
+    if len(text) > _LONG:
+        return round(_streamed(text))
     parts = text.split(_CUT)
     if len(parts) > 1 and len(_CUT_BEFORE_WORD.findall(text)) == len(parts) - 1:
         costs: Iterable[float] = chain(
@@ -64,6 +66,20 @@ def _costs(text: str) -> tuple[float, ...]:
     """The cost of each piece of a text, in order."""
     ascii_only = text.isascii() and not _SEPARATORS.search(text)
     return tuple(map(_piece_cost, (_PIECE_ASCII if ascii_only else _PIECE).findall(text)))
+
+
+# A text longer than this is costed piece by piece as its pieces are found, in memory bounded
+# by the longest piece (a list of every piece, or the cache of parts, would hold it many times).
+_LONG = 1 << 20
+
+
+def _streamed(text: str) -> float:
+    """The sum of a text's pieces' costs, added in order (as estimate_text adds them)."""
+    ascii_only = text.isascii() and not _SEPARATORS.search(text)
+    total = 0.0
+    for found in (_PIECE_ASCII if ascii_only else _PIECE).finditer(text):
+        total += _piece_cost(found.group())
+    return total
 
 
 def _piece_cost(piece: str) -> float:
