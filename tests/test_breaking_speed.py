@@ -105,3 +105,16 @@ def sum_of_pieces(text: str) -> int:
             marks = len(piece.strip())
             total += 1 if marks <= 3 else marks / 3
     return round(total)
+
+
+def test_a_long_text_is_costed_as_it_is_read_to_the_same_figure(monkeypatch: Any) -> None:
+    """A text past the streaming length costs what the piece list costs (a 30 MB description
+    at REF held every piece in a list: 1.45 GB)."""
+    text = ('{"d": "' + "naïve café, 東京 ok; " * 4000 + '"}') * 3
+    whole = tokens.estimate_text(text)
+    monkeypatch.setattr(tokens, "_LONG", 1000)  # the same text, streamed
+    assert len(text) > 1000 and tokens.estimate_text(text) == whole
+    ascii_text = "alpha beta, gamma; " * 5000
+    streamed = tokens.estimate_text(ascii_text)
+    monkeypatch.setattr(tokens, "_LONG", 1 << 30)
+    assert tokens.estimate_text(ascii_text) == streamed
