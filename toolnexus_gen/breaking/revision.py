@@ -107,8 +107,6 @@ def _decode(raw: bytes, where: str) -> str:
 # -- a directory -------------------------------------------------------------------------------
 
 
-
-
 def _directory(folder: Path, out: Path, root: Path) -> Revision:
     """The package in a directory: its regular files only, never a link (a link could lead the
     reading anywhere: another package, /proc, a FIFO that never answers)."""
