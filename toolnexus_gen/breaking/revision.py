@@ -280,11 +280,11 @@ def _blobs(toplevel: Path, commit: str, wanted: dict[str, str]) -> dict[str, str
     for (rel, oid), line in zip(
         names, sized.stdout.decode(errors="replace").splitlines(), strict=False
     ):
-        header = line.split()
-        if len(header) < 3 or header[1] != "blob":
+        fields = line.split()
+        if len(fields) < 3 or fields[1] != "blob":
             continue  # "<name> missing"
-        _too_large(f"{commit[:8]}:{rel}", int(header[2]), total)
-        total += int(header[2])
+        _too_large(f"{commit[:8]}:{rel}", int(fields[2]), total)
+        total += int(fields[2])
         present.append((rel, oid))
     names = present
     request = "".join(f"{oid}\n" for _, oid in names).encode()
