@@ -126,8 +126,14 @@ class Stream(Generic[T, R]):
         self.sent.append(_pool.map_async(self.fn, batch, chunksize=len(batch)))
         self.unsent = len(self.items)
 
-    def results(self, progress: Callable[[int, int], None] | None = None) -> list[R]:
-        """Every item's result, in the order added; `progress(done, total)` as they come."""
+    def results(
+        self,
+        progress: Callable[[int, int], None] | None = None,
+        each: Callable[[int, R], None] | None = None,
+    ) -> list[R]:
+        """Every item's result, in the order added; `progress(done, total)` as they come, and
+        `each(index, result)` for each result the workers hand back while this process waits
+        for the others (not for those made here: nothing is waiting then)."""
         if _pool is not None and self.unsent < len(self.items):
             self._send()
         total = len(self.items)
@@ -136,7 +142,11 @@ class Stream(Generic[T, R]):
             if not _wait([pending]):  # a worker died: all of it is done here
                 done = []
                 break
+            start = len(done)
             done += pending.get()
+            if each is not None:
+                for index in range(start, len(done)):
+                    each(index, done[index])
             if progress is not None:
                 progress(len(done), total)
         for item in self.items[len(done) :]:

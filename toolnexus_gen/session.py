@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from toolnexus_gen.commands.importer import Imported
     from toolnexus_gen.commands.project import InitReport
     from toolnexus_gen.config.options import BuildOptions
-    from toolnexus_gen.fs.output import Report
+    from toolnexus_gen.fs.output import Report, Staging
     from toolnexus_gen.fs.watch import Inputs
     from toolnexus_gen.incremental.plan import Plan, Record
     from toolnexus_gen.ir import Contribution, ToolInfo
@@ -185,10 +185,30 @@ def _full_build(
     chosen: BuildOptions, planned: Plan, check: bool, outcome: BuildOutcome, progress: Progress
 ) -> BuildOutcome:
     from toolnexus_gen.fs import output
+
+    # A build that writes stages the model modules the workers make while it waits for the rest
+    # (output.Staging); whatever it did not use is removed once the build is over.
+    staging = None if check else output.Staging(chosen.out)
+    try:
+        return _generate_and_write(chosen, planned, check, outcome, progress, staging)
+    finally:
+        if staging is not None:
+            staging.close()
+
+
+def _generate_and_write(
+    chosen: BuildOptions,
+    planned: Plan,
+    check: bool,
+    outcome: BuildOutcome,
+    progress: Progress,
+    staging: Staging | None,
+) -> BuildOutcome:
+    from toolnexus_gen.fs import output
     from toolnexus_gen.pipeline.build import generate, save_build, tell_budget
 
     try:
-        result = generate(chosen, planned, progress)
+        result = generate(chosen, planned, progress, staging.add if staging else None)
     except RecursionError:  # a last line of defence: every known cause is a located error
         raise UserError(
             "a schema is nested or self-referencing beyond what can be processed"
@@ -212,6 +232,7 @@ def _full_build(
             planned.outputs,
             lambda done, total: progress("writing", done, total),
             planned.written,
+            staging,
         )
     except output.OwnershipError as exc:
         raise UserError(str(exc)) from None

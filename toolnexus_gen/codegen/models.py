@@ -24,6 +24,9 @@ from toolnexus_gen.parallel import Stream
 from toolnexus_gen.progress import Progress, unseen
 from toolnexus_gen.toolspec.bundle import ONE_SCHEMA, SCHEMA_LISTS, SCHEMA_MAPS
 
+# Below this many models made at once, their files are not staged while the workers make them:
+# what it saves is less than a second scan of the output folder costs.
+STAGED_MIN = 32
 LINE_LENGTH = 88  # ruff's default (ruff format --isolated): generated code is stable under it
 
 # Formats whose pydantic type needs a package beyond pydantic (EmailStr: email-validator; ULID:
@@ -117,11 +120,16 @@ class Models:
         self.stream.add((job.schema, job.class_name, self._text))
 
     def sources(
-        self, keys: Sequence[str], jobs: Sequence[ModelJob | None], progress: Progress = unseen
+        self,
+        keys: Sequence[str],
+        jobs: Sequence[ModelJob | None],
+        progress: Progress = unseen,
+        made: Callable[[ModelJob, str], None] | None = None,
     ) -> list[str]:
         """Each model module's source. A job is needed for each key the memo does not hold. A
         schema the generator cannot handle is a located error (DiagnosticsError), never a
-        traceback."""
+        traceback. `made(job, source)` hears of each model the workers make, as it comes, when
+        there are many (a cold build stages their files meanwhile: fs.output.Staging)."""
         for key, job in zip(keys, jobs, strict=True):
             if self.memo.model(key) is not None:
                 continue
@@ -129,12 +137,20 @@ class Models:
                 raise AssertionError(f"model {key} is neither in the memo nor to be made")
             self.start(key, job)
         told = lambda done, total: progress("models", done, total)  # noqa: E731
-        results = self.stream.results(told) if self.started else []
-        made = list(zip(self.started.items(), results, strict=True))
-        failed = [_failure(job, why) for (_, job), (ok, why) in made if not ok]
+        each: Callable[[int, tuple[bool, str]], None] | None = None
+        if made is not None and len(self.started) >= STAGED_MIN:
+            tell, started = made, list(self.started.values())
+
+            def each(index: int, result: tuple[bool, str]) -> None:
+                if result[0]:
+                    tell(started[index], result[1].rstrip("\n") + "\n")
+
+        results = self.stream.results(told, each) if self.started else []
+        finished = list(zip(self.started.items(), results, strict=True))
+        failed = [_failure(job, why) for (_, job), (ok, why) in finished if not ok]
         if failed:
             raise DiagnosticsError(failed)
-        for (key, job), (_ok, source) in made:
+        for (key, job), (_ok, source) in finished:
             source = source.rstrip("\n") + "\n"
             compile(source, f"models/{job.module}.py", "exec")  # never store a bad one
             self.memo.store_model(key, source)

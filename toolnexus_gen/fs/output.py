@@ -14,7 +14,7 @@ import os
 import signal
 import threading
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -104,6 +104,97 @@ def _locked(out_dir: Path) -> Iterator[None]:
             fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
 
 
+class Staging:
+    """Files written ahead of `write`, while the build still makes the others (a cold build's
+    model modules, as the workers finish them): each into the temporary file `atomic_write`
+    would use, which `write` renames into place with the rest once every file is made. Creating
+    a file is the costly part of writing one, and here it is done while this process would
+    otherwise wait for the workers.
+
+    Nothing is written before the folder passes `write`'s checks (no file toolnexus-gen did not
+    generate, no symbolic link), and from then on the folder's lock is held until `close`, so
+    `_remove_leftovers` never meets a staged file of a build still running. A folder that fails
+    the checks is left alone: `write` says why, as it would have. `close` removes what was staged
+    and not used, and, when the build wrote nothing, every folder the staging made."""
+
+    def __init__(self, out_dir: Path) -> None:
+        self.out_dir = out_dir
+        self.staged: dict[str, tuple[str, Path]] = {}  # name -> (text, temporary file)
+        self._held: ExitStack | None = None
+        self._refused = False
+        self._made: list[Path] = []  # folders made here, deepest last
+        self.written = False  # write took the staged files
+
+    def add(self, name: str, text: str) -> None:
+        if self._refused or not self._open():
+            return
+        path = self.out_dir / name
+        folder = path.parent
+        missing = [f for f in (folder, *folder.parents) if f != self.out_dir and not f.exists()]
+        for made in reversed(missing):
+            if self.out_dir not in made.parents:
+                break
+            made.mkdir()
+            self._made.append(made)
+        tmp = _tmp_path(path)
+        self.staged[name] = (text, tmp)  # before it exists: `close` removes it whatever happens
+        with open(tmp, "wb") as handle:
+            handle.write(text.encode("utf-8"))
+
+    def _open(self) -> bool:
+        if self._held is not None:
+            return True
+        out_dir = self.out_dir
+        missing = [f for f in (out_dir, *out_dir.parents) if not f.exists()]
+        held = ExitStack()
+        try:
+            if not (out_dir / LOCK).is_file() and foreign_files(out_dir, {}):
+                raise OwnershipError
+            self._made.extend(reversed(missing))  # made by _locked, outermost first
+            held.enter_context(_locked(out_dir))
+            if _ownership(out_dir)[1]:
+                raise OwnershipError
+            _remove_leftovers(out_dir)
+        except (OwnershipError, OSError):
+            held.close()
+            self._refused = True  # write says why, as it would have
+            return False
+        self._held = held
+        return True
+
+    def take(self, name: str, text: str, path: Path) -> bool:
+        """Rename the staged file of `name` into place at `path` if it holds `text`."""
+        staged = self.staged.pop(name, None)
+        if staged is None:
+            return False
+        if staged[0] is not text and staged[0] != text:
+            staged[1].unlink(missing_ok=True)
+            return False
+        os.replace(staged[1], path)
+        return True
+
+    def close(self) -> None:
+        for _text, tmp in self.staged.values():
+            tmp.unlink(missing_ok=True)
+        self.staged.clear()
+        if not self.written:  # leave the disk as the build found it
+            for folder in reversed(self._made):
+                if folder == self.out_dir:
+                    (folder / LOCK).unlink(missing_ok=True)
+                try:
+                    folder.rmdir()
+                except OSError:
+                    pass  # something else is in it now: it stays
+        self._made.clear()
+        if self._held is not None:
+            held, self._held = self._held, None
+            held.close()
+
+    @property
+    def locked(self) -> bool:
+        return self._held is not None
+
+
 @contextmanager
 def _whole() -> Iterator[None]:
     """Ctrl-C while the package is written (and its record saved) takes effect once that is
@@ -157,9 +248,13 @@ def _read(path: Path) -> bytes | None:
         return None
 
 
+def _tmp_path(path: Path) -> Path:
+    return path.with_name(f".{path.name}.{os.getpid()}{TMP_SUFFIX}")
+
+
 def atomic_write(path: Path, data: bytes) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}{TMP_SUFFIX}")
+    tmp = _tmp_path(path)
     with open(tmp, "wb") as handle:
         handle.write(data)
     os.replace(tmp, path)
@@ -172,9 +267,12 @@ def write(
     known: dict[str, list[Any]] | None = None,
     progress: Callable[[int, int], None] | None = None,
     previous: dict[str, str] | None = None,
+    staged: Staging | None = None,
 ) -> Report:
     """Make out_dir hold exactly `files` (plus the manifest), changing only what differs, then
     run `then(report)` (the build cache's update) while still holding the lock.
+
+    `staged`: files written ahead (Staging), renamed into place here; its lock is the lock.
 
     `progress(done, total)` hears of the files as they are looked at. `known` is what the last
     build recorded of its files ([size, mtime_ns, SHA-256]): a file whose size and mtime are
@@ -186,16 +284,20 @@ def write(
     Checked before anything is created, and again under the lock: a file toolnexus-gen did not
     generate, or a symbolic link, stops the build with nothing written.
     """
-    if not (out_dir / LOCK).is_file():  # else the lock is there already: nothing to create
+    staging = staged if staged is not None and staged.locked else None
+    if staging is None and not (out_dir / LOCK).is_file():  # else nothing to create
         foreign = foreign_files(out_dir, files)
         if foreign:
             raise OwnershipError(_foreign_message(out_dir, foreign))
-    with _whole(), _locked(out_dir):
+    with _whole(), nullcontext() if staging is not None else _locked(out_dir):
         owned, foreign = _ownership(out_dir)
         if foreign:
             raise OwnershipError(_foreign_message(out_dir, foreign))
-        _remove_leftovers(out_dir)
-        report = _write_locked(out_dir, files, owned, known or {}, progress, previous)
+        if staging is None:
+            _remove_leftovers(out_dir)
+        else:
+            staging.written = True  # from here on, the folders it made are the package's
+        report = _write_locked(out_dir, files, owned, known or {}, progress, previous, staging)
         if then is not None:
             then(report)
         return report
@@ -225,9 +327,15 @@ def _write_locked(
     known: dict[str, list[Any]],
     progress: Callable[[int, int], None] | None = None,
     previous: dict[str, str] | None = None,
+    staging: Staging | None = None,
 ) -> Report:
     report = Report()
     previous = previous or {}
+
+    def put(name: str, path: Path, text: str, data: bytes) -> None:
+        if staging is None or not staging.take(name, text, path):
+            atomic_write(path, data)
+
     unhashed: list[tuple[str, list[int], bytes]] = []
     stale = sorted(set(old) - set(files))
     # Record ownership of every file before any of them appears, so a build killed part-way
@@ -255,7 +363,7 @@ def _write_locked(
                 continue
             data = text.encode("utf-8")
             path = out_dir / name
-            atomic_write(path, data)
+            put(name, path, text, data)
             report.written.append(name)
             stat = path.stat()
             unhashed.append((name, [stat.st_size, stat.st_mtime_ns], data))
@@ -266,7 +374,7 @@ def _write_locked(
         if _holds(path, data, digest, recorded):
             report.unchanged.append(name)
         else:
-            atomic_write(path, data)
+            put(name, path, text, data)
             report.written.append(name)
         report.recorded[name] = _record(path, digest)
     for name, written, data in unhashed:  # once the package is whole: only the record waits

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -260,10 +260,16 @@ def workers(options: BuildOptions, plan: Plan) -> Iterator[None]:
         yield
 
 
-def generate(options: BuildOptions, plan: Plan, progress: Progress = unseen) -> Generated:
+def generate(
+    options: BuildOptions,
+    plan: Plan,
+    progress: Progress = unseen,
+    made: Callable[[str, str], None] | None = None,
+) -> Generated:
     """The files of a build, over its plan (incremental.plan: what changed since the last
     build, what to reuse of it, what to make); `progress` hears of each stage's steps. The
-    specs made afresh are made on the workers if `workers` opened them."""
+    specs made afresh are made on the workers if `workers` opened them; `made(file, text)`
+    hears of each model module as they make it (render_models), before the build is whole."""
     contribution = plan.contribution
     from toolnexus_gen.codegen.package import HANDLERS_HEAD, package_keys, update_handlers
     from toolnexus_gen.pipeline.render import model_maker, render, render_models
@@ -299,7 +305,7 @@ def generate(options: BuildOptions, plan: Plan, progress: Progress = unseen) -> 
     rendered = render(toolset, analysis.units, header, package, options.many, plan.assembled)
     rendered.files.update(contribution.files)
     try:
-        rendered.files.update(render_models(toolset, analysis.units, models, progress))
+        rendered.files.update(render_models(toolset, analysis.units, models, progress, made))
     except DiagnosticsError as exc:
         return Generated(None, toolset, sorted(diagnostics + exc.diagnostics))
     files = dict(sorted(rendered.files.items()))

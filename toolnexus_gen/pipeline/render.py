@@ -19,7 +19,7 @@ from toolnexus_gen.codegen.models import Models
 from toolnexus_gen.codegen.package import PACKAGE_FILES, model_header, render_package
 from toolnexus_gen.config.many import Many
 from toolnexus_gen.config.options import Header
-from toolnexus_gen.ir import ToolSet, Unit
+from toolnexus_gen.ir import ModelJob, ToolSet, Unit
 from toolnexus_gen.memo import Memo
 from toolnexus_gen.pipeline.toolsets import extras
 from toolnexus_gen.pipeline.units import files_of
@@ -216,12 +216,24 @@ def model_maker(header: Header, memo: Memo) -> Models:
 
 
 def render_models(
-    toolset: ToolSet, units: Sequence[Unit], models: Models, progress: Progress = unseen
+    toolset: ToolSet,
+    units: Sequence[Unit],
+    models: Models,
+    progress: Progress = unseen,
+    made: Callable[[str, str], None] | None = None,
 ) -> FileMap:
-    """Each tool's model module (the slow part: datamodel-code-generator, on the workers)."""
+    """Each tool's model module (the slow part: datamodel-code-generator, on the workers);
+    `made(file, text)` hears of each as the workers make it (Models.sources)."""
     keys = [unit.model_key or "" for unit in units]
     jobs = [unit.model_job for unit in units]
-    sources = models.sources(keys, jobs, progress)
+    each: Callable[[ModelJob, str], None] | None = None
+    if made is not None:
+        tell = made
+
+        def each(job: ModelJob, source: str) -> None:
+            tell(f"models/{job.module}.py", source)
+
+    sources = models.sources(keys, jobs, progress, each)
     return {  # each compiled when generated
         f"models/{tool.python.module}.py": source
         for tool, source in zip(toolset.tools, sources, strict=True)

@@ -1,0 +1,198 @@
+"""A cold build stages the model modules the workers make while it waits for the others
+(fs.output.Staging): the package it writes is the one a build without staging writes, nothing
+is staged in a folder the build may not write to, and a build that stops before it writes
+leaves the disk as it found it."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from conftest import ROOT, write_specs
+
+from toolnexus_gen.fs import output
+from toolnexus_gen.fs.paths import TMP_SUFFIX
+
+
+def _tmp_files(folder: Path) -> list[str]:
+    return sorted(p.name for p in folder.rglob(f"*{TMP_SUFFIX}")) if folder.exists() else []
+
+
+def test_staged_files_wait_as_temporary_files_and_write_renames_them(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    staging = output.Staging(out)
+    staging.add("models/a.py", "A = 1\n")
+    staging.add("models/b.py", "B = 1\n")
+    staging.add("models/gone.py", "GONE = 1\n")  # staged, then not part of the build
+    assert not (out / "models" / "a.py").exists()  # nothing in place before write
+    assert len(_tmp_files(out)) == 3
+    files = {
+        "__init__.py": "",
+        "models/a.py": "A = 1\n",
+        "models/b.py": "B = 2\n",  # the build's text differs from the staged one: the build's
+    }
+    try:
+        report = output.write(out, files, staged=staging)
+    finally:
+        staging.close()
+    assert sorted(report.written) == sorted(files)
+    for name, text in files.items():
+        assert (out / name).read_text() == text
+    assert _tmp_files(out) == []  # the unused and the outdated staged files are gone
+    assert output.read_manifest(out) == sorted(files)
+    assert output.check(out, files).up_to_date
+
+
+def test_a_build_that_stops_before_writing_leaves_no_trace(tmp_path: Path) -> None:
+    out = tmp_path / "new" / "deeper" / "out"
+    staging = output.Staging(out)
+    staging.add("models/a.py", "A = 1\n")
+    assert _tmp_files(out) and (out / output.LOCK).exists()
+    staging.close()
+    assert not (tmp_path / "new").exists()  # every folder it made is removed again
+
+
+def test_a_stopped_build_keeps_an_existing_package_as_it_was(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    output.write(out, {"models/a.py": "A = 1\n"})
+    before = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    staging = output.Staging(out)
+    staging.add("models/a.py", "A = 2\n")
+    staging.add("models/new.py", "N = 1\n")
+    staging.close()
+    assert {p: p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
+
+
+def test_nothing_is_staged_in_a_folder_holding_files_toolnexus_gen_did_not_write(
+    tmp_path: Path,
+) -> None:
+    out = tmp_path / "out"
+    (out / "models").mkdir(parents=True)
+    (out / "models" / "mine.py").write_text("# the user's\n")
+    staging = output.Staging(out)
+    staging.add("models/a.py", "A = 1\n")
+    try:
+        assert _tmp_files(out) == [] and not (out / output.LOCK).exists()
+        with pytest.raises(output.OwnershipError, match="models/mine.py"):
+            output.write(out, {"models/a.py": "A = 1\n"}, staged=staging)
+    finally:
+        staging.close()
+    assert sorted(p.name for p in out.rglob("*")) == ["mine.py", "models"]
+
+
+def test_nothing_is_staged_through_a_symbolic_link(tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    out = tmp_path / "out"
+    output.write(out, {"__init__.py": ""})
+    (out / "models").symlink_to(elsewhere, target_is_directory=True)
+    staging = output.Staging(out)
+    staging.add("models/a.py", "A = 1\n")
+    staging.close()
+    assert list(elsewhere.iterdir()) == []
+
+
+BUILD = """
+import os, sys
+from toolnexus_gen import parallel
+from toolnexus_gen.codegen import models
+from toolnexus_gen.fs import output
+from toolnexus_gen.cli import main
+
+parallel.workers = lambda: 2  # real workers, whatever this machine has
+seen = []
+add = output.Staging.add
+
+def counted(self, name, text):
+    seen.append(name)
+    if {stop_at} and len(seen) == {stop_at}:
+        raise KeyboardInterrupt
+    add(self, name, text)
+    assert os.path.exists(self.staged[name][1])
+
+output.Staging.add = counted
+generate = models._generate
+
+def failing(job):  # datamodel-code-generator refusing one schema
+    return (False, "ValueError: refused") if {fail} and job[1] == "Tool17Args" else generate(job)
+
+models._generate = failing
+try:
+    main(["build", "specs", "--out", "out", "-q"])
+except SystemExit as exc:
+    print("exit", exc.code, "staged", len(seen))
+except KeyboardInterrupt:
+    print("interrupted", "staged", len(seen))
+"""
+
+
+def _build(project: Path, stop_at: int = 0, fail: bool = False) -> str:
+    code = textwrap.dedent(BUILD).format(stop_at=stop_at, fail=fail)
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        timeout=240,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done.stdout.strip()
+
+
+SPECS = {
+    f"tool_{i:02}.yaml": {
+        "description": f"Tool {i}",
+        "input_schema": {
+            "type": "object",
+            "properties": {"q": {"type": "string"}, "n": {"type": "integer"}},
+            "required": ["q"],
+        },
+    }
+    for i in range(40)  # enough to be made on the workers and staged
+}
+
+
+def test_a_cold_build_stages_its_models_and_writes_the_package_a_plain_build_writes(
+    tmp_path: Path,
+) -> None:
+    project, plain = tmp_path / "staged", tmp_path / "plain"
+    write_specs(project / "specs", SPECS)
+    write_specs(plain / "specs", SPECS)
+    assert _build(project) == "exit 0 staged 40"  # every model, as the workers made it
+    out = project / "out"
+    assert _tmp_files(out) == []
+    # the same package as a build that stages nothing (one job: no workers, no staging)
+    subprocess.run(
+        [sys.executable, "-m", "toolnexus_gen", "build", "specs", "--out", "out", "-q"],
+        cwd=plain,
+        check=True,
+        env={**os.environ, "TOOLNEXUS_GEN_JOBS": "1", "PYTHONPATH": str(ROOT)},
+    )
+    ours = {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    theirs = {
+        p.relative_to(plain / "out"): p.read_bytes()
+        for p in (plain / "out").rglob("*")
+        if p.is_file()
+    }
+    package = {name for name in ours if ".toolnexus-gen.cache" not in name.parts}
+    assert len([n for n in package if n.parts[0] == "models"]) == 41  # with its __init__
+    assert {n: ours[n] for n in package} == {n: theirs.get(n) for n in package}
+    assert set(ours) == set(theirs)
+
+
+@pytest.mark.parametrize(("stop_at", "fail"), [(10, False), (0, True)])
+def test_a_cold_build_stopped_while_staging_leaves_nothing_on_disk(
+    tmp_path: Path, stop_at: int, fail: bool
+) -> None:
+    write_specs(tmp_path / "specs", SPECS)
+    result = _build(tmp_path, stop_at=stop_at, fail=fail)
+    if fail:  # TN119 (invalid input: exit 2), once the other models are staged
+        assert result == "exit 2 staged 39"
+    else:  # Ctrl-C while the models come in (click says "Aborted!", exit 1)
+        assert result == "exit 1 staged 10"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["specs"]
