@@ -156,3 +156,52 @@ def test_the_command_line_starts_light() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
+
+
+def bench_imports() -> dict[str, set[str]]:
+    """bench/ script -> the bench/ modules it imports (the scripts import each other by name:
+    their folder is on sys.path), wherever the import statement is."""
+    folder = ROOT / "bench"
+    known = {path.stem for path in folder.glob("*.py")}
+    graph: dict[str, set[str]] = {name: set() for name in known}
+    for name in known:
+        for node in ast.walk(ast.parse((folder / f"{name}.py").read_text("utf-8"))):
+            if isinstance(node, ast.Import):
+                found = {alias.name.split(".")[0] for alias in node.names}
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                found = {node.module.split(".")[0]}
+            else:
+                continue
+            graph[name] |= (found & known) - {name}
+    return graph
+
+
+def _circle(graph: dict[str, set[str]]) -> list[str] | None:
+    state: dict[str, int] = {}
+    path: list[str] = []
+
+    def visit(node: str) -> list[str] | None:
+        state[node] = 1
+        path.append(node)
+        for nxt in sorted(graph[node]):
+            if state.get(nxt) == 1:
+                return path[path.index(nxt) :] + [nxt]
+            if nxt not in state and (found := visit(nxt)):
+                return found
+        path.pop()
+        state[node] = 2
+        return None
+
+    for node in sorted(graph):
+        if node not in state and (found := visit(node)):
+            return found
+    return None
+
+
+def test_the_benchmarks_import_each_other_without_a_circle() -> None:
+    graph = bench_imports()
+    assert {"synthetic", "seed_loop"} <= set(graph["run"]) | set(graph["seed_loop_mcp"])
+    assert _circle(graph) is None, " -> ".join(_circle(graph) or [])
+    # and the check finds one where there is one
+    planted = _circle({**graph, "synthetic": {"run"}})
+    assert planted is not None and set(planted) == {"run", "synthetic"}
