@@ -204,4 +204,4 @@ def test_the_benchmarks_import_each_other_without_a_circle() -> None:
     assert _circle(graph) is None, " -> ".join(_circle(graph) or [])
     # and the check finds one where there is one
     planted = _circle({**graph, "synthetic": {"run"}})
-    assert planted is not None and set(planted) == {"run", "synthetic"}
+    assert planted is not None and {"run", "synthetic"} <= set(planted)
