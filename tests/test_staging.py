@@ -196,3 +196,76 @@ def test_a_cold_build_stopped_while_staging_leaves_nothing_on_disk(
     else:  # Ctrl-C while the models come in (click says "Aborted!", exit 1)
         assert result == "exit 1 staged 10"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["specs"]
+
+
+def test_a_build_waiting_on_a_lock_file_that_was_removed_locks_the_new_one(
+    tmp_path: Path,
+) -> None:
+    import fcntl
+    import threading
+    import time
+
+    out = tmp_path / "out"
+    staging = output.Staging(out)
+    staging.add("models/a.py", "A = 1\n")  # holds the lock of a folder it made
+    inside = threading.Event()
+    leave = threading.Event()
+
+    def waiting_build() -> None:
+        with output._locked(out):
+            inside.set()
+            leave.wait(10)
+
+    waiter = threading.Thread(target=waiting_build)
+    waiter.start()
+    time.sleep(0.3)  # the waiter is blocked on the lock file staging made
+    assert not inside.is_set()
+    staging.close()  # wrote nothing: the folder goes, lock file included
+    try:
+        assert inside.wait(10)
+        # the lock the waiter holds is the lock file now in the folder: a third build waits
+        with open(out / output.LOCK, "a+b") as third:
+            with pytest.raises(BlockingIOError):
+                fcntl.flock(third.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+    finally:
+        leave.set()
+        waiter.join(10)
+
+
+def test_a_link_planted_where_a_staged_file_goes_is_not_followed(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    output.write(out, {"models/a.py": "A = 0\n", "models/b.py": "B = 0\n"})
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious\n")
+    staging = output.Staging(out)
+    staging.add("models/a.py", "A = 1\n")  # the folder passed the checks; the build goes on
+    planted = out / "models" / f".b.py.{os.getpid()}{TMP_SUFFIX}"
+    planted.symlink_to(victim)
+    try:
+        staging.add("models/b.py", "B = 1\n")
+        assert victim.read_text() == "precious\n" and "models/b.py" not in staging.staged
+        with pytest.raises(output.OwnershipError, match="symbolic link"):
+            output.write(out, {"models/a.py": "A = 1\n", "models/b.py": "B = 1\n"}, staged=staging)
+    finally:
+        staging.close()
+    assert victim.read_text() == "precious\n"
+    assert (out / "models" / "b.py").read_text() == "B = 0\n"
+
+
+def test_an_empty_folder_given_stays_empty_when_the_build_writes_nothing(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    out.mkdir()
+    staging = output.Staging(out)
+    staging.add("models/a.py", "A = 1\n")
+    staging.close()
+    assert out.is_dir() and list(out.iterdir()) == []
+
+
+def test_closing_never_hides_the_error_of_a_folder_that_cannot_be(tmp_path: Path) -> None:
+    (tmp_path / "afile").write_text("")
+    out = tmp_path / "afile" / "out"
+    staging = output.Staging(out)
+    staging.add("models/a.py", "A = 1\n")  # nothing staged
+    staging.close()  # and nothing raised
+    with pytest.raises(OSError, match="afile/out"):
+        output.write(out, {"models/a.py": "A = 1\n"}, staged=staging)

@@ -89,19 +89,40 @@ def _existing_files(out_dir: Path) -> list[str]:
 
 @contextmanager
 def _locked(out_dir: Path) -> Iterator[None]:
-    """Hold the output folder's lock (POSIX advisory lock; a no-op where fcntl is missing)."""
-    out_dir.mkdir(parents=True, exist_ok=True)
-    with open(out_dir / LOCK, "a+b") as handle:
+    """Hold the output folder's lock (POSIX advisory lock; a no-op where fcntl is missing).
+
+    The lock is held on the lock file that is in the folder once it is taken: a build that made
+    the folder and wrote nothing removes it again, lock file included (Staging.close), and a
+    build that was waiting on that file then takes the lock again on the file now there."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover (Windows)
+        out_dir.mkdir(parents=True, exist_ok=True)
+        yield
+        return
+    while True:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        handle = open(out_dir / LOCK, "a+b")  # noqa: SIM115 (held across the yield below)
         try:
-            import fcntl
-        except ImportError:  # pragma: no cover (Windows)
-            yield
-            return
-        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+            try:
+                now = os.stat(out_dir / LOCK)
+            except FileNotFoundError:
+                now = None
+            held = os.fstat(handle.fileno())
+            if now is not None and (now.st_dev, now.st_ino) == (held.st_dev, held.st_ino):
+                break
+        except BaseException:
+            handle.close()
+            raise
+        handle.close()  # the file was removed while this build waited: lock the new one
+    try:
+        yield
+    finally:
         try:
-            yield
-        finally:
             fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+        finally:
+            handle.close()
 
 
 class Staging:
@@ -113,51 +134,60 @@ class Staging:
 
     Nothing is written before the folder passes `write`'s checks (no file toolnexus-gen did not
     generate, no symbolic link), and from then on the folder's lock is held until `close`, so
-    `_remove_leftovers` never meets a staged file of a build still running. A folder that fails
-    the checks is left alone: `write` says why, as it would have. `close` removes what was staged
-    and not used, and, when the build wrote nothing, every folder the staging made."""
+    `_remove_leftovers` never meets a staged file of a build still running. A temporary file is
+    created anew, never opened through a link or over a file already there (that file is then
+    not staged). A folder that fails the checks is left alone: `write` says why, as it would
+    have. `close` removes what was staged and not used, and, when the build wrote nothing, the
+    folders the staging made and the lock file it added, unless another build's package is
+    there by then."""
 
     def __init__(self, out_dir: Path) -> None:
         self.out_dir = out_dir
         self.staged: dict[str, tuple[str, Path]] = {}  # name -> (text, temporary file)
         self._held: ExitStack | None = None
         self._refused = False
-        self._made: list[Path] = []  # folders made here, deepest last
+        self._made: list[Path] = []  # folders that were not there, outermost first
+        self._lock_added = False  # the folder had no lock file before
         self.written = False  # write took the staged files
 
     def add(self, name: str, text: str) -> None:
         if self._refused or not self._open():
             return
         path = self.out_dir / name
-        folder = path.parent
-        missing = [f for f in (folder, *folder.parents) if f != self.out_dir and not f.exists()]
-        for made in reversed(missing):
-            if self.out_dir not in made.parents:
-                break
-            made.mkdir()
-            self._made.append(made)
-        tmp = _tmp_path(path)
-        self.staged[name] = (text, tmp)  # before it exists: `close` removes it whatever happens
-        with open(tmp, "wb") as handle:
-            handle.write(text.encode("utf-8"))
+        try:
+            for folder in reversed([path.parent, *path.parent.parents]):
+                if self.out_dir in folder.parents and not folder.exists():
+                    folder.mkdir()
+                    self._made.append(folder)
+            tmp = _tmp_path(path)
+            flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+            handle = os.open(tmp, flags, 0o666)
+        except OSError:
+            return  # not staged: write makes it, or says why it cannot
+        self.staged[name] = (text, tmp)  # before a byte is in: `close` removes it whatever happens
+        with open(handle, "wb") as stream:
+            stream.write(text.encode("utf-8"))
 
     def _open(self) -> bool:
         if self._held is not None:
             return True
         out_dir = self.out_dir
         missing = [f for f in (out_dir, *out_dir.parents) if not f.exists()]
+        lock_added = not (out_dir / LOCK).exists()
         held = ExitStack()
         try:
-            if not (out_dir / LOCK).is_file() and foreign_files(out_dir, {}):
+            if lock_added and foreign_files(out_dir, {}):
                 raise OwnershipError
             self._made.extend(reversed(missing))  # made by _locked, outermost first
             held.enter_context(_locked(out_dir))
+            self._lock_added = lock_added  # (removed again only by a build holding the lock)
             if _ownership(out_dir)[1]:
                 raise OwnershipError
             _remove_leftovers(out_dir)
         except (OwnershipError, OSError):
-            held.close()
             self._refused = True  # write says why, as it would have
+            self._undo()
+            held.close()
             return False
         self._held = held
         return True
@@ -174,25 +204,53 @@ class Staging:
         return True
 
     def close(self) -> None:
+        """Never raises: it runs while another error may be on its way to the user."""
         for _text, tmp in self.staged.values():
-            tmp.unlink(missing_ok=True)
+            try:
+                tmp.unlink(missing_ok=True)
+            except OSError:
+                pass
         self.staged.clear()
-        if not self.written:  # leave the disk as the build found it
-            for folder in reversed(self._made):
-                if folder == self.out_dir:
-                    (folder / LOCK).unlink(missing_ok=True)
+        try:
+            if not self.written:  # leave the disk as the build found it
+                self._undo()
+        finally:
+            self._made.clear()
+            if self._held is not None:
+                held, self._held = self._held, None
                 try:
-                    folder.rmdir()
+                    held.close()
                 except OSError:
-                    pass  # something else is in it now: it stays
+                    pass
+
+    def _undo(self) -> None:
+        """Remove the folders made and the lock file added while they hold nothing else (the
+        lock file only while its lock is held: see _locked)."""
+        inside = [f for f in self._made if self.out_dir in f.parents]
+        around = [f for f in self._made if f not in inside]  # out_dir and its parents
+        for folder in reversed(inside):
+            _rmdir(folder)
+        if self._lock_added:
+            self._lock_added = False
+            try:
+                if os.listdir(self.out_dir) == [LOCK]:  # no package: nobody wrote here since
+                    (self.out_dir / LOCK).unlink()
+            except OSError:
+                pass
+        for folder in reversed(around):
+            _rmdir(folder)
         self._made.clear()
-        if self._held is not None:
-            held, self._held = self._held, None
-            held.close()
 
     @property
     def locked(self) -> bool:
         return self._held is not None
+
+
+def _rmdir(folder: Path) -> None:
+    try:
+        folder.rmdir()
+    except OSError:
+        pass  # something is in it now (or it is gone): it stays as it is
 
 
 @contextmanager
@@ -255,7 +313,9 @@ def _tmp_path(path: Path) -> Path:
 def atomic_write(path: Path, data: bytes) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = _tmp_path(path)
-    with open(tmp, "wb") as handle:
+    # never through a link someone put where the temporary file goes
+    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0)
+    with open(os.open(tmp, flags, 0o666), "wb") as handle:
         handle.write(data)
     os.replace(tmp, path)
 
