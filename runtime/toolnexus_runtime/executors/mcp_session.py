@@ -35,7 +35,7 @@ from ..datatypes import SourceError, ToolContext, ToolError
 from ..reporting import PYTHON_LEVELS, tools_logger
 from .mcp_config import ServerSettings
 from .mcp_remote import http_transport
-from .mcp_stdio import stdio_transport
+from .mcp_stdio import SENT, Recording, never_written, stdio_transport
 
 logger = logging.getLogger("toolnexus_runtime")
 
@@ -60,6 +60,7 @@ class _Session:
         self.client: Any = None
         self.error: str | None = None
         self.dead = False  # its connection ended (set before the client can see it end)
+        self.written: set[Any] | None = None  # ids of the requests written (over stdio)
         self.task_only: frozenset[str] = frozenset()  # tools that run only as tasks
         self.calls: list[ToolContext] = []  # the calls running on it
         self.phase = "set-up"  # then "tools/list"
@@ -117,7 +118,7 @@ class _Session:
             self.overdue = self.loop.call_later(settings.timeout, self._overdue)
             with anyio.CancelScope(deadline=anyio.current_time() + settings.timeout) as scope:
                 client = Client(
-                    _watched(_transport(settings, refused), self),
+                    _watched(_transport(settings, refused, self), self),
                     cache=None,
                     client_info=Implementation(name="toolnexus-runtime", version=__version__),
                     logging_callback=self._log,
@@ -340,7 +341,7 @@ class Upstream:
             if sent is not None:
                 return sent
             if attempt == 1:
-                logger.warning("MCP server %r forgot its session; reopening it", settings.name)
+                logger.warning("MCP server %r did not take the call; a new session", settings.name)
         raise SourceError(
             f"MCP server {settings.name!r} closed the connection again after it was reopened"
         )
@@ -354,7 +355,9 @@ class Upstream:
         ctx: ToolContext,
         deadline: float,
     ) -> Any:
-        """The call's result; None when the server forgot the session (send it again)."""
+        """The call's result; None when the server did not take the call: it forgot the
+        session, or exited before the call was written to it (send it again)."""
+        import anyio
         from mcp.shared.exceptions import MCPError
 
         settings = self.settings
@@ -366,6 +369,7 @@ class Upstream:
                     ctx.report_progress(done, total, message)  # (NaN is valid JSON to the SDK)
 
         session.calls.append(ctx)
+        SENT.set([])
         try:
             return await client.call_tool(
                 tool,
@@ -386,7 +390,7 @@ class Upstream:
                 ) from None
             self.forget(session)
             await session.close()
-            if not forgotten:
+            if not forgotten and not never_written(session.written):  # (exited before it)
                 raise SourceError(
                     f"MCP server {settings.name!r} closed the connection while tool "
                     f"{tool!r} was running: it may or may not have run, so it is not sent "
@@ -394,6 +398,11 @@ class Upstream:
                 ) from None
             return None
         except Exception as exc:  # noqa: BLE001 (said without its secrets, not re-raised)
+            if isinstance(exc, (anyio.BrokenResourceError, anyio.ClosedResourceError)):
+                self.forget(session)  # the transport was gone before the call was sent
+                await session.close()
+                if never_written(session.written):
+                    return None
             # e.g. structuredContent that breaks the tool's outputSchema, or an HTTP error
             said = settings.hide(f"{type(exc).__name__}: {exc}")
             raise SourceError(
@@ -411,10 +420,13 @@ class Upstream:
 
 
 @asynccontextmanager
-async def _transport(settings: ServerSettings, refused: list[int]) -> AsyncIterator[Any]:
+async def _transport(
+    settings: ServerSettings, refused: list[int], session: _Session
+) -> AsyncIterator[Any]:
     if settings.url is None:
-        async with stdio_transport(settings, _errlog()) as streams:
-            yield streams
+        session.written = set()
+        async with stdio_transport(settings, _errlog(), written=session.written) as streams:
+            yield streams[0], Recording(streams[1])
     else:
         async with http_transport(settings, refused) as streams:
             yield streams

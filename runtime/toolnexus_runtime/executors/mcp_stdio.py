@@ -17,6 +17,7 @@ import re
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager, suppress
+from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, TextIO
 
 if TYPE_CHECKING:
@@ -33,6 +34,50 @@ GRACE = 2.0  # seconds a server has to exit once its stdin is closed, then again
 RESPONSE_ID = re.compile(
     rb'\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"id"\s*:\s*(-?\d+|"(?:[^"\\]|\\.){0,200}")'
 )
+
+
+# The ids of the requests the calling task handed to the transport (set per call: a list, so a
+# task the SDK might start for the send still adds to the caller's).
+SENT: ContextVar[list[Any] | None] = ContextVar("toolnexus_mcp_sent", default=None)
+
+
+class Recording:
+    """A transport's write stream, as the client session sees it: each request's id goes to
+    SENT (the transport's writer says which ones it wrote: `written`)."""
+
+    def __init__(self, stream: Any) -> None:
+        self.stream = stream
+
+    async def send(self, message: Any) -> None:
+        sent, ident = SENT.get(), _ident(message)
+        if sent is not None and ident is not None:
+            sent.append(ident)
+        await self.stream.send(message)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.stream, name)
+
+    async def __aenter__(self) -> Recording:
+        await self.stream.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.stream.__aexit__(*exc)
+
+
+def _ident(message: Any) -> Any:
+    """A SessionMessage's request id (None for a notification or a response)."""
+    inner = getattr(message, "message", None)
+    inner = getattr(inner, "root", inner)  # an older SDK wraps the message in a RootModel
+    return getattr(inner, "id", None) if type(inner).__name__ == "JSONRPCRequest" else None
+
+
+def never_written(written: set[Any] | None) -> bool:
+    """Whether the request this task sent last (SENT: the call, after any listing it needed)
+    was never written to the server, by a transport that says what it wrote (`written`, once
+    that transport is closed: nothing more is written then)."""
+    sent = SENT.get()
+    return written is not None and sent is not None and len(sent) > 0 and sent[-1] not in written
 
 
 class Oversized:
@@ -162,10 +207,15 @@ async def _stop(process: Any) -> None:
 
 @asynccontextmanager
 async def stdio_transport(
-    settings: ServerSettings, errlog: TextIO, limit: int = MAX_MESSAGE
+    settings: ServerSettings,
+    errlog: TextIO,
+    limit: int = MAX_MESSAGE,
+    written: set[Any] | None = None,
 ) -> AsyncIterator[tuple[Any, Any]]:
     """(read stream, write stream) of SessionMessages to a local server, as the SDK's
-    stdio_client gives them."""
+    stdio_client gives them. The id of each request written whole to the server's stdin goes to
+    `written` (one that is not was never seen by the server: it had exited, or the session was
+    closed first)."""
     import anyio
     from mcp.client.stdio import get_default_environment
 
@@ -190,6 +240,8 @@ async def stdio_transport(
                 async for message in write_reader:
                     json = message.message.model_dump_json(by_alias=True, exclude_unset=True)
                     await process.stdin.send(json.encode() + b"\n")
+                    if written is not None:
+                        written.add(_ident(message))
         except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
             await read_writer.aclose()  # the server is gone: the session sees the end
 
