@@ -75,25 +75,8 @@ def layer(module: str) -> int:
 
 
 def test_the_import_graph_has_no_circle() -> None:
-    graph = imports()
-    state: dict[str, int] = {}
-    path: list[str] = []
-
-    def visit(node: str) -> None:
-        state[node] = 1
-        path.append(node)
-        for nxt in sorted(graph[node]):
-            if state.get(nxt) == 1:
-                cycle = path[path.index(nxt) :] + [nxt]
-                raise AssertionError("import circle: " + " -> ".join(cycle))
-            if nxt not in state:
-                visit(nxt)
-        path.pop()
-        state[node] = 2
-
-    for node in sorted(graph):
-        if node not in state:
-            visit(node)
+    found = _circle(imports())
+    assert found is None, "import circle: " + " -> ".join(found or [])
 
 
 def test_imports_go_down_the_layers() -> None:
