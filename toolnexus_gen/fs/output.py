@@ -176,14 +176,12 @@ class Staging:
         lock_added = not (out_dir / LOCK).exists()
         held = ExitStack()
         try:
-            if lock_added and foreign_files(out_dir, {}):
-                raise OwnershipError
+            if lock_added:
+                _refuse_foreign(out_dir)
             self._made.extend(reversed(missing))  # made by _locked, outermost first
             held.enter_context(_locked(out_dir))
             self._lock_added = lock_added  # (removed again only by a build holding the lock)
-            if _ownership(out_dir)[1]:
-                raise OwnershipError
-            _remove_leftovers(out_dir)
+            _claim(out_dir)
         except (OwnershipError, OSError):
             self._refused = True  # write says why, as it would have
             self._undo()
@@ -346,21 +344,35 @@ def write(
     """
     staging = staged if staged is not None and staged.locked else None
     if staging is None and not (out_dir / LOCK).is_file():  # else nothing to create
-        foreign = foreign_files(out_dir, files)
-        if foreign:
-            raise OwnershipError(_foreign_message(out_dir, foreign))
+        _refuse_foreign(out_dir)
     with _whole(), nullcontext() if staging is not None else _locked(out_dir):
-        owned, foreign = _ownership(out_dir)
-        if foreign:
-            raise OwnershipError(_foreign_message(out_dir, foreign))
         if staging is None:
-            _remove_leftovers(out_dir)
-        else:
+            owned = _claim(out_dir)
+        else:  # checked as it was locked; checked again: a file may have appeared since
+            owned = _claim(out_dir, leftovers=False)
             staging.written = True  # from here on, the folders it made are the package's
         report = _write_locked(out_dir, files, owned, known or {}, progress, previous, staging)
         if then is not None:
             then(report)
         return report
+
+
+def _refuse_foreign(out_dir: Path) -> None:
+    """Before anything is created: stop at a file toolnexus-gen did not generate."""
+    foreign = foreign_files(out_dir, {})
+    if foreign:
+        raise OwnershipError(_foreign_message(out_dir, foreign))
+
+
+def _claim(out_dir: Path, leftovers: bool = True) -> list[str]:
+    """Under the lock: the files the manifest says are toolnexus-gen's (OwnershipError at any
+    other file), with the temporary files of a build that was killed removed."""
+    owned, foreign = _ownership(out_dir)
+    if foreign:
+        raise OwnershipError(_foreign_message(out_dir, foreign))
+    if leftovers:
+        _remove_leftovers(out_dir)
+    return owned
 
 
 def _holds(path: Path, data: bytes, digest: str, known: list[Any] | None) -> bool:
