@@ -24,6 +24,9 @@ _counter = itertools.count()
 # share one cache, so the standard library, pydantic and the runtime are analysed once, not once
 # per run. mypy checks each cached module by its source's hash and writes each file atomically,
 # so parallel workers and packages of the same name in other folders are safe.
+# No build of the suite starts or asks a resident model maker (codegen.resident), except the
+# tests of it, which give it a folder of their own: none outlives the suite.
+os.environ["TOOLNEXUS_GEN_RESIDENT"] = "0"
 os.environ.setdefault(
     "MYPY_CACHE_DIR", str(cache_root() / f"mypy-{sys.version_info[0]}.{sys.version_info[1]}")
 )

@@ -1,3 +1,3 @@
-from toolnexus_gen.cli import main
+from toolnexus_gen.cli import run
 
-main()
+run()

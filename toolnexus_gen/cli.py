@@ -46,6 +46,30 @@ def _plural(count: int, word: str) -> str:
     return f"{count} {word}{'' if count == 1 else 's'}"
 
 
+_built = False  # a one-shot build ran (see run)
+
+
+def run() -> None:
+    """The console script, and `python -m toolnexus_gen`: main(); after a one-shot build, an
+    exit that skips freeing every object the build made one by one (about 20 ms at 1,000
+    tools), as mypy's command line does. By then its output is written and flushed, its
+    workers stopped, and it holds nothing else that needs closing."""
+    try:
+        main()
+    except SystemExit as exc:
+        if not _built or not (exc.code is None or isinstance(exc.code, int)):
+            raise
+        code = exc.code or 0
+    else:  # pragma: no cover (click's standalone main always exits)
+        code = 0
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            code = code or 1
+    os._exit(code)
+
+
 def _run(fn: Callable[..., T], *args: Any) -> T:
     """A session call; a user's mistake is printed and exits 2, never a traceback."""
     try:
@@ -172,8 +196,10 @@ def build(
             _fail("--watch writes the package on every change; it cannot be used with --check")
         _watch(specs_dir, out_dir, targets, quiet)
         return
+    global _built
+    _built = True  # however it ends (its errors printed, or it exits 1 or 2)
     with _Shown("building", quiet) as bar:
-        outcome = _run(session.build, specs_dir, out_dir, targets, check, None, bar)
+        outcome = _run(session.build, specs_dir, out_dir, targets, check, None, bar, True)
     code = _show_build(outcome, check, quiet)
     if code:
         sys.exit(code)

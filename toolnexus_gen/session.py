@@ -137,15 +137,21 @@ def build(
     check: bool,
     last: Record | None = None,
     progress: Progress = unseen,
+    resident: bool = False,
 ) -> BuildOutcome:
     """One build. `last`: what the previous build in this process recorded (build --watch);
-    `progress` hears of its stages' steps."""
+    `progress` hears of its stages' steps; `resident`: a command-line build, which may hand a
+    few models to the resident model maker and, having made models, leaves one running
+    (resident)."""
+    from toolnexus_gen import resident as maker
     from toolnexus_gen.config.options import header_for
     from toolnexus_gen.fs.paths import display_path
     from toolnexus_gen.incremental.plan import plan
 
     chosen = options(specs_dir, out_dir, targets)
+    maker.allow(resident)
     with os_errors(), ExitStack() as held:
+        held.callback(maker.allow, False)
         outcome = BuildOutcome(
             display_path(chosen.out), header_for(chosen).command, 0, len(chosen.targets), []
         )
@@ -172,7 +178,10 @@ def build(
             ]
             outcome.record = last
             return outcome
-        return _full_build(chosen, planned, check, outcome, progress)
+        done = _full_build(chosen, planned, check, outcome, progress)
+        if not check:
+            maker.keep_warm()
+        return done
 
 
 def _contribute(chosen: BuildOptions) -> Contribution:

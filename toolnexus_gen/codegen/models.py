@@ -14,7 +14,7 @@ import re
 import unicodedata
 import warnings
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from toolnexus_gen.config.options import Header
 from toolnexus_gen.diagnostics import Diagnostic, DiagnosticsError
@@ -23,6 +23,9 @@ from toolnexus_gen.memo import Memo
 from toolnexus_gen.parallel import Stream
 from toolnexus_gen.progress import Progress, unseen
 from toolnexus_gen.toolspec.bundle import ONE_SCHEMA, SCHEMA_LISTS, SCHEMA_MAPS
+
+if TYPE_CHECKING:
+    from toolnexus_gen.resident import Pending
 
 # Below this many models made at once, their files are not staged while the workers make them:
 # what it saves is less than a second scan of the output folder costs.
@@ -101,15 +104,17 @@ def model_key(memo: Memo, job: ModelJob, header: Header) -> str:
 
 class Models:
     """The build's argument models, by memo key: from the memo, or made by
-    datamodel-code-generator on the workers, each started as soon as its unit is made (`start`),
-    so they are made while this process checks and encodes the other specs."""
+    datamodel-code-generator on the workers (or, for a command-line build that makes only a
+    few, by a warm resident: toolnexus_gen.resident), each started as soon as its unit is made
+    (`start`), so they are made while this process checks and encodes the other specs."""
 
     def __init__(self, memo: Memo, header: Callable[[], str]) -> None:
         self.memo = memo
         self.header = header  # the text on top of every model module
         self._text: str | None = None
         self.started: dict[str, ModelJob] = {}
-        self.stream: Stream[tuple[dict[str, Any], str, str], tuple[bool, str]] = Stream(_generate)
+        self.stream: Stream[tuple[dict[str, Any], str, str], tuple[bool, str]] = Stream(make_model)
+        self.asked: dict[int, Pending] = {}  # the items a resident was sent, by index
 
     def start(self, key: str, job: ModelJob) -> None:
         if key in self.memo.models or key in self.started:
@@ -117,7 +122,14 @@ class Models:
         if self._text is None:
             self._text = self.header()
         self.started[key] = job
-        self.stream.add((job.schema, job.class_name, self._text))
+        item = (job.schema, job.class_name, self._text)
+        self.stream.add(item)
+        if self.stream.local:
+            from toolnexus_gen import resident
+
+            pending = resident.send("model", [list(item)])
+            if pending is not None:
+                self.asked[len(self.stream.items) - 1] = pending
 
     def sources(
         self,
@@ -145,7 +157,7 @@ class Models:
                 if result[0]:
                     tell(started[index], result[1].rstrip("\n") + "\n")
 
-        results = self.stream.results(told, each) if self.started else []
+        results = self._resident() or (self.stream.results(told, each) if self.started else [])
         finished = list(zip(self.started.items(), results, strict=True))
         failed = [_failure(job, why) for (_, job), (ok, why) in finished if not ok]
         if failed:
@@ -156,13 +168,32 @@ class Models:
             self.memo.store_model(key, source)
         return [self.memo.models[key] for key in keys]
 
+    def _resident(self) -> list[tuple[bool, str]] | None:
+        """The models, when a resident was sent them (`start`): its answers, and what this
+        process makes itself of any it could not answer; None when it was sent none."""
+        from toolnexus_gen import resident
+
+        if not self.asked:
+            resident.note_made(len(self.started))  # made here, or on the workers
+            return None
+        results: list[tuple[bool, str]] = []
+        for index, item in enumerate(self.stream.items):
+            pending = self.asked.get(index)
+            answer = pending.results(resident.model_fits) if pending is not None else None
+            if answer is None:
+                resident.note_made(1)
+                results.append(make_model(item))
+            else:
+                results.append((answer[0][0], answer[0][1]))
+        return results
+
 
 def warm_up() -> None:
     """Import datamodel-code-generator and make one model: a worker's first job is then fast."""
     _source({"type": "object", "properties": {"a": {"type": "string"}}}, "Warm", "# warm")
 
 
-def _generate(job: tuple[dict[str, Any], str, str]) -> tuple[bool, str]:
+def make_model(job: tuple[dict[str, Any], str, str]) -> tuple[bool, str]:
     """(True, source), or (False, why) when datamodel-code-generator refuses the schema."""
     schema, class_name, header = job
     try:

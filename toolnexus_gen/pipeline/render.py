@@ -212,7 +212,20 @@ def alias_file(toolset: ToolSet) -> str | None:
 
 def model_maker(header: Header, memo: Memo) -> Models:
     """The build's models, from the memo or made on the workers as units ask for them."""
-    return Models(memo, lambda: model_header(header))
+
+    # The header's text is kept in the memo (looked up now, so every build keeps it): a build
+    # that makes a model or two then imports no Jinja.
+    key = memo.key("model header", header.specs_rel, header.command)
+    known = memo.model(key)
+
+    def text() -> str:
+        if known is not None:
+            return known
+        made = model_header(header)
+        memo.store_model(key, made)
+        return made
+
+    return Models(memo, text)
 
 
 def render_models(

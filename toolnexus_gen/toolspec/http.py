@@ -24,8 +24,6 @@ from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlsplit
 
-import referencing.exceptions
-
 METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS")
 QUERY_METHODS = ("GET", "HEAD", "DELETE", "OPTIONS")  # arguments go to the query string
 NO_BODY = ("GET", "HEAD")  # a body here is dropped or refused by servers and proxies
@@ -303,6 +301,8 @@ class _Arguments:
                 return node
             if "type" in node or "properties" in node:
                 return node
+            import referencing.exceptions  # imported already: there is a resolver
+
             try:
                 resolved = self.resolver.lookup(node["$ref"])
             except referencing.exceptions.Unresolvable:

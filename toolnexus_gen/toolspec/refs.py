@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlsplit
-
-import referencing
-import referencing.exceptions
-from referencing.jsonschema import DRAFT202012
 
 from toolnexus_gen.ir import Document
 from toolnexus_gen.toolspec.load import Loader, LoadError, iter_pointers, load_document
+
+if TYPE_CHECKING:
+    import referencing
 
 
 def document_uri(path: Path) -> str:
@@ -68,10 +68,17 @@ def ref_problem(ref: str, doc_path: Path, specs_dir: Path) -> str | None:
 
 
 class SpecRegistry:
-    """A `referencing` registry over the spec folder: loads sibling files on demand, never the network."""
+    """A `referencing` registry over the spec folder: loads sibling files on demand, never the
+    network. Made on first use: a build that resolves nothing never imports `referencing`."""
 
     def __init__(self, specs_dir: Path) -> None:
         self.root = specs_dir.resolve()
+
+    @cached_property
+    def registry(self) -> referencing.Registry[Any]:
+        import referencing
+        import referencing.exceptions
+        from referencing.jsonschema import DRAFT202012
 
         def retrieve(uri: str) -> referencing.Resource[Any]:
             path = Path(unquote(urlsplit(uri).path))
@@ -84,10 +91,13 @@ class SpecRegistry:
                 raise referencing.exceptions.NoSuchResource(ref=uri) from exc  # type: ignore[call-arg]
             return DRAFT202012.create_resource(document.data)
 
-        self.registry: referencing.Registry[Any] = referencing.Registry(retrieve=retrieve)  # type: ignore[call-arg]
+        registry: referencing.Registry[Any] = referencing.Registry(retrieve=retrieve)  # type: ignore[call-arg]
+        return registry
 
     def with_schema(self, document: Document, schema: Any) -> referencing.Registry[Any]:
         """The registry with a tool's own schema standing at its file's URI (its `#` is the schema root)."""
+        from referencing.jsonschema import DRAFT202012
+
         registry: referencing.Registry[Any] = self.registry.with_resource(
             document_uri(document.path), DRAFT202012.create_resource(schema)
         )

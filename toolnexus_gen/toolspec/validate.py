@@ -11,13 +11,9 @@ import json
 import re
 from collections.abc import Iterable, Sequence
 from functools import cache
-from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
-
-import referencing.exceptions
-from jsonschema import Draft202012Validator
 
 from toolnexus_gen.diagnostics import Diagnostic, Severity
 from toolnexus_gen.ir import Document, Tool
@@ -39,21 +35,35 @@ from toolnexus_gen.toolspec.refs import (
     ref_problem,
 )
 
+if TYPE_CHECKING:
+    from jsonschema import Draft202012Validator
+
+# jsonschema (and referencing under it) is imported on first use: a build whose few changed
+# specs a resident checks (prevalidate) never needs it.
+
 ENVELOPE_KEYS_NOTE = "keys starting with x- are ignored"
-_META = Draft202012Validator(Draft202012Validator.META_SCHEMA)
 _JSON_TYPES = "array, boolean, integer, null, number, object, string"
 
 
 @cache
 def envelope_schema() -> dict[str, Any]:
-    text = resources.files("toolnexus_gen").joinpath("spec.schema.json").read_text("utf-8")
+    text = (Path(__file__).parent.parent / "spec.schema.json").read_text("utf-8")
     schema: dict[str, Any] = json.loads(text)
     return schema
 
 
 @cache
 def _envelope_validator() -> Draft202012Validator:
+    from jsonschema import Draft202012Validator
+
     return Draft202012Validator(envelope_schema())
+
+
+@cache
+def _meta() -> Draft202012Validator:
+    from jsonschema import Draft202012Validator
+
+    return Draft202012Validator(Draft202012Validator.META_SCHEMA)
 
 
 # Keys of a bare JSON Schema spec that describe the file or the tool, not the arguments: the
@@ -222,7 +232,7 @@ def _validate_document(
     else:
         envelope = data
         schema_pointer = "/input_schema"
-        _check_envelope(envelope, out)
+        _check_envelope(envelope, out, checks)
         if out.diagnostics:
             return None, out.diagnostics
 
@@ -335,7 +345,7 @@ def _binding(
 TOOL_NAME = re.compile(r"[A-Za-z0-9_.:-]{1,128}")  # as spec.schema.json says for `name`
 
 
-def _check_envelope(envelope: dict[str, Any], out: _Collector) -> None:
+def _check_envelope(envelope: dict[str, Any], out: _Collector, checks: _Checks) -> None:
     known = envelope_schema()["properties"]
     for key in envelope:
         if key not in known and not key.startswith("x-"):
@@ -354,6 +364,8 @@ def _check_envelope(envelope: dict[str, Any], out: _Collector) -> None:
             "",
             show_pointer=False,
         )
+    if checks.memo.is_valid(checks.envelope_key(envelope)):
+        return  # a resident found it valid (prevalidate)
     for error in _envelope_validator().iter_errors(envelope):
         pointer = "".join(f"/{join_pointer('', p)[1:]}" for p in error.absolute_path)
         if error.validator in ("additionalProperties", "required") and not error.absolute_path:
@@ -374,6 +386,9 @@ class _Checks:
 
     def schema_key(self, schema: Any, root_object: bool) -> str:
         return self.memo.key("schema", schema, root_object)
+
+    def envelope_key(self, envelope: Any) -> str:
+        return self.memo.key("envelope", envelope)
 
     def examples_key(self, examples: Any, schema: Any, document: Document) -> str:
         closure = ref_closure(schema, document.path, self.specs_dir, self.load)
@@ -408,7 +423,11 @@ class _Checks:
             self.memo.mark_valid(key)
 
     def prevalidate(self, documents: Sequence[Document]) -> None:
-        """Meta-schema checks of schemas the memo does not know, on every core at once."""
+        """Meta-schema checks of schemas the memo does not know, on every core at once; for a
+        few specs, their checks by a warm resident, when one runs (`resident`: then jsonschema
+        is never imported unless one fails). What is found valid goes in the memo, under the
+        key of exactly what was checked; what is not is checked again in validate(), for its
+        diagnostics."""
         pending: dict[str, tuple[Any, bool]] = {}
         for document in documents:
             data = document.data
@@ -424,7 +443,8 @@ class _Checks:
                     if key not in self.memo.valid:
                         pending[key] = (schema, root)
         if len(pending) < PARALLEL_MIN:
-            return  # checked one by one in validate(), with their diagnostics
+            self._ask_resident(documents, pending)
+            return  # the others are checked one by one in validate(), with their diagnostics
         keys = list(pending)
         for key, valid in zip(
             keys, parallel_map(_schema_is_valid, [pending[k] for k in keys]), strict=True
@@ -432,17 +452,84 @@ class _Checks:
             if valid:
                 self.memo.mark_valid(key)
 
+    def _ask_resident(
+        self, documents: Sequence[Document], schemas: dict[str, tuple[Any, bool]]
+    ) -> None:
+        from toolnexus_gen import resident
+
+        if not resident.allowed() or len(documents) >= PARALLEL_MIN:
+            return
+        asked: dict[str, list[Any]] = {
+            key: ["schema", schema, root] for key, (schema, root) in schemas.items()
+        }
+        for document in documents:
+            data = document.data
+            if not isinstance(data, dict) or is_bare_schema(data):
+                continue
+            key = self.envelope_key(data)
+            if key not in self.memo.valid:
+                asked[key] = ["envelope", data]
+            examples, schema = data.get("examples"), data.get("input_schema")
+            if isinstance(examples, list) and examples and isinstance(schema, dict):
+                # only a schema whose $refs reach no file: the resident reads none
+                if not ref_closure(schema, document.path, self.specs_dir, self.load):
+                    key = self.examples_key(examples, schema, document)
+                    if key not in self.memo.valid:
+                        uri = document_uri(document.path)
+                        asked[key] = ["examples", examples, schema, uri]
+        if not asked:
+            return
+        keys = list(asked)
+        found = resident.ask("valid", [asked[key] for key in keys], lambda r: type(r) is bool)
+        for key, valid in zip(keys, found or [], strict=False):
+            if valid:
+                self.memo.mark_valid(key)
+
+
+def is_valid(item: list[Any]) -> bool:
+    """What a resident answers for prevalidate: whether a check finds nothing wrong
+    (["schema", schema, root_object], ["envelope", spec], or ["examples", examples, schema,
+    uri] for a schema whose $refs reach no file: any other $ref fails to resolve here)."""
+    kind = item[0]
+    if kind == "schema":
+        return _schema_is_valid((item[1], bool(item[2])))
+    if kind == "envelope":
+        return next(_envelope_validator().iter_errors(item[1]), None) is None
+    if kind != "examples":
+        return False
+    import referencing
+    import referencing.exceptions
+    from jsonschema import Draft202012Validator
+    from referencing.jsonschema import DRAFT202012
+
+    examples, schema, uri = item[1], item[2], item[3]
+    registry: referencing.Registry[Any] = referencing.Registry().with_resource(
+        uri, DRAFT202012.create_resource(schema)
+    )
+    validator = Draft202012Validator({"$ref": uri}, registry=registry)
+    try:
+        return all(next(validator.iter_errors(example), None) is None for example in examples)
+    except (referencing.exceptions.Unresolvable, RecursionError):
+        return False
+
+
+def warm_up() -> None:
+    """Import jsonschema and make the validators a resident answers with."""
+    is_valid(["schema", {"type": "object"}, True])
+    is_valid(["envelope", {"description": "d", "input_schema": {"type": "object"}}])
+    is_valid(["examples", [{}], {"type": "object"}, "file:///warm.json"])
+
 
 def _schema_is_valid(item: tuple[Any, bool]) -> bool:
     schema, root_object = item
-    if next(_META.iter_errors(schema), None) is not None:
+    if next(_meta().iter_errors(schema), None) is not None:
         return False
     return not root_object or root_type(schema) == "object"
 
 
 def _check_schema(schema: Any, pointer: str, out: _Collector, *, root_object: bool) -> None:
     label = "input_schema" if root_object else "output_schema"
-    errors = sorted(_META.iter_errors(schema), key=lambda e: list(map(str, e.absolute_path)))
+    errors = sorted(_meta().iter_errors(schema), key=lambda e: list(map(str, e.absolute_path)))
     for error in errors:
         where = pointer + "".join(join_pointer("", p) for p in error.absolute_path)
         message = error.message
@@ -487,6 +574,9 @@ def _check_examples(
 ) -> None:
     if schema is None:
         schema = {"type": "object", "properties": {}, "additionalProperties": False}
+    import referencing.exceptions
+    from jsonschema import Draft202012Validator
+
     reg = registry.with_schema(document, schema)
     validator = Draft202012Validator({"$ref": document_uri(document.path)}, registry=reg)
     for index, example in enumerate(examples):
