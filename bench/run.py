@@ -79,12 +79,14 @@ def write_specs(folder: Path, count: int) -> Path:
 # -- measuring ------------------------------------------------------------------------------------
 
 
-def run_cli(project: Path, *args: str) -> tuple[float, int]:
+def run_cli(
+    project: Path, *args: str, env: dict[str, str] | None = None
+) -> tuple[float, int]:
     """Wall time and peak RSS (KB, largest of the build process and its workers) of one build."""
     command = [sys.executable, "-m", "toolnexus_gen", "build", "specs", "--out", "out", "-q", *args]
     started = time.perf_counter()
     process = subprocess.Popen(
-        command, cwd=project, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+        command, cwd=project, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env
     )
     _, status, usage = os.wait4(process.pid, 0)
     elapsed = time.perf_counter() - started
@@ -139,6 +141,52 @@ def model_floor() -> tuple[float, int]:
     return time.perf_counter() - started, 0
 
 
+class Resident:
+    """The environment of a size's builds: the resident on (not CI) in a runtime folder of its
+    own, so the one its first cold build leaves is this run's, and is stopped at the end."""
+
+    def __init__(self) -> None:
+        self.folder = Path(tempfile.mkdtemp(prefix="tnxb-", dir="/tmp"))  # a short socket path
+        self.env = {k: v for k, v in os.environ.items() if k != "CI"}
+        self.env.update(TOOLNEXUS_GEN_RESIDENT="1", XDG_RUNTIME_DIR=str(self.folder))
+        self.off = {**self.env, "TOOLNEXUS_GEN_RESIDENT": "0"}
+
+    def wait(self, seconds: float = 60.0) -> None:
+        """Until the resident a build started listens (it warms up for about half a second)."""
+        deadline = time.monotonic() + seconds
+        while not list(self.folder.glob("toolnexus-gen/*.sock")):
+            if time.monotonic() > deadline:
+                raise SystemExit("no resident started after the cold build")
+            time.sleep(0.05)
+
+    def pids(self) -> list[int]:
+        return [
+            int(text)
+            for lock in self.folder.glob("toolnexus-gen/*.lock")
+            if (text := lock.read_text().strip()).isdigit()
+        ]
+
+    def rss_mb(self) -> float:
+        total = 0.0
+        for pid in self.pids():
+            try:
+                status = Path(f"/proc/{pid}/status").read_text()
+            except OSError:
+                continue
+            for line in status.splitlines():
+                if line.startswith("VmRSS:"):
+                    total = max(total, int(line.split()[1]) / 1024)
+        return total
+
+    def stop(self) -> None:
+        for pid in self.pids():
+            try:
+                os.kill(pid, 15)
+            except OSError:
+                pass
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+
 def median_of(runs: int, fn: Callable[[], tuple[float, int]]) -> tuple[float, int]:
     results = [fn() for _ in range(runs)]
     return statistics.median(r[0] for r in results), max(r[1] for r in results)
@@ -146,6 +194,8 @@ def median_of(runs: int, fn: Callable[[], tuple[float, int]]) -> tuple[float, in
 
 def bench_size(count: int, runs: int, startup: float) -> dict[str, float]:
     project = Path(tempfile.mkdtemp(prefix=f"tnx-bench-{count}-"))
+    resident = Resident()
+    env = resident.env
     try:
         specs = write_specs(project / "specs", count)
         # The baseline is measured in every round, just before that round's cold build, and the
@@ -161,16 +211,18 @@ def bench_size(count: int, runs: int, startup: float) -> dict[str, float]:
         def cold() -> tuple[float, int]:
             baselines.append(dmcg_baseline(specs))
             shutil.rmtree(project / "out", ignore_errors=True)
-            return run_cli(project)
+            made = run_cli(project, env=env)
+            resident.wait()  # the one this build left, warm: as an edit loop finds it
+            return made
 
-        def edit() -> tuple[float, int]:
+        def edit(run_env: dict[str, str] = env) -> tuple[float, int]:
             path = specs / "tool_00003.json"
             data = json.loads(path.read_text())
             props = data["input_schema"]["properties"]
             props["query"]["description"] = f"Free text, edited {time.perf_counter_ns()}"
             props[f"added_{time.perf_counter_ns()}"] = {"type": "integer"}
             path.write_text(json.dumps(data, indent=2))
-            return run_cli(project)
+            return run_cli(project, env=run_env)
 
         def describe() -> tuple[float, int]:
             # An edit that changes no model: only the tool's description.
@@ -178,15 +230,18 @@ def bench_size(count: int, runs: int, startup: float) -> dict[str, float]:
             data = json.loads(path.read_text())
             data["description"] = f"Synthetic tool, described anew {time.perf_counter_ns()}"
             path.write_text(json.dumps(data, indent=2))
-            return run_cli(project)
+            return run_cli(project, env=env)
 
         def add() -> tuple[float, int]:
             path = specs / f"zz_added_{len(added)}.json"
             path.write_text(json.dumps(synthetic_spec(count + len(added)), indent=2))
             added.append(path)
-            return run_cli(project)
+            return run_cli(project, env=env)
 
-        rounds = [(cold(), edit(), add(), model_floor(), describe()) for _ in range(runs)]
+        rounds = [
+            (cold(), edit(), add(), model_floor(), describe(), edit(resident.off))
+            for _ in range(runs)
+        ]
         cold_time = statistics.median(r[0][0] for r in rounds)
         baseline = statistics.median(baselines)
         cold_ratio = statistics.median(r[0][0] / b for r, b in zip(rounds, baselines, strict=True))
@@ -198,12 +253,15 @@ def bench_size(count: int, runs: int, startup: float) -> dict[str, float]:
         add_share = statistics.median(r[2][0] / r[0][0] for r in rounds)
         floor_time = statistics.median(r[3][0] for r in rounds)
         floor_share = statistics.median(r[3][0] / r[0][0] for r in rounds)
-        noop_time, noop_rss = median_of(max(runs, 5), lambda: run_cli(project))
+        alone_time = statistics.median(r[5][0] for r in rounds)
+        alone_share = statistics.median(r[5][0] / r[0][0] for r in rounds)
+        noop_time, noop_rss = median_of(max(runs, 5), lambda: run_cli(project, env=env))
         # description edits against no-op builds taken moments apart, round by round
-        pairs = [(describe()[0], run_cli(project)[0]) for _ in range(max(runs, 5))]
+        pairs = [(describe()[0], run_cli(project, env=env)[0]) for _ in range(max(runs, 5))]
         describe_time = statistics.median(p[0] for p in pairs)
         describe_ratio = statistics.median(p[0] / p[1] for p in pairs)
-        check_time, _ = median_of(max(runs, 5), lambda: run_cli(project, "--check"))
+        check_time, _ = median_of(max(runs, 5), lambda: run_cli(project, "--check", env=env))
+        resident_rss = resident.rss_mb()
         figures = {
             "count": count,
             "baseline": baseline,
@@ -218,6 +276,9 @@ def bench_size(count: int, runs: int, startup: float) -> dict[str, float]:
             "add_share": add_share,
             "floor": floor_time,
             "floor_share": floor_share,
+            "edit_alone": alone_time,
+            "edit_alone_share": alone_share,
+            "resident_rss_mb": resident_rss,
             "describe": describe_time,
             "describe_ratio": describe_ratio,
         }
@@ -231,6 +292,7 @@ def bench_size(count: int, runs: int, startup: float) -> dict[str, float]:
         )
         return figures
     finally:
+        resident.stop()
         shutil.rmtree(project, ignore_errors=True)
 
 
@@ -294,9 +356,15 @@ def bench_builds(sizes: list[int], runs: int) -> None:
             f["describe_ratio"] <= 3 if count == 1000 else None,
         )
         record(
-            f"{tag} floor of a rebuild that makes a model: python + datamodel-code-generator start-up",
+            f"{tag} rebuild after editing one spec, no resident (TOOLNEXUS_GEN_RESIDENT=0)",
+            f"{f['edit_alone']:.2f} s = {f['edit_alone_share']:.1%} of cold",
+        )
+        record(
+            f"{tag} floor of a rebuild that makes a model without a resident: python + "
+            "datamodel-code-generator start-up",
             f"{f['floor']:.2f} s = {f['floor_share']:.1%} of cold",
         )
+        record(f"{tag} the resident's memory (RSS)", f"{f['resident_rss_mb']:.0f} MB")
         record(
             f"{tag} peak memory (largest process)",
             f"{f['cold_rss_mb']:.0f} MB",
