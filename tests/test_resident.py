@@ -377,3 +377,112 @@ def test_a_request_with_another_key_or_a_bad_item_is_refused(project: Project) -
     # and it still answers after all that
     bad = ["schema", {"type": "strin"}, True]
     assert ask({"key": key, "op": "valid", "items": [item, bad]}) == {"results": [True, False]}
+
+
+def test_a_stopped_resident_holds_a_build_up_seconds_once_and_is_replaced(
+    project: Project,
+) -> None:
+    assert project.build().returncode == 0
+    project.wait_for_resident()
+    (stopped,) = project.pids()
+    os.kill(stopped, signal.SIGSTOP)  # stuck: it takes requests and never answers
+    try:
+        for name in ("alpha", "beta"):
+            write_specs(
+                project.root / "specs", {f"{name}.json": spec(name, {"x": {"type": "string"}})}
+            )
+        started = time.monotonic()
+        result = project.build()
+        took = time.monotonic() - started
+        assert result.returncode == 0, result.stderr
+        assert generated(project.root / "out") == reference(project.root)
+        # one request's deadline (5.5 s), then no more asking: not one per model
+        assert took < 5.5 + 2 * 0.5 + 20, took
+        deadline = time.monotonic() + WAIT
+        while Path(f"/proc/{stopped}").exists() and _state(stopped) != "Z":
+            assert time.monotonic() < deadline, "the stuck resident was not stopped"
+            time.sleep(0.05)
+        # and that build, having made its models itself, started a new one
+        deadline = time.monotonic() + WAIT
+        while not [pid for pid in project.pids() if pid != stopped]:
+            assert time.monotonic() < deadline, "no new resident"
+            time.sleep(0.05)
+    finally:
+        try:
+            os.kill(stopped, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
+def _state(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return "gone"
+
+
+def test_a_killed_resident_is_replaced_and_sigterm_removes_the_socket(project: Project) -> None:
+    assert project.build().returncode == 0
+    project.wait_for_resident()
+    (first,) = project.pids()
+    os.kill(first, signal.SIGKILL)  # its socket file stays behind
+    time.sleep(0.2)
+    assert project.sockets()
+    edit(project)
+    result = project.build()
+    assert result.returncode == 0, result.stderr
+    assert generated(project.root / "out") == reference(project.root)
+    deadline = time.monotonic() + WAIT
+    while not (project.pids() and project.pids() != [first] and project.sockets()):
+        assert time.monotonic() < deadline, "the killed resident was not replaced"
+        time.sleep(0.05)
+    (second,) = project.pids()
+    time.sleep(0.5)  # listening by now (its socket is there)
+    os.kill(second, signal.SIGTERM)
+    deadline = time.monotonic() + WAIT
+    while project.sockets():
+        assert time.monotonic() < deadline, "SIGTERM left the socket"
+        time.sleep(0.05)
+
+
+def test_large_specs_go_one_request_at_a_time(project: Project) -> None:
+    """Answers larger than a socket's buffer: each is read before the next request is sent, so
+    neither side waits on the other (every model still comes from the resident)."""
+    assert project.build().returncode == 0
+    project.wait_for_resident()
+    many = {f"p{i:04}": {"type": "string", "description": "d" * 120} for i in range(1500)}
+    for name in ("alpha", "beta", "gamma"):
+        write_specs(project.root / "specs", {f"{name}.json": spec(name, many)})
+    result = project.build("-X", "importtime")
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert not imported(result, "datamodel_code_generator")
+    assert generated(project.root / "out") == reference(project.root)
+
+
+def test_a_pyproject_above_the_resident_or_the_project_changes_no_model(
+    project: Project,
+) -> None:
+    """datamodel-code-generator's formatter reads the nearest pyproject.toml: it is pointed at
+    the root, so neither the resident's folder nor the build's decides a model."""
+    (project.run / "pyproject.toml").write_text("[tool\n")  # not even TOML
+    (project.root / "pyproject.toml").write_text(
+        "[tool.black]\nskip-string-normalization = true\nline-length = 30\n"
+        '[tool.isort]\nknown_first_party = ["pydantic"]\n'
+    )
+    assert project.build().returncode == 0
+    project.wait_for_resident()
+    edit(project)
+    result = project.build("-X", "importtime")
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert not imported(result, "datamodel_code_generator")
+    assert generated(project.root / "out") == reference(project.root)
+
+
+def test_the_key_follows_the_libraries_versions() -> None:
+    from importlib.metadata import version
+
+    found = resident._versions(("jsonschema", "pydantic_core", "no_such_thing"))
+    assert (
+        found
+        == f"jsonschema={version('jsonschema')},pydantic_core={version('pydantic_core')},no_such_thing=-"
+    )

@@ -15,12 +15,15 @@ spec into "valid"): it reads and writes no project file, and runs nothing it is 
 - Its folder is the user's own (`$XDG_RUNTIME_DIR/toolnexus-gen`, or `toolnexus-gen-UID` in the
   temporary folder, mode 0700, refused when anyone else owns it or may enter it); the socket is
   0600, and each side checks the other runs as the same user (SO_PEERCRED).
-- It stops after ten idle minutes, and when its socket is removed or replaced. Builds under CI,
-  or with TOOLNEXUS_GEN_RESIDENT=0, never start or ask one; nor do `build --watch` (warm itself)
-  and the generator used as a library.
-- Whatever goes wrong with it (gone, busy beyond the deadline, a malformed answer) the build does
-  the work itself, as it would without one; a check it finds failing is made again in-process,
-  for its diagnostics. Output never depends on it.
+- It stops after ten idle minutes, on SIGTERM, and when its socket is removed or replaced. A
+  build asks it one request at a time (the answer read before the next request is sent), and
+  gives up on it for the rest of the build at the first thing that goes wrong: gone, a
+  malformed answer, or no answer by the deadline (then it is stopped, as unresponsive, and the
+  next build starts a new one). Builds under CI, or with TOOLNEXUS_GEN_RESIDENT=0, never start or
+  ask one; nor do `build --watch` (warm itself) and the generator used as a library.
+- Whatever it cannot answer, the build does itself, as it would without one; a check it finds
+  failing, or a model it could not make, is made again in-process, for its diagnostics. Output
+  never depends on it.
 """
 
 from __future__ import annotations
@@ -40,9 +43,11 @@ if TYPE_CHECKING:
 
 IDLE = 600.0  # seconds without a request before it stops
 MOST = 32  # items in one request (parallel.PARALLEL_MIN: more go to the workers)
-DEADLINE = 30.0  # seconds a build waits for an answer before doing the work itself
-STARTING = 0.5  # seconds a build waits for one that is still warming up
+STARTING = 0.5  # seconds a build waits, in all, for one that is still warming up
 LARGEST = 64 << 20  # bytes in a request or an answer
+READING = 10.0  # seconds the resident waits for a whole request
+# Libraries whose answers it gives: a new version of one starts a new resident.
+LIBRARIES = ("jsonschema", "referencing", "jsonschema_specifications", "pydantic", "pydantic_core")
 
 # What it answers: an operation's name, and the function (module:name) it applies to each item.
 # Named, not imported, so this module sits below the stages whose functions it runs.
@@ -52,8 +57,19 @@ OPS = {
 }
 WARM = ("toolnexus_gen.codegen.models:warm_up", "toolnexus_gen.toolspec.validate:warm_up")
 
-_allowed = False  # this process runs a command-line build (allow)
-_made_here = 0  # models this process made itself (note_made)
+
+class _Build:
+    """What this process's command-line build knows of the resident."""
+
+    def __init__(self, allowed: bool = False) -> None:
+        self.allowed = allowed  # a command-line build runs here (allow)
+        self.made_here = 0  # models this process made itself (note_made)
+        self.gave_up = False  # something went wrong with it: not asked again
+        self.waited = 0.0  # seconds spent waiting for one to finish warming up
+        self.outstanding: Pending | None = None  # the request whose answer is not read yet
+
+
+_build = _Build()
 
 
 def enabled() -> bool:
@@ -68,18 +84,19 @@ def enabled() -> bool:
 
 def allow(yes: bool = True) -> None:
     """A command-line build runs in this process: it may ask a resident and start one."""
-    global _allowed, _made_here
-    _allowed, _made_here = yes and enabled(), 0
+    global _build
+    if _build.outstanding is not None:
+        _build.outstanding.close()
+    _build = _Build(yes and enabled())
 
 
 def allowed() -> bool:
-    return _allowed
+    return _build.allowed and not _build.gave_up
 
 
 def note_made(count: int) -> None:
     """This process made `count` models itself."""
-    global _made_here
-    _made_here += count
+    _build.made_here += count
 
 
 # -- where it lives ------------------------------------------------------------------------------
@@ -112,15 +129,33 @@ def folder() -> Path | None:
 
 
 def _digest(fresh: bool = True) -> str:
-    """What the answers depend on besides the items: the interpreter, and the generator's
+    """What the answers depend on besides the items: the interpreter, the generator's
     fingerprint (toolnexus-gen's files, datamodel-code-generator's version, Python's:
-    incremental.cache), read afresh unless a build's own (`fresh=False`) will do."""
+    incremental.cache), read afresh unless a build's own (`fresh=False`) will do, and the
+    versions of the other libraries the answers come from."""
     import hashlib
 
     from toolnexus_gen.incremental.cache import generator_fingerprint
 
     fingerprint = generator_fingerprint.__wrapped__() if fresh else generator_fingerprint()
-    return hashlib.sha256(f"{sys.executable}\n{fingerprint}".encode()).hexdigest()[:20]
+    text = f"{sys.executable}\n{fingerprint}\n{_versions(LIBRARIES)}"
+    return hashlib.sha256(text.encode()).hexdigest()[:20]
+
+
+def _versions(names: Sequence[str]) -> str:
+    """Installed distributions' versions, from their .dist-info folders' names (no import)."""
+    found: dict[str, str] = {}
+    for place in sys.path:
+        try:
+            entries = os.listdir(place or ".")
+        except OSError:
+            continue
+        for entry in entries:
+            if entry.endswith(".dist-info"):
+                name, _, version = entry.removesuffix(".dist-info").partition("-")
+                if name in names and name not in found:
+                    found[name] = version
+    return ",".join(f"{name}={found.get(name, '-')}" for name in names)
 
 
 @cache
@@ -128,16 +163,17 @@ def _key() -> str:  # a build's; the resident checks `_digest()` afresh, as it l
     return _digest(fresh=False)
 
 
-def _same_user(connection: socket.socket) -> bool:
+def _peer(connection: socket.socket) -> int | None:
+    """The other side's process id when it runs as this user, else None."""
     import socket
     import struct
 
     option = getattr(socket, "SO_PEERCRED", None)
     if option is None:  # pragma: no cover (not Linux): the 0700 folder keeps others out
-        return True
+        return 0
     size = struct.calcsize("3i")
-    _pid, uid, _gid = struct.unpack("3i", connection.getsockopt(socket.SOL_SOCKET, option, size))
-    return bool(uid == os.getuid())
+    pid, uid, _gid = struct.unpack("3i", connection.getsockopt(socket.SOL_SOCKET, option, size))
+    return int(pid) if uid == os.getuid() else None
 
 
 def _send(connection: socket.socket, message: Any) -> None:
@@ -147,18 +183,24 @@ def _send(connection: socket.socket, message: Any) -> None:
     connection.sendall(struct.pack("!Q", len(data)) + data)
 
 
-def _receive(connection: socket.socket) -> Any:
+def _receive(connection: socket.socket, seconds: float) -> Any:
+    """A whole message, within `seconds` however slowly it comes."""
     import struct
 
-    (size,) = struct.unpack("!Q", _exactly(connection, 8))
+    deadline = time.monotonic() + seconds
+    (size,) = struct.unpack("!Q", _exactly(connection, 8, deadline))
     if size > LARGEST:
         raise ValueError(f"a message of {size} bytes")
-    return json.loads(_exactly(connection, size))
+    return json.loads(_exactly(connection, size, deadline))
 
 
-def _exactly(connection: socket.socket, size: int) -> bytes:
+def _exactly(connection: socket.socket, size: int, deadline: float) -> bytes:
     chunks: list[bytes] = []
     while size:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise TimeoutError("no whole message in time")
+        connection.settimeout(left)
         chunk = connection.recv(min(size, 1 << 20))
         if not chunk:
             raise ConnectionError("the other side closed the connection")
@@ -167,8 +209,9 @@ def _exactly(connection: socket.socket, size: int) -> bytes:
     return b"".join(chunks)
 
 
-def _starting(place: Path, key: str) -> bool:
-    """Whether a resident holds its lock (it runs, or warms up before it listens)."""
+def _running(place: Path, key: str) -> bool:
+    """Whether a resident holds its lock: it runs, or warms up before it listens. (Its socket
+    alone says nothing: one that was killed leaves it behind.)"""
     import fcntl
 
     try:
@@ -190,63 +233,108 @@ def _starting(place: Path, key: str) -> bool:
 def available() -> bool:
     """Whether this build should hand its few checks and models to a resident: one runs or is
     warming up."""
-    if not _allowed:
+    if not allowed():
         return False
     place = folder()
-    if place is None:
-        return False
-    key = _key()
-    return (place / f"{key}.sock").exists() or _starting(place, key)
+    return place is not None and _running(place, _key())
 
 
 class Pending:
-    """A request sent to the resident, whose answer is read when needed (`results`): the
-    resident works on it meanwhile."""
+    """A request sent to the resident. Its answer is read when needed (`results`), or before
+    the build's next request is sent: the resident works on it meanwhile, and neither side ever
+    waits to write while the other does."""
 
-    def __init__(self, connection: socket.socket, count: int) -> None:
-        self.connection = connection
+    def __init__(self, connection: socket.socket, count: int, pid: int, seconds: float) -> None:
+        self.connection: socket.socket | None = connection
         self.count = count
+        self.pid = pid
+        self.seconds = seconds  # how long its answer may take, from now
+        self.sent = time.monotonic()
+        self.answer: Any = None
+
+    def collect(self) -> None:
+        connection, self.connection = self.connection, None
+        if connection is None:
+            return
+        if _build.outstanding is self:
+            _build.outstanding = None
+        try:
+            with connection:
+                left = self.seconds - (time.monotonic() - self.sent)
+                self.answer = _receive(connection, max(left, 1.0))
+        except TimeoutError:
+            _unresponsive(self.pid)
+        except (OSError, ValueError):
+            _build.gave_up = True
+
+    def close(self) -> None:
+        if self.connection is not None:
+            self.connection.close()
+            self.connection = None
 
     def results(self, fits: Callable[[Any], bool]) -> list[Any] | None:
-        """The answers, or None when the resident cannot give them or one is not one `fits`
-        takes."""
-        try:
-            with self.connection:
-                answer = _receive(self.connection)
-        except (OSError, ValueError):
-            return None
+        """The answers, or None when the resident could not give them or one is not one `fits`
+        takes (the build then does that work itself)."""
+        self.collect()
+        answer = self.answer
         results = answer.get("results") if isinstance(answer, dict) else None
         if not isinstance(results, list) or len(results) != self.count:
+            _build.gave_up = True
             return None
-        return results if all(fits(result) for result in results) else None
+        if not all(fits(result) for result in results):
+            _build.gave_up = True
+            return None
+        return results
+
+
+def _unresponsive(pid: int) -> None:
+    """No answer in time: not asked again in this build, and stopped (a resident that is
+    stopped or stuck would hold up every build), so the next build starts a new one."""
+    import signal
+
+    _build.gave_up = True
+    if pid > 0:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
 
 
 def send(op: str, items: Sequence[Any]) -> Pending | None:
     """Ask the resident for `OPS[op]` of each item; None when there is none to ask (the build
     then does the work itself). Items go as JSON: what JSON would change (a tuple, a key that
     is not a string) is not sent."""
-    if not _allowed or not items or len(items) > MOST or op not in OPS:
+    if not allowed() or not items or len(items) > MOST or op not in OPS:
         return None
     sent = list(items)
     try:
         if json.loads(json.dumps(sent)) != sent:
             return None
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, RecursionError):
         return None
+    if _build.outstanding is not None:
+        _build.outstanding.collect()  # one request at a time
+        if _build.gave_up:
+            return None
     place = folder()
     if place is None:
         return None
     key = _key()
-    connection = _connect(place, key)
-    if connection is None:
+    found = _connect(place, key)
+    if found is None:
         return None
+    connection, pid = found
     try:
-        connection.settimeout(DEADLINE)
+        connection.settimeout(5.0)
         _send(connection, {"key": key, "op": op, "items": sent})
     except (OSError, ValueError):
         connection.close()
+        _build.gave_up = True
         return None
-    return Pending(connection, len(sent))
+    # a model takes it milliseconds to a second; a stopped or stuck one never answers
+    pending = Pending(connection, len(sent), pid, 5.0 + 0.5 * len(sent))
+    _build.outstanding = pending
+    return pending
 
 
 def ask(op: str, items: Sequence[Any], fits: Callable[[Any], bool]) -> list[Any] | None:
@@ -265,11 +353,10 @@ def model_fits(result: Any) -> bool:
     )
 
 
-def _connect(place: Path, key: str) -> socket.socket | None:
+def _connect(place: Path, key: str) -> tuple[socket.socket, int] | None:
     import socket
 
     path = str(place / f"{key}.sock")
-    deadline = time.monotonic() + STARTING
     while True:
         connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
@@ -277,28 +364,33 @@ def _connect(place: Path, key: str) -> socket.socket | None:
             connection.connect(path)
         except (FileNotFoundError, ConnectionRefusedError):
             connection.close()
-            if time.monotonic() < deadline and _starting(place, key):
-                time.sleep(0.01)  # warming up: it listens once the generator is ready
+            if _build.waited < STARTING and _running(place, key):
+                time.sleep(0.01)  # warming up: it listens once the libraries are ready
+                _build.waited += 0.01
                 continue
+            _build.gave_up = True
             return None
         except OSError:
             connection.close()
+            _build.gave_up = True
             return None
-        if not _same_user(connection):
+        pid = _peer(connection)
+        if pid is None:
             connection.close()
+            _build.gave_up = True
             return None
-        return connection
+        return connection, pid
 
 
 def keep_warm() -> None:
     """After a command-line build that made models itself: start a resident unless one runs."""
-    if not _allowed or not _made_here:
+    if not _build.allowed or not _build.made_here:
         return
     place = folder()
     if place is None:
         return
     key = _key()
-    if (place / f"{key}.sock").exists() or _starting(place, key):
+    if _running(place, key):
         return
     import subprocess
 
@@ -328,9 +420,10 @@ def _function(path: str) -> Callable[..., Any]:
 
 
 def serve(key: str, idle: float = IDLE) -> int:
-    """Run as the resident for `key` until idle for `idle` seconds; 0 at once when another one
-    holds the lock or the generator on disk is no longer the one `key` names."""
+    """Run as the resident for `key` until idle for `idle` seconds (or SIGTERM); 0 at once when
+    another one holds the lock or the generator on disk is no longer the one `key` names."""
     import fcntl
+    import signal
     import socket
 
     place = folder()
@@ -345,6 +438,7 @@ def serve(key: str, idle: float = IDLE) -> int:
     os.write(lock, f"{os.getpid()}\n".encode())
     if _digest() != key:
         return 0
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # its socket is removed on the way
     ops = {op: _function(path) for op, path in OPS.items()}
     for warm in WARM:
         _function(warm)()
@@ -360,17 +454,19 @@ def serve(key: str, idle: float = IDLE) -> int:
     finally:
         os.umask(mask)
     bound = os.lstat(path).st_ino
-    listener.listen(64)  # a build asks for each of its (at most 31) models at once
-    listener.settimeout(idle)
+    listener.listen(64)
+    listener.settimeout(min(idle, 30.0))  # it looks at its socket at least this often
+    last = time.monotonic()
     try:
-        while _ours(path, bound):
+        while _ours(path, bound) and time.monotonic() - last < idle:
             try:
                 connection, _ = listener.accept()
             except TimeoutError:
-                break
+                continue
             with connection:
                 if not _answer(connection, key, ops):
                     break
+            last = time.monotonic()
     finally:
         if _ours(path, bound):
             os.unlink(path)
@@ -388,10 +484,9 @@ def _ours(path: Path, bound: int) -> bool:
 def _answer(connection: socket.socket, key: str, ops: dict[str, Callable[..., Any]]) -> bool:
     """Answer one request; False when the resident should stop (the generator changed)."""
     try:
-        connection.settimeout(10.0)
-        if not _same_user(connection):
+        if _peer(connection) is None:
             return True
-        request = _receive(connection)
+        request = _receive(connection, READING)
         if not isinstance(request, dict) or request.get("key") != key:
             _send(connection, {"results": None})
             return True
@@ -402,7 +497,9 @@ def _answer(connection: socket.socket, key: str, ops: dict[str, Callable[..., An
         if function is None or not isinstance(items, list) or len(items) > MOST:
             _send(connection, {"results": None})
             return True
-        _send(connection, {"results": [function(item) for item in items]})
+        results = [function(item) for item in items]
+        connection.settimeout(READING)
+        _send(connection, {"results": results})
     except Exception:  # noqa: BLE001 (a malformed item, a lost client: that build does it)
         pass
     return True

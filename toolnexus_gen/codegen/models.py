@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import json
 import keyword
+import os
 import re
 import unicodedata
 import warnings
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from toolnexus_gen.config.options import Header
@@ -82,6 +84,9 @@ def _options(header: str, class_name: str) -> dict[str, Any]:
         "use_field_description": False,
         "use_schema_description": False,
         "allow_remote_refs": False,
+        # The formatter reads the pyproject.toml nearest this folder: "/" rather than the working
+        # folder, so a model never depends on where the build runs (nor a resident's folder).
+        "settings_path": Path(os.sep),
         "type_mappings": [f"{name}=string" for name in PATTERN_FORMATS],
     }
 
@@ -180,11 +185,11 @@ class Models:
         for index, item in enumerate(self.stream.items):
             pending = self.asked.get(index)
             answer = pending.results(resident.model_fits) if pending is not None else None
-            if answer is None:
+            if answer is None or not answer[0][0]:  # a failure is made again here, for its why
                 resident.note_made(1)
                 results.append(make_model(item))
             else:
-                results.append((answer[0][0], answer[0][1]))
+                results.append((True, answer[0][1]))
         return results
 
 
