@@ -154,3 +154,38 @@ def test_a_one_tool_toolset_entry_is_split_as_ruff_format_splits_it(
     )
     assert done.returncode == 0, done.stdout + done.stderr
     assert (entry.count("\n") == 0) == (length == 20)
+
+
+def _natord(a: str, b: str) -> int:
+    """The natord crate's comparison, step by step (the reference `natural_key` must agree
+    with): digit runs compare as numbers, or left-aligned when either starts with 0."""
+    i = j = 0
+    while True:
+        ca, cb = a[i : i + 1], b[j : j + 1]
+        if ca.isascii() and cb.isascii() and ca.isdigit() and cb.isdigit():
+            run_a = len(a[i:]) - len(a[i:].lstrip("0123456789"))
+            run_b = len(b[j:]) - len(b[j:].lstrip("0123456789"))
+            da, db = a[i : i + run_a], b[j : j + run_b]
+            if ca == "0" or cb == "0":
+                result = (da > db) - (da < db)  # left-aligned: as strings
+            else:
+                result = (len(da) > len(db)) - (len(da) < len(db)) or (da > db) - (da < db)
+            if result:
+                return result
+            i, j = i + run_a, j + run_b
+            continue
+        if not ca and not cb:
+            return 0
+        if ca != cb:
+            return -1 if ca < cb else 1
+        i, j = i + 1, j + 1
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.text(alphabet="aZ_-00123456789é", max_size=8), max_size=30))
+def test_the_natural_key_sorts_as_natord_compares(names: list[str]) -> None:
+    from functools import cmp_to_key
+
+    from toolnexus_gen.codegen.package import natural_key
+
+    assert sorted(names, key=natural_key) == sorted(names, key=cmp_to_key(_natord))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Collection
-from functools import cache, cmp_to_key, lru_cache
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -92,10 +92,16 @@ PACKAGE_FILES = ("py.typed", *PACKAGE_TEMPLATES)
 
 
 def render_package(
-    toolset: ToolSet, header: Header, only: Collection[str] | None = None
+    toolset: ToolSet,
+    header: Header,
+    only: Collection[str] | None = None,
+    fresh: Collection[str] | None = None,
 ) -> dict[str, str]:
     """The package's Python files (those named in `only`, or all), models aside. Each depends
-    on what package_keys says, so a build reuses a file while its key stays the same."""
+    on what package_keys says, so a build reuses a file while its key stays the same. Each is
+    compiled before it may reach disk; of handlers.py, when `fresh` names the tools made in
+    this build (the others' methods were compiled by the build that made them), its head and
+    their methods only."""
     if only is not None and not only:
         return {}
     env = environment()
@@ -123,9 +129,27 @@ def render_package(
         if only is not None and name not in only:
             continue
         source = env.get_template(f"{name}.jinja").render(context)
-        compile(source, name, "exec")  # a template bug must never reach disk
+        if name != "handlers.py" or not _check_handlers(source, toolset, fresh):
+            compile(source, name, "exec")  # a template bug must never reach disk
         files[name] = source
     return files
+
+
+def _check_handlers(source: str, toolset: ToolSet, fresh: Collection[str] | None) -> bool:
+    """Compile handlers.py's head and the methods of the `fresh` tools, each on its own (a
+    class body of whole methods is valid when each method is); False when the whole file is
+    to be compiled instead (no `fresh`, most tools fresh, or no method to tell the head by)."""
+    end = source.find(_FIRST_METHOD)
+    if fresh is None or end < 0 or 2 * len(fresh) > len(toolset.tools):
+        return False
+    compile(source[:end] + "\n    pass\n", "handlers.py", "exec")
+    for tool in toolset.tools:
+        if tool.has_method and tool.name in fresh:
+            method = handler_method(tool)
+            if method not in source:
+                return False
+            compile(f"class C:{method}\n", "handlers.py", "exec")
+    return True
 
 
 # handlers.py is its head (imports, the class line) and one method per tool, in name order.
@@ -233,36 +257,30 @@ def _mcp_names(toolset: ToolSet) -> list[str]:
 def ruff_sorted(names: list[str]) -> list[str]:
     """Names in the order ruff's RUF022 wants in `__all__`: CONSTANTS, Classes, then the rest,
     each group in natural order, case-sensitively (GetAShowArgs before GetAnAlbumArgs)."""
-
-    def compare(a: str, b: str) -> int:
-        return _member_type(a) - _member_type(b) or _natcmp(a, b)
-
-    return sorted(names, key=cmp_to_key(compare))
+    return sorted(names, key=lambda name: (_member_type(name), natural_key(name)))
 
 
 def import_sorted(names: list[str]) -> list[str]:
     """Names in the order ruff's isort (I001) wants in one `from m import (...)`: CONSTANTS,
     Classes, then the rest, each group in natural order ignoring case (GetAnAlbumArgs before
     GetAShowArgs), ties broken case-sensitively."""
-
-    def compare(a: str, b: str) -> int:
-        return _member_type(a) - _member_type(b) or _natcmp(a.lower(), b.lower()) or _natcmp(a, b)
-
-    return sorted(names, key=cmp_to_key(compare))
+    return sorted(
+        names,
+        key=lambda name: (_member_type(name), natural_key(name.lower()), natural_key(name)),
+    )
 
 
 def module_sorted(imports: list[tuple[str, str]]) -> list[tuple[str, str]]:
     """(module, name) pairs in the order ruff's isort wants `from .module import name` lines."""
-
-    def compare(a: tuple[str, str], b: tuple[str, str]) -> int:
-        return (
-            _natcmp(a[0].lower(), b[0].lower())
-            or _natcmp(a[0], b[0])
-            or _natcmp(a[1].lower(), b[1].lower())
-            or _natcmp(a[1], b[1])
-        )
-
-    return sorted(imports, key=cmp_to_key(compare))
+    return sorted(
+        imports,
+        key=lambda pair: (
+            natural_key(pair[0].lower()),
+            natural_key(pair[0]),
+            natural_key(pair[1].lower()),
+            natural_key(pair[1]),
+        ),
+    )
 
 
 def _member_type(name: str) -> int:
@@ -273,39 +291,21 @@ def _member_type(name: str) -> int:
     return 1 if name[:1].isupper() else 2
 
 
-def _natcmp(a: str, b: str) -> int:
-    """Natural order as ruff compares names (the natord crate, after Martin Pool's strnatcmp):
-    digit runs compare as numbers, or digit by digit (left-aligned) when either starts with 0."""
-    i = j = 0
-    while True:
-        ca = a[i] if i < len(a) else ""
-        cb = b[j] if j < len(b) else ""
-        if "0" <= ca <= "9" and "0" <= cb <= "9":  # ASCII digits only, as natord
-            run_a = re.match(r"[0-9]+", a[i:])
-            run_b = re.match(r"[0-9]+", b[j:])
-            assert run_a and run_b
-            da, db = run_a.group(), run_b.group()
-            if ca == "0" or cb == "0":
-                result = _compare_left(da, db)
-            else:
-                result = (len(da) > len(db)) - (len(da) < len(db)) or (da > db) - (da < db)
-            if result:
-                return result
-            i += len(da)
-            j += len(db)
-            continue
-        if not ca and not cb:
-            return 0
-        if ca != cb:
-            return -1 if ca < cb else 1
-        i += 1
-        j += 1
+_PIECES = re.compile(r"[0-9]+|[^0-9]")  # ASCII digit runs, and every other character
 
 
-def _compare_left(a: str, b: str) -> int:
-    """Two digit runs compared left-aligned (as fractions): the first different digit decides,
-    then the shorter run comes first."""
-    for x, y in zip(a, b, strict=False):
-        if x != y:
-            return -1 if x < y else 1
-    return (len(a) > len(b)) - (len(a) < len(b))
+@lru_cache(maxsize=1 << 16)  # a build sorts each name several times (lower case, and not)
+def natural_key(name: str) -> tuple[tuple[Any, ...], ...]:
+    """A sort key for natural order as ruff compares names (the natord crate, after Martin
+    Pool's strnatcmp): characters by code point; digit runs compare as numbers, or digit by
+    digit (left-aligned) when either starts with 0. Every digit run sorts where its first digit
+    would against another character (digits are 48-57, and no other character is); a run that
+    starts with 0 sorts before one that does not (left-aligned, '0' is the smallest digit), runs
+    that start with 0 compare as strings, the others by length, then as strings."""
+    key: list[tuple[Any, ...]] = []
+    for piece in _PIECES.findall(name):
+        if "0" <= piece[0] <= "9":
+            key.append((48, 0, piece) if piece[0] == "0" else (48, 1, len(piece), piece))
+        else:
+            key.append((ord(piece), 0, ""))
+    return tuple(key)

@@ -115,7 +115,8 @@ def render(
     reused = reused or {}
     missing = [name for name in PACKAGE_FILES if name not in reused]
     rendered.files.update(reused)
-    rendered.files.update(render_package(toolset, header, missing))
+    fresh = {unit.info.name for unit in units if unit.model_job is not None and unit.info}
+    rendered.files.update(render_package(toolset, header, missing, fresh))
     return rendered
 
 
