@@ -192,7 +192,11 @@ def build(
     quiet: bool,
     watch: bool,
 ) -> None:
-    """Validate every spec in SPECS_DIR and write (or --check) the generated package."""
+    """Validate every spec in SPECS_DIR and write (or --check) the generated package.
+
+    A build that made argument models leaves a resident process that keeps the model generator
+    warm for the next few-spec builds (TOOLNEXUS_GEN_RESIDENT=0 turns it off; off under CI).
+    """
     if watch:
         if check:
             _fail("--watch writes the package on every change; it cannot be used with --check")
