@@ -111,6 +111,9 @@ def folder() -> Path | None:
         path = Path(runtime) / "toolnexus-gen"
     else:
         path = Path(os.environ.get("TMPDIR") or "/tmp") / f"toolnexus-gen-{uid}"
+    # a socket's path holds 104 bytes on macOS (108 on Linux): the folder, / and 25 more
+    if len(os.fsencode(path)) > 72:
+        return None
     try:
         os.mkdir(path, 0o700)
     except FileExistsError:
@@ -122,8 +125,6 @@ def folder() -> Path | None:
     except OSError:
         return None
     if not stat.S_ISDIR(found.st_mode) or found.st_uid != uid or found.st_mode & 0o077:
-        return None
-    if len(os.fsencode(path)) > 80:  # a socket's path has room for about 100 bytes
         return None
     return path
 
