@@ -396,8 +396,8 @@ def test_a_stopped_resident_holds_a_build_up_seconds_once_and_is_replaced(
         took = time.monotonic() - started
         assert result.returncode == 0, result.stderr
         assert generated(project.root / "out") == reference(project.root)
-        # one request's deadline (5.5 s), then no more asking: not one per model
-        assert took < 5.5 + 2 * 0.5 + 20, took
+        # one request's deadline, then no more asking: not one per model
+        assert took < resident.ANSWER + 0.5 + 20, took
         deadline = time.monotonic() + WAIT
         while Path(f"/proc/{stopped}").exists() and _state(stopped) != "Z":
             assert time.monotonic() < deadline, "the stuck resident was not stopped"
@@ -451,7 +451,7 @@ def test_large_specs_go_one_request_at_a_time(project: Project) -> None:
     assert project.build().returncode == 0
     project.wait_for_resident()
     many = {f"p{i:04}": {"type": "string", "description": "d" * 120} for i in range(1500)}
-    for name in ("alpha", "beta", "gamma"):
+    for name in ("alpha", "beta"):
         write_specs(project.root / "specs", {f"{name}.json": spec(name, many)})
     result = project.build("-X", "importtime")
     assert result.returncode == 0, result.stderr[-2000:]

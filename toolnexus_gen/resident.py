@@ -46,6 +46,7 @@ MOST = 32  # items in one request (parallel.PARALLEL_MIN: more go to the workers
 STARTING = 0.5  # seconds a build waits, in all, for one that is still warming up
 LARGEST = 64 << 20  # bytes in a request or an answer
 READING = 10.0  # seconds the resident waits for a whole request
+ANSWER = 3.0  # seconds a build waits for an answer, and half a second more per item in it
 # Libraries whose answers it gives: a new version of one starts a new resident.
 LIBRARIES = ("jsonschema", "referencing", "jsonschema_specifications", "pydantic", "pydantic_core")
 
@@ -333,7 +334,7 @@ def send(op: str, items: Sequence[Any]) -> Pending | None:
         _build.gave_up = True
         return None
     # a model takes it milliseconds to a second; a stopped or stuck one never answers
-    pending = Pending(connection, len(sent), pid, 5.0 + 0.5 * len(sent))
+    pending = Pending(connection, len(sent), pid, ANSWER + 0.5 * len(sent))
     _build.outstanding = pending
     return pending
 
