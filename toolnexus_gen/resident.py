@@ -440,15 +440,15 @@ def serve(key: str, idle: float = IDLE) -> int:
     os.write(lock, f"{os.getpid()}\n".encode())
     if _digest() != key:
         return 0
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # its socket is removed on the way
-    ops = {op: _function(path) for op, path in OPS.items()}
-    for warm in WARM:
-        _function(warm)()
     path = place / f"{key}.sock"
     try:
         os.unlink(path)  # left by one that was killed: the lock is ours now
     except FileNotFoundError:
         pass
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # its socket is removed on the way
+    ops = {op: _function(path) for op, path in OPS.items()}
+    for warm in WARM:
+        _function(warm)()
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     mask = os.umask(0o177)
     try:
