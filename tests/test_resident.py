@@ -409,6 +409,7 @@ def test_a_request_with_another_key_or_a_bad_item_is_refused(warm: Project) -> N
     assert ask({"key": key, "op": "valid", "items": [item, bad]}) == {"results": [True, False]}
 
 
+@pytest.mark.soak  # a kill test, waiting out a deadline: make test-all
 def test_a_stopped_resident_holds_a_build_up_seconds_once_and_is_replaced(
     project: Project,
 ) -> None:
