@@ -101,6 +101,31 @@ def test_openapi_nullable_and_type_lists_agree() -> None:
             True,
             True,
         ),
+        # a required property removed: a value with it is refused (closed) or ignored now, and
+        # one without it, refused before, goes through
+        (
+            {
+                "type": "object",
+                "properties": {"a": {"type": "boolean"}},
+                "required": ["a"],
+                "additionalProperties": False,
+            },
+            {"type": "object", "properties": {}, "required": [], "additionalProperties": False},
+            True,
+            True,
+        ),
+        (
+            {"type": "object", "properties": {"a": {"type": "boolean"}}, "required": ["a"]},
+            {"type": "object", "properties": {}},
+            True,
+            True,
+        ),
+        (
+            {"type": "object", "properties": {"a": {"type": "boolean"}}},
+            {"type": "object", "properties": {}},
+            True,
+            False,
+        ),
     ],
 )
 def test_direction(old: Any, new: Any, narrows: bool, widens: bool) -> None:

@@ -658,6 +658,8 @@ class _Walk:
         for name in before:
             sub = child(path, name)
             if name not in after:
+                # a value without it was refused while it was required: it goes through now
+                loosened = name in old_required and name not in new_required
                 if closed:
                     self.add(
                         "removed_closed",
@@ -665,6 +667,7 @@ class _Walk:
                         join_pointer(props, name),
                         True,
                         "removed, and the object refuses unknown properties",
+                        both=loosened,
                     )
                 else:
                     self.add(
@@ -673,6 +676,7 @@ class _Walk:
                         join_pointer(props, name),
                         True,
                         "removed; a value sent for it is ignored now",
+                        both=loosened,
                     )
                 continue
             self.node(
