@@ -50,14 +50,19 @@ check-examples: $(VENV)/.installed
 	cd examples/notes && PYTHON=$(abspath $(PY)) ../../$(GEN) sync --check
 	cd examples/conformance && ../../$(GEN) build --check
 
-# The suite runs on every core (pytest-xdist), a test file per worker at a time.
+# The suite runs on every core (pytest-xdist), a test file per worker at a time. The editable
+# sources are compiled first: the suite starts hundreds of build processes, and with
+# PYTHONDONTWRITEBYTECODE set (as on CI machines) each would compile every module again.
 PYTEST := $(PY) -m pytest -q -n auto --dist loadfile
+COMPILE := $(PY) -m compileall -q toolnexus_gen runtime/toolnexus_runtime
 
 test: $(VENV)/.installed check-examples
+	$(COMPILE)
 	$(PYTEST)
 
 # Everything make test runs, plus the long soak tests (the 200-SIGKILL crash test).
 test-all: $(VENV)/.installed check-examples
+	$(COMPILE)
 	$(PYTEST) -m "soak or not soak"
 
 # Every server scenario of @modelcontextprotocol/conformance against examples/conformance,
