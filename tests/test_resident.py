@@ -77,6 +77,16 @@ class Project:
             check=False,
         )
 
+    def key(self) -> str:
+        """The resident's key, as a build in this environment makes it."""
+        return subprocess.run(
+            [sys.executable, "-c", "from toolnexus_gen import resident; print(resident._key())"],
+            capture_output=True,
+            text=True,
+            env=self.env,
+            check=True,
+        ).stdout.strip()
+
     def sockets(self) -> list[Path]:
         return sorted(self.folder.glob("*.sock")) if self.folder.exists() else []
 
@@ -299,13 +309,7 @@ def test_a_resident_answering_nonsense_changes_nothing(
 ) -> None:
     assert project.build(env={"TOOLNEXUS_GEN_RESIDENT": "0"}).returncode == 0
     monkeypatch.setenv("XDG_RUNTIME_DIR", str(project.run))
-    key = subprocess.run(
-        [sys.executable, "-c", "from toolnexus_gen import resident; print(resident._key())"],
-        capture_output=True,
-        text=True,
-        env=project.env,
-        check=True,
-    ).stdout.strip()
+    key = project.key()
     place = resident.folder()
     assert place is not None
     liar = Liar(place / f"{key}.sock", answer)
@@ -329,13 +333,7 @@ def test_a_stale_socket_is_passed_over(project: Project, monkeypatch: pytest.Mon
     monkeypatch.setenv("XDG_RUNTIME_DIR", str(project.run))
     place = resident.folder()
     assert place is not None
-    key = subprocess.run(
-        [sys.executable, "-c", "from toolnexus_gen import resident; print(resident._key())"],
-        capture_output=True,
-        text=True,
-        env=project.env,
-        check=True,
-    ).stdout.strip()
+    key = project.key()
     dead = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     dead.bind(str(place / f"{key}.sock"))
     dead.close()  # a socket file nobody listens on: what a killed resident leaves
@@ -348,13 +346,7 @@ def test_a_stale_socket_is_passed_over(project: Project, monkeypatch: pytest.Mon
 
 
 def test_one_per_key_and_it_stops_when_idle(project: Project) -> None:
-    key = subprocess.run(
-        [sys.executable, "-c", "from toolnexus_gen import resident; print(resident._digest())"],
-        capture_output=True,
-        text=True,
-        env=project.env,
-        check=True,
-    ).stdout.strip()
+    key = project.key()
     command = [sys.executable, "-m", "toolnexus_gen.resident", key, "1.5"]
     first = subprocess.Popen(command, env=project.env, stdin=subprocess.DEVNULL)
     try:
