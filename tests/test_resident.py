@@ -517,11 +517,17 @@ def test_a_pyproject_above_the_resident_or_the_project_changes_no_model(
     assert generated(project.root / "out") == reference(project.root)
 
 
-def test_the_key_follows_the_libraries_versions() -> None:
+def test_the_key_follows_the_libraries_versions(monkeypatch: pytest.MonkeyPatch) -> None:
     from importlib.metadata import version
 
-    found = resident._versions(("jsonschema", "pydantic_core", "no_such_thing"))
-    assert (
-        found
-        == f"jsonschema={version('jsonschema')},pydantic_core={version('pydantic_core')},no_such_thing=-"
+    from toolnexus_gen.incremental import cache
+
+    for name in ("jsonschema", "pydantic_core"):
+        assert cache.dist_version(name) == version(name)
+    assert cache.dist_version("no_such_thing") == "-"
+    before = resident._digest()
+    real = cache.dist_version
+    monkeypatch.setattr(
+        cache, "dist_version", lambda name: "99.0" if name == "jsonschema" else real(name)
     )
+    assert resident._digest() != before  # an upgraded jsonschema: another resident

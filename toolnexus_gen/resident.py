@@ -137,27 +137,12 @@ def _digest(fresh: bool = True) -> str:
     versions of the other libraries the answers come from."""
     import hashlib
 
-    from toolnexus_gen.incremental.cache import generator_fingerprint
+    from toolnexus_gen.incremental.cache import dist_version, generator_fingerprint
 
     fingerprint = generator_fingerprint.__wrapped__() if fresh else generator_fingerprint()
-    text = f"{sys.executable}\n{fingerprint}\n{_versions(LIBRARIES)}"
+    versions = ",".join(f"{name}={dist_version(name)}" for name in LIBRARIES)
+    text = f"{sys.executable}\n{fingerprint}\n{versions}"
     return hashlib.sha256(text.encode()).hexdigest()[:20]
-
-
-def _versions(names: Sequence[str]) -> str:
-    """Installed distributions' versions, from their .dist-info folders' names (no import)."""
-    found: dict[str, str] = {}
-    for place in sys.path:
-        try:
-            entries = os.listdir(place or ".")
-        except OSError:
-            continue
-        for entry in entries:
-            if entry.endswith(".dist-info"):
-                name, _, version = entry.removesuffix(".dist-info").partition("-")
-                if name in names and name not in found:
-                    found[name] = version
-    return ",".join(f"{name}={found.get(name, '-')}" for name in names)
 
 
 @cache
@@ -343,16 +328,6 @@ def ask(op: str, items: Sequence[Any], fits: Callable[[Any], bool]) -> list[Any]
     """`OPS[op]` of each item, from the resident (send, then wait for the answer)."""
     pending = send(op, items)
     return None if pending is None else pending.results(fits)
-
-
-def model_fits(result: Any) -> bool:
-    """An answer to "model": (ok, the source or why it failed), as models.make_model gives."""
-    return (
-        isinstance(result, list)
-        and len(result) == 2
-        and isinstance(result[0], bool)
-        and isinstance(result[1], str)
-    )
 
 
 def _connect(place: Path, key: str) -> tuple[socket.socket, int] | None:

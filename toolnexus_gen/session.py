@@ -141,8 +141,8 @@ def build(
 ) -> BuildOutcome:
     """One build. `last`: what the previous build in this process recorded (build --watch);
     `progress` hears of its stages' steps; `resident`: a command-line build, which may hand a
-    few models to the resident model maker and, having made models, leaves one running
-    (resident)."""
+    few specs' checks and models to a warm resident and, having made models itself, leaves
+    one running (toolnexus_gen.resident)."""
     from toolnexus_gen import resident as maker
     from toolnexus_gen.config.options import header_for
     from toolnexus_gen.fs.paths import display_path

@@ -184,13 +184,23 @@ class Models:
         results: list[tuple[bool, str]] = []
         for index, item in enumerate(self.stream.items):
             pending = self.asked.get(index)
-            answer = pending.results(resident.model_fits) if pending is not None else None
+            answer = pending.results(_fits) if pending is not None else None
             if answer is None or not answer[0][0]:  # a failure is made again here, for its why
                 resident.note_made(1)
                 results.append(make_model(item))
             else:
                 results.append((True, answer[0][1]))
         return results
+
+
+def _fits(result: Any) -> bool:
+    """A resident's answer to "model": (ok, the source or why it failed), as make_model gives."""
+    return (
+        isinstance(result, list)
+        and len(result) == 2
+        and isinstance(result[0], bool)
+        and isinstance(result[1], str)
+    )
 
 
 def warm_up() -> None:

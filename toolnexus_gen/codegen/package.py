@@ -148,8 +148,13 @@ def _check_handlers(source: str, toolset: ToolSet, fresh: Collection[str] | None
             method = handler_method(tool)
             if method not in source:
                 return False
-            compile(f"class C:{method}\n", "handlers.py", "exec")
+            _compile_method(method)
     return True
+
+
+def _compile_method(method: str) -> None:
+    """Compile one handlers.py method on its own, in a class (SyntaxError when it is not Python)."""
+    compile(f"class C:{method}\n", "handlers.py", "exec")
 
 
 # handlers.py is its head (imports, the class line) and one method per tool, in name order.
@@ -188,7 +193,7 @@ def update_handlers(previous: str, toolset: ToolSet, fresh: Collection[str]) -> 
             continue
         method = handler_method(tool)
         if tool.name in fresh:
-            compile(f"class C:{method}\n", "handlers.py", "exec")  # never a bad file on disk
+            _compile_method(method)  # never a bad file on disk
         methods.append(method)
     return previous[:end] + "\n" + "\n".join(methods) + "\n"
 

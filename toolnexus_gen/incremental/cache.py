@@ -44,7 +44,7 @@ def generator_fingerprint() -> str:
     Read from the file system without importing anything (this runs on the no-op fast path).
     """
     here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the package folder
-    parts = [__version__, sys.version.split()[0], _dist_version("datamodel_code_generator")]
+    parts = [__version__, sys.version.split()[0], dist_version("datamodel_code_generator")]
     for root in (
         here,
         os.path.join(here, "templates"),
@@ -67,7 +67,7 @@ def generator_fingerprint() -> str:
     return sha("\n".join(parts))
 
 
-def _dist_version(module: str) -> str:
+def dist_version(module: str) -> str:
     """An installed distribution's version, from its .dist-info folder name (no import)."""
     for folder in sys.path:
         try:

@@ -248,8 +248,8 @@ def workers(options: BuildOptions, plan: Plan) -> Iterator[None]:
     what changed (incremental.plan's `ready`): while this process is small, before it reads the
     rest of the record. They import datamodel-code-generator while this process reads and
     checks the specs. For a few specs that only pays in a process's first build (a command line
-    run), and only when no resident model maker is warm (resident: that build hands
-    them to it); a process that builds again imports the generator itself, once, and reuses it."""
+    run), and only when no resident is warm (toolnexus_gen.resident: that build hands them to
+    it); a process that builds again imports the generator itself, once, and reuses it."""
     global _first_build
     from toolnexus_gen.codegen.models import warm_up
     from toolnexus_gen.resident import available
@@ -258,7 +258,7 @@ def workers(options: BuildOptions, plan: Plan) -> Iterator[None]:
     if plan.first:  # the sources' specs are made afresh too
         fresh += len(plan.contribution.specs)
     warm_few, _first_build = _first_build, False
-    if 0 < fresh < PARALLEL_MIN and available():  # a resident model maker is warm already
+    if 0 < fresh < PARALLEL_MIN and available():  # a resident is warm already
         yield
         return
     with pool_for(fresh, warm_up, warm_few=warm_few):

@@ -364,7 +364,7 @@ def _check_envelope(envelope: dict[str, Any], out: _Collector, checks: _Checks) 
             "",
             show_pointer=False,
         )
-    if checks.memo.is_valid(checks.envelope_key(envelope)):
+    if id(envelope) in checks.envelopes:
         return  # a resident found it valid (prevalidate)
     for error in _envelope_validator().iter_errors(envelope):
         pointer = "".join(f"/{join_pointer('', p)[1:]}" for p in error.absolute_path)
@@ -383,12 +383,10 @@ class _Checks:
         self.memo = memo
         self.specs_dir = specs_dir
         self.load = load  # referenced files, read once for every tool that reaches them
+        self.envelopes: set[int] = set()  # this build's specs (by id) a resident found valid
 
     def schema_key(self, schema: Any, root_object: bool) -> str:
         return self.memo.key("schema", schema, root_object)
-
-    def envelope_key(self, envelope: Any) -> str:
-        return self.memo.key("envelope", envelope)
 
     def examples_key(self, examples: Any, schema: Any, document: Document) -> str:
         closure = ref_closure(schema, document.path, self.specs_dir, self.load)
@@ -466,9 +464,7 @@ class _Checks:
             data = document.data
             if not isinstance(data, dict) or is_bare_schema(data):
                 continue
-            key = self.envelope_key(data)
-            if key not in self.memo.valid:
-                asked[key] = ["envelope", data]
+            asked[f"envelope {id(data)}"] = ["envelope", data]
             examples, schema = data.get("examples"), data.get("input_schema")
             if isinstance(examples, list) and examples and isinstance(schema, dict):
                 # only a schema whose $refs reach no file: the resident reads none
@@ -482,7 +478,9 @@ class _Checks:
         keys = list(asked)
         found = resident.ask("valid", [asked[key] for key in keys], lambda r: type(r) is bool)
         for key, valid in zip(keys, found or [], strict=False):
-            if valid:
+            if valid and key.startswith("envelope "):
+                self.envelopes.add(int(key.removeprefix("envelope ")))
+            elif valid:
                 self.memo.mark_valid(key)
 
 
