@@ -60,10 +60,17 @@ class Registry(Generic[H]):
             # keyword handling (half the cost of a small model's validation).
             validate = spec.model.__pydantic_validator__.validate_python
             if spec.binding is not None:  # a tool from another source: its executor runs it
-                kind = binding_kind(spec.binding)
+                curated = spec.binding.get("curated") if len(spec.binding) == 1 else None
+                source = spec if curated is None else spec._replace(binding=curated["binding"])
+                assert source.binding is not None
+                kind = binding_kind(source.binding)
                 if kind not in executors:
                     executors[kind] = make_executor(kind, self, sources)
-                bound = executors[kind].bind(spec)
+                bound = executors[kind].bind(source)
+                if curated is not None:  # overrides: the call mapped back to the source's names
+                    from .executors.curated import Curated
+
+                    bound = Curated(name, spec.model, bound, curated)
                 # A bound tool may validate for itself (and be handed the arguments as sent).
                 entries[name] = _Entry(getattr(bound, "validate", validate), bound, True)
                 continue

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from toolnexus_gen.config.curated import Curated
 from toolnexus_gen.config.many import Many
 from toolnexus_gen.config.pyproject import Config, Setting, find_pyproject
 from toolnexus_gen.fs.paths import is_hidden, shell_word
@@ -42,6 +43,7 @@ class BuildOptions:
     skills: Setting | None = None  # the folder of SKILL.md files (sources/skills.py)
     base_url: str | None = None  # relative `http` URLs in specs are appended to it
     many: Many = field(default_factory=Many)  # toolsets, budgets, tool search, hosted tools
+    curated: Curated = field(default_factory=Curated)  # overrides over the sources' tools
 
     @property
     def source_folders(self) -> tuple[Path, ...]:
@@ -97,6 +99,7 @@ def resolve_options(
         skills=config.skills,
         base_url=config.base_url,
         many=config.many,
+        curated=config.curated,
     )
 
 

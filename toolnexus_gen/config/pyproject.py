@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from toolnexus_gen.config.curated import Curated, read_curated
 from toolnexus_gen.config.many import Many, read_many
 from toolnexus_gen.diagnostics import Diagnostic, DiagnosticsError
 from toolnexus_gen.fs.paths import display_path
@@ -195,6 +196,30 @@ KEYS: dict[str, Key] = {
             lambda value: None if isinstance(value, dict) else "a table",
             reader="breaking/config.py",
         ),
+        Key(
+            "openapi",
+            "table of tables",
+            "none",
+            "OpenAPI documents `toolnexus-gen sync` keeps in `specs/<name>/`: "
+            "`<name> = {document = \"apis/api.json\", operations = [...], tags = [...], "
+            "exclude = [...], server = \"https://...\", env_prefix = \"NAME\", "
+            "overlays = [\"apis/api.overlay.yaml\"]}` (see Curating third-party tools).",
+            '{github = {document = "apis/github.json", operations = ["issues/create"]}}',
+            lambda value: None if isinstance(value, dict) else "a table",
+            reader="config/curated.py",
+        ),
+        Key(
+            "overrides",
+            "table of tables",
+            "none",
+            "Changes a build lays over a tool from a source (OpenAPI, MCP, built-ins): "
+            "`<tool> = {name, description, arguments.<arg> = {name, description}, hide = [...], "
+            "fixed = {arg = value or \"${VAR}\"}, defaults = {...}, exclude = true, "
+            "targets = {exclude = [...]}}` (see Curating third-party tools).",
+            '{read = {description = "Read a file of the workspace."}}',
+            lambda value: None if isinstance(value, dict) else "a table",
+            reader="config/curated.py",
+        ),
     )
 }
 
@@ -226,6 +251,7 @@ class Config:
     builtins: Setting | None = None  # the value as written (bool, list of names, or a table)
     skills: Setting | None = None  # its value: the skills folder (a Path)
     many: Many = field(default_factory=Many)
+    curated: Curated = field(default_factory=Curated)  # openapi sources and overrides
 
 
 def find_pyproject(start: Path) -> Path | None:
@@ -293,7 +319,7 @@ def load_config(start: Path) -> Config:
                 bad(key, problem)
             else:
                 values[key] = value
-        elif KEYS[key].reader in ("config/many.py", "breaking/config.py"):
+        elif KEYS[key].reader in ("config/many.py", "breaking/config.py", "config/curated.py"):
             wanted = KEYS[key].check(value)  # its shape; its module reads the rest
             if wanted:
                 bad(key, f"{key} must be {wanted}, not {value!r}")
@@ -328,6 +354,7 @@ def load_config(start: Path) -> Config:
         problems.append(Diagnostic(display, place[0], place[1], code, message))
 
     many = read_many(section, text, display, bad_at)
+    curated = read_curated(section, text, display, bad_at)
     if problems:
         raise DiagnosticsError(problems)
     root = path.parent
@@ -352,6 +379,7 @@ def load_config(start: Path) -> Config:
         builtins=setting("builtins", values.get("builtins")),
         skills=setting("skills", root / values["skills"] if "skills" in values else None),
         many=many,
+        curated=curated,
     )
 
 

@@ -262,6 +262,7 @@ def build_key(options: Any) -> str:
                 "base_url": options.base_url,
                 "profile": options.profile,
                 "many": options.many.key(),
+                "overrides": options.curated.key(),
                 "command": header_for(options).command,
                 # diagnostics are recorded with paths relative to the working folder
                 "cwd": os.getcwd(),

@@ -139,6 +139,12 @@ def analyse(
         tuple(sorted(name for name, _ in contribution.files)),
     )
     units = [unit for _, unit in named]
+    if options.curated.overrides:  # an override of no tool, a rename onto another tool
+        from toolnexus_gen.sources.overrides import gone_upstream, whole_set
+
+        every = [*rels, *(spec.rel for spec in contribution.specs)]
+        named_as = [(tool.name, tool.display) for tool in toolset.tools]
+        diagnostics += whole_set(options.curated, every, named_as, gone_upstream(options.specs))
     diagnostics += cross_tool(toolset.tools)
     if not paths and not contribution.specs and not diagnostics:
         diagnostics.append(

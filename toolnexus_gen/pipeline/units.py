@@ -24,6 +24,8 @@ from toolnexus_gen.memo import Memo, canonical, sha, unit_key
 from toolnexus_gen.pipeline.emit import emit
 from toolnexus_gen.pipeline.tokens import estimate
 from toolnexus_gen.progress import Progress, unseen
+from toolnexus_gen.sources.overrides import apply as apply_override
+from toolnexus_gen.sources.overrides import gone_upstream
 from toolnexus_gen.targets import TARGETS
 from toolnexus_gen.targets.base import encode_entries, entry_depth
 from toolnexus_gen.toolspec.bundle import bundle_tool
@@ -89,8 +91,9 @@ def make_units(
     documents += [(spec.document, spec) for spec in contributed]
     validator.prevalidate([document for document, _ in documents])
     depths = {file: entry_depth(document) for file, document in files_of(options.targets).items()}
+    gone = gone_upstream(options.specs) if options.curated.overrides else {}
     for done, (document, spec) in enumerate(documents, 1):
-        unit = _unit(document, validator, options, header, memo, load, depths, spec)
+        unit = _unit(document, validator, options, header, memo, load, depths, spec, gone)
         progress("specs", done, len(documents))
         if models is not None and unit.model_job is not None and unit.model_key is not None:
             models.start(unit.model_key, unit.model_job)
@@ -111,6 +114,7 @@ def _unit(
     load: Loader,
     depths: dict[str, int],
     contributed: Contributed | None = None,
+    gone: dict[str, str] | None = None,
 ) -> Unit:
     rel = contributed.rel if contributed else _rel(document.path, options.specs)
     tool, diagnostics = validator.document(document)
@@ -130,6 +134,12 @@ def _unit(
     diagnostics += broken
     if has_errors(diagnostics):
         return Unit(rel, key, files, tuple(diagnostics), None)
+    if options.curated.overrides:  # the project's changes, over the source's pristine spec
+        curated, found = apply_override(tool, options.curated, gone or {})
+        diagnostics += found
+        if curated is None or has_errors(diagnostics):  # exclude = true: no tool
+            return Unit(rel, key, files, tuple(diagnostics), None)
+        tool = curated
     entries = {}
     aliases: list[tuple[str, str]] = []
     argument_aliases: list[tuple[str, str]] = []

@@ -53,7 +53,9 @@ def namespace(tool: Tool) -> str | None:
     a name the provider takes); None for a loaded tool, or one with neither."""
     if not tool.defer_loading:
         return None
-    server = (tool.binding or {}).get("mcp", {}).get("server")
+    binding = tool.binding or {}
+    binding = binding.get("curated", {}).get("binding", binding)  # overrides: the source's
+    server = binding.get("mcp", {}).get("server")
     label = server if isinstance(server, str) else tool.groups[0] if tool.groups else None
     if label is None:
         return None

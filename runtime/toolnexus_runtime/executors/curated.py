@@ -1,0 +1,115 @@
+"""Curated tools: a source's tool (an HTTP endpoint, an MCP server's tool, a built-in) as a
+project's overrides made it, mapped back to what the source expects on every call.
+
+The build writes such a tool's binding as `{"curated": {"binding": <the source's binding>,
+"rename": {name the model sees: the source's name}, "fixed": {argument: value},
+"defaults": {argument: value}}}`. The registry binds the inner binding with its own kind's
+executor (shared with the toolkit's other tools of that kind) and wraps it here: the arguments
+are validated by the curated model (the names the model sees), renamed back, the defaults the
+model left out added, and each fixed value set, `${VAR}` in it read from the environment at this
+call (never written into a file). Values read from the environment are blanked out of an error's
+text, as a source's secrets are.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from pydantic import BaseModel
+
+from ..datatypes import SourceError, ToolContext, ToolError
+from .base import BoundTool, secret_forms
+
+ENV = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+SECRET_MINIMUM = 4  # characters of an environment value blanked out of an error's text
+
+
+class _Values:
+    """The arguments, renamed back, for a source whose tools read a model (`model_dump`)."""
+
+    def __init__(self, values: dict[str, Any]) -> None:
+        self._values = values
+
+    def model_dump(self, *, exclude_none: bool = False, **_: Any) -> dict[str, Any]:
+        if exclude_none:
+            return {key: value for key, value in self._values.items() if value is not None}
+        return dict(self._values)
+
+
+class Curated:
+    """One curated tool: validates with the curated model, calls the source's bound tool."""
+
+    def __init__(
+        self, name: str, model: type[BaseModel], inner: BoundTool, settings: Mapping[str, Any]
+    ) -> None:
+        self.name = name
+        self._check = model.__pydantic_validator__.validate_python
+        self._wire: dict[str, str] = {}  # a field's alias or own name -> the name sent
+        for field, info in model.model_fields.items():
+            alias = info.alias or field
+            self._wire[alias] = alias
+            self._wire.setdefault(field, alias)
+        self._inner = inner
+        # the source's bound tool takes what its own `validate` returns (the arguments as
+        # sent); one without a `validate` takes a model
+        self._takes_values = hasattr(inner, "validate")
+        self._rename: dict[str, str] = dict(settings.get("rename", {}))
+        self._fixed: dict[str, Any] = dict(settings.get("fixed", {}))
+        self._defaults: dict[str, Any] = dict(settings.get("defaults", {}))
+
+    def validate(self, arguments: Any) -> Any:
+        model = self._check(arguments)  # raises ValidationError: the toolkit answers the model
+        if type(arguments) is not dict:  # a model instance a caller passed: its own values
+            dumped: dict[str, Any] = model.model_dump(mode="json", by_alias=True, exclude_unset=True)
+            return dumped
+        extra = model.model_extra or {}
+        wire = self._wire
+        return {
+            wire.get(key, key): value
+            for key, value in arguments.items()
+            if key in wire or key in extra
+        }
+
+    async def __call__(self, arguments: Any, ctx: ToolContext) -> Any:
+        values = dict(arguments) if isinstance(arguments, Mapping) else {}
+        sent = {self._rename.get(key, key): value for key, value in values.items()}
+        for key, value in self._defaults.items():
+            sent.setdefault(key, value)
+        read: list[str] = []
+        for key, value in self._fixed.items():
+            sent[key] = self._expand(value, read)
+        try:
+            if self._takes_values:
+                return await self._inner(sent, ctx)  # type: ignore[arg-type]
+            return await self._inner(_Values(sent), ctx)  # type: ignore[arg-type]
+        except ToolError as exc:
+            text = str(exc)
+            for secret in read:
+                for form in secret_forms(secret, SECRET_MINIMUM):
+                    text = text.replace(form, "***")
+            if text == str(exc):
+                raise
+            raise type(exc)(text) from None
+
+    def _expand(self, value: Any, read: list[str]) -> Any:
+        if isinstance(value, str):
+
+            def one(match: re.Match[str]) -> str:
+                found = os.environ.get(match.group(1))
+                if found is None:
+                    raise SourceError(
+                        f"Tool '{self.name}': the environment variable {match.group(1)} is not "
+                        "set (a fixed argument of this tool reads it)"
+                    )
+                read.append(found)
+                return found
+
+            return ENV.sub(one, value)
+        if isinstance(value, list):
+            return [self._expand(item, read) for item in value]
+        if isinstance(value, dict):
+            return {key: self._expand(item, read) for key, item in value.items()}
+        return value
