@@ -582,15 +582,21 @@ def scaffold(file: Path, specs_dir: Path | None, out_dir: Path | None, class_nam
 
 
 @main.command()
-@click.option("--server", "server", metavar="NAME", help="Sync only this server of mcp.json.")
+@click.option(
+    "--server",
+    "server",
+    metavar="NAME",
+    help="Sync only this server of mcp.json, or this declared OpenAPI document.",
+)
 @click.option(
     "--check",
     is_flag=True,
     help="Write nothing; exit 1 if a server's tools changed since its snapshot.",
 )
 def sync(server: str | None, check: bool) -> None:
-    """Snapshot the tools of the MCP servers in mcp_config (mcp.json) into the spec folder:
-    one spec per tool under specs/<server>/, each bound to its server."""
+    """Snapshot the tools of the MCP servers in mcp_config (mcp.json) and of the OpenAPI
+    documents declared under [tool.toolnexus-gen.openapi] into the spec folder: one spec per
+    tool under specs/<name>/, each bound to its source."""
 
     def on_listed(name: str, tools: int | None, seconds: float) -> None:
         if sys.stderr.isatty():  # progress, one line per server as it answers
@@ -600,6 +606,8 @@ def sync(server: str | None, check: bool) -> None:
     with _Shown("syncing") as bar:
         outcome = _run(session.sync, server, check, on_listed, bar)
     _report(outcome.diagnostics)
+    for document in outcome.documents:
+        _show_document(document, check)
     for result in outcome.servers:
         if result.failed:
             continue
@@ -668,6 +676,48 @@ def sync(server: str | None, check: bool) -> None:
         sys.exit(ExitCode.INVALID)
     if outcome.failed or (check and outcome.drifted):
         sys.exit(ExitCode.STALE)
+
+
+def _show_drift(drift: session.Drift, whose: str) -> None:
+    shown = drift.details[:12]
+    more = len(drift.details) - len(shown)
+    details = f": {printable(', '.join(shown))}" if shown else ""
+    details += f" and {more} more" if more else ""
+    what = f"tool {drift.tool!r}" if drift.tool else "a shared schema"
+    _echo(f"{drift.file}: {drift.what} upstream ({what} of {whose}){details}", err=True, fg="yellow")
+    for finding in drift.findings:  # one line each, whatever the source sent
+        error = finding.startswith("error")
+        _echo(f"  {printable(finding)}", err=True, fg="red" if error else None)
+
+
+def _show_document(document: session.DocumentResult, check: bool) -> None:
+    """One declared OpenAPI document's sync, or what --check found."""
+    whose = f"openapi.{document.name}"
+    if check:
+        for drift in document.drift:
+            _show_drift(drift, whose)
+        if document.drift:
+            _echo(
+                f"{document.name}: the snapshot is out of date: run "
+                f"`toolnexus-gen sync --server {document.name}`",
+                err=True,
+                fg="red",
+                bold=True,
+            )
+        else:
+            _echo(f"{document.name}: {_plural(document.tools, 'tool')}, snapshot up to date", fg="green")
+        return
+    for note in document.notes:
+        _echo(f"note: {document.name}: {printable(note)}", err=True, fg="yellow")
+    for var, what in sorted(document.env.items()):
+        _echo(f"note: {document.name}: {var} is read from the environment: {printable(what)}", err=True, fg="yellow")
+    removed = f", {len(document.removed)} removed" if document.removed else ""
+    _echo(
+        f"{document.name}: {_plural(document.tools, 'tool')} (openapi, {printable(document.document)}): "
+        f"{_plural(len(document.written), 'file')} written, {document.unchanged} unchanged"
+        f"{removed} in {document.folder}",
+        fg="green",
+    )
 
 
 AGAINST_OPTION = click.option(

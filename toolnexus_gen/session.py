@@ -8,6 +8,7 @@ are imported inside the functions, so `--version` and the no-op build stay insta
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
@@ -533,10 +534,27 @@ class ServerSync:
 
 
 @dataclass
+class DocumentResult:
+    """One declared OpenAPI document's sync (or --check)."""
+
+    name: str
+    document: str  # as declared
+    folder: str  # as shown
+    tools: int = 0
+    written: list[str] = field(default_factory=list)
+    unchanged: int = 0
+    removed: list[str] = field(default_factory=list)
+    drift: list[Drift] = field(default_factory=list)  # --check
+    notes: list[str] = field(default_factory=list)  # the import's
+    env: dict[str, str] = field(default_factory=dict)  # variables its headers read
+
+
+@dataclass
 class SyncOutcome:
     config: str  # the mcp.json, as shown
     check: bool
     servers: list[ServerSync] = field(default_factory=list)
+    documents: list[DocumentResult] = field(default_factory=list)  # [tool.toolnexus-gen.openapi]
     diagnostics: list[Diagnostic] = field(default_factory=list)  # failures and warnings
     skipped: list[str] = field(default_factory=list)  # disabled servers
     refused: list[str] = field(default_factory=list)  # servers whose entry is wrong (exit 2)
@@ -548,7 +566,9 @@ class SyncOutcome:
 
     @property
     def drifted(self) -> bool:
-        return any(server.drift for server in self.servers)
+        return any(server.drift for server in self.servers) or any(
+            document.drift for document in self.documents
+        )
 
 
 def sync(
@@ -570,8 +590,28 @@ def sync(
     with os_errors():
         config = load_config(Path.cwd())
         specs_dir = config.specs or Path(DEFAULT_SPECS)
-        servers = mcp_config.read(config.mcp_config or config.root / "mcp.json")
+        declared = config.curated.openapi
+        chosen_documents = [d for d in declared if server is None or d.name == server]
+        mcp_path = config.mcp_config or config.root / "mcp.json"
+        # MCP servers are synced when there is an mcp.json (or no declared document at all)
+        with_mcp = (
+            config.mcp_config is not None or mcp_path.exists() or not declared
+        ) and not (server is not None and chosen_documents)
+        if not with_mcp:
+            outcome = SyncOutcome(display_path(mcp_path), check)
+            _sync_documents(outcome, config, chosen_documents, specs_dir, check, progress)
+            return outcome
+        servers = mcp_config.read(mcp_path)
     outcome = SyncOutcome(servers.display, check)
+    if server is None:  # the declared documents too, before the servers are listed
+        _sync_documents(outcome, config, chosen_documents, specs_dir, check, progress)
+        for document in declared:
+            if servers.server(document.name) is not None:
+                raise UserError(
+                    f"openapi.{document.name} and MCP server {document.name!r} of "
+                    f"{servers.display} would both sync into {display_path(specs_dir / document.name)}"
+                    "; rename one of them"
+                )
     outcome.diagnostics += servers.notes  # other clients' keys, ignored
     refused = dict(servers.refused)  # a wrong entry refuses its server alone
     if server is not None:
@@ -665,6 +705,88 @@ def sync(
             result.removed = [display_path(path) for path in gone]
             result.unchanged = len(snap.files) - len(changed)
     return outcome
+
+
+def _sync_documents(
+    outcome: SyncOutcome,
+    config: Any,
+    declared: list[Any],
+    specs_dir: Path,
+    check: bool,
+    progress: Progress,
+) -> None:
+    """Each declared OpenAPI document, re-imported into specs/<name>/ (or --check'ed). Every
+    document is read and checked before anything is written: a mistake in one writes nothing."""
+    from toolnexus_gen.fs import output
+    from toolnexus_gen.fs.paths import display_path
+    from toolnexus_gen.sources import openapi_sync
+    from toolnexus_gen.sources.overrides import MANIFEST
+
+    synced = []
+    problems: list[Diagnostic] = []
+    with os_errors():
+        for done, document in enumerate(declared):
+            progress("documents", done, len(declared))
+            try:
+                synced.append(openapi_sync.prepare(document, config, specs_dir))
+            except DiagnosticsError as exc:
+                problems += exc.diagnostics
+        progress("documents", len(declared), len(declared))
+        if any(d.is_error for d in problems):
+            raise DiagnosticsError(problems + [d for s in synced for d in s.diagnostics])
+        for one in synced:
+            outcome.diagnostics += one.diagnostics
+            result = DocumentResult(
+                one.declared.name,
+                one.declared.document,
+                display_path(one.folder),
+                len(one.tools),
+                notes=one.notes,
+                env=one.env,
+            )
+            outcome.documents.append(result)
+            if check:
+                result.drift = _document_drift(one)
+                continue
+            changed = {one.folder / f: one.files[f] for f in (*one.added, *one.changed)}
+            gone = [one.folder / f for f in one.removed]
+            manifest = one.folder / MANIFEST
+            before = manifest.read_text("utf-8") if manifest.is_file() else None
+            if before != one.manifest():
+                changed[manifest] = one.manifest()
+            output.replace_files(changed, gone)
+            for path in gone:  # a shared schema folder the document no longer needs
+                if path.parent != one.folder and path.parent.is_dir():
+                    if not any(path.parent.iterdir()):
+                        path.parent.rmdir()
+            result.written = [display_path(p) for p in changed if p != manifest]
+            result.removed = [display_path(p) for p in gone]
+            result.unchanged = len(one.files) - len(result.written)
+
+
+def _document_drift(one: Any) -> list[Drift]:
+    from toolnexus_gen.fs.paths import display_path
+    from toolnexus_gen.sources import mcp, openapi_sync
+
+    found = []
+    for what, files in (("added", one.added), ("removed", one.removed), ("changed", one.changed)):
+        for rel in files:
+            tool = openapi_sync.tool_of(rel)
+            drift = Drift(display_path(one.folder / rel), tool or "", what)
+            if tool is None:  # a shared schema: the tools that reach it
+                users = openapi_sync.reaching(one, rel)
+                drift.details = [f"reached by {', '.join(users) or 'no tool'}"]
+            else:
+                if what == "changed":
+                    try:
+                        drift.details = mcp.changes(
+                            json.loads(one.existing[rel]), json.loads(one.files[rel])
+                        )
+                    except (ValueError, RecursionError):
+                        drift.details = ["/ changed"]
+                drift.findings = openapi_sync.consequences(one, rel)
+            found.append(drift)
+    return found
 
 
 def _drift(snap: Any) -> list[Drift]:

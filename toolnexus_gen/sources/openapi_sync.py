@@ -1,0 +1,404 @@
+"""OpenAPI documents as declared sources: `toolnexus-gen sync` re-imports each
+`[tool.toolnexus-gen.openapi.<name>]` into `specs/<name>/`, as it snapshots an MCP server, and
+`sync --check` says what the document (or an overlay) would change, by the rules of `breaking`.
+
+One document's sync: read it (a path in the project, or an https URL fetched under the runtime's
+rules: sources/fetch.py), apply its overlays in order (sources/overlay.py), keep the operations
+the declaration selects (`operations`, `exclude`, `tags`), import what is left as `import
+openapi` does (the same tool names, so overrides key on them), check every spec as the
+project's build would take it (sources/carry.py), and compare with what the last sync wrote.
+
+The folder's `.toolnexus-sync.json` lists the files a sync wrote there: only those are ever
+replaced or removed, a file it did not write is left alone (one in the way of a new file is an
+error), and it records what upstream removed (a tool, an argument) so that a build can say that
+an override's target is gone upstream rather than unknown (sources/overrides.py).
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from toolnexus_gen.config.curated import Declared
+from toolnexus_gen.config.pyproject import Config
+from toolnexus_gen.diagnostics import Diagnostic, DiagnosticsError, Severity
+from toolnexus_gen.fs.paths import display_path
+from toolnexus_gen.ir import Document
+from toolnexus_gen.sources.overrides import MANIFEST
+from toolnexus_gen.toolspec.load import LoadError
+
+SUFFIX = ".json"
+
+
+@dataclass
+class DocumentSync:
+    """One declared document: the files its folder should hold, beside those a sync wrote."""
+
+    declared: Declared
+    folder: Path
+    files: dict[str, str] = field(default_factory=dict)  # path in the folder -> text
+    existing: dict[str, str] = field(default_factory=dict)  # written by the last sync
+    tools: list[str] = field(default_factory=list)  # the specs' names
+    gone: dict[str, str] = field(default_factory=dict)  # the manifest's record
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    env: dict[str, str] = field(default_factory=dict)  # variable -> what it holds
+    failed: bool = False
+
+    @property
+    def added(self) -> list[str]:
+        return sorted(self.files.keys() - self.existing.keys())
+
+    @property
+    def removed(self) -> list[str]:
+        return sorted(self.existing.keys() - self.files.keys())
+
+    @property
+    def changed(self) -> list[str]:
+        common = self.files.keys() & self.existing.keys()
+        return sorted(name for name in common if self.files[name] != self.existing[name])
+
+    def manifest(self) -> str:
+        data = {
+            "source": {"openapi": self.declared.name},
+            "document": self.declared.document,
+            "files": sorted(self.files),
+            "gone": dict(sorted(self.gone.items())),
+        }
+        return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+
+
+def _error(declared: Declared, key: str, code: str, message: str) -> Diagnostic:
+    line, col = declared.at(key)
+    return Diagnostic(declared.display, line, col, code, f"openapi.{declared.name}: {message}")
+
+
+def _inside(config: Config, declared: Declared, key: str, written: str) -> Path:
+    """A path the declaration names, which must stay in the project (symbolic links resolved)."""
+    path = config.root / written
+    root = config.root.resolve()
+    if not path.resolve().is_relative_to(root):
+        raise DiagnosticsError(
+            [
+                _error(
+                    declared,
+                    key,
+                    "TN482",
+                    f"{written!r} is outside the project ({display_path(root)}): a document and "
+                    "its overlays are files of the project",
+                )
+            ]
+        )
+    if not path.is_file():
+        raise DiagnosticsError(
+            [_error(declared, key, "TN481", f"{written!r}: no such file ({display_path(path)})")]
+        )
+    return path
+
+
+def _load(path: Path, display: str | None = None) -> Document:
+    from toolnexus_gen.sources.openapi.document import load
+
+    try:
+        return load(path, display)
+    except LoadError as exc:
+        raise DiagnosticsError([exc.diagnostic]) from None
+
+
+def read_document(declared: Declared, config: Config, scratch: Path) -> Document:
+    """The declared document, parsed (fetched first when it is a URL)."""
+    if not declared.remote:
+        return _load(_inside(config, declared, "document", declared.document))
+    from toolnexus_gen.sources.fetch import FetchError, fetch
+
+    try:
+        body = fetch(declared.document)
+    except FetchError as exc:
+        raise DiagnosticsError([_error(declared, "document", "TN483", str(exc))]) from None
+    stripped = body.lstrip(b"\xef\xbb\xbf \t\r\n")
+    path = scratch / ("document.json" if stripped.startswith((b"{", b"[")) else "document.yaml")
+    path.write_bytes(body)
+    return _load(path, declared.document)
+
+
+def _select(declared: Declared, data: Any) -> list[Diagnostic]:
+    """Keep the operations `operations` and `exclude` select (in place); warnings for an
+    operationId the allowlist names that the document does not have."""
+    from toolnexus_gen.sources.openapi import METHODS
+
+    paths = data.get("paths") if isinstance(data, dict) else None
+    if not isinstance(paths, dict):
+        return []
+    seen: set[str] = set()
+    for route in list(paths):
+        item = paths[route]
+        if not isinstance(item, dict):
+            continue
+        for method in METHODS:
+            operation = item.get(method)
+            if not isinstance(operation, dict):
+                continue
+            op_id = operation.get("operationId")
+            if isinstance(op_id, str):
+                seen.add(op_id)
+            keep = (declared.operations is None or op_id in declared.operations) and (
+                op_id not in declared.exclude
+            )
+            if not keep:
+                del item[method]
+        if not any(method in item for method in METHODS):
+            del paths[route]
+    found = []
+    for wanted in declared.operations or ():
+        if wanted not in seen:
+            found.append(
+                Diagnostic(
+                    declared.display,
+                    *declared.at("operations"),
+                    "TN487",
+                    f"openapi.{declared.name}: operations names {wanted!r}, which the document "
+                    "does not have (an operationId)",
+                    Severity.WARNING,
+                )
+            )
+    return found
+
+
+def prepare(declared: Declared, config: Config, specs: Path) -> DocumentSync:
+    """What a sync of one declared document would write; DiagnosticsError when the document
+    or an overlay cannot be read, or nothing of it can be imported."""
+    from toolnexus_gen.commands import importer
+    from toolnexus_gen.sources import overlay
+    from toolnexus_gen.sources.openapi import Reader
+    from toolnexus_gen.sources.openapi.document import Files
+
+    out = DocumentSync(declared, specs / declared.name)
+    with tempfile.TemporaryDirectory(prefix="toolnexus-sync-") as scratch:
+        document = read_document(declared, config, Path(scratch))
+        overlays = [
+            _load(_inside(config, declared, "overlays", written))
+            for written in declared.overlays
+        ]
+        applied = overlay.apply(document.data, overlays)
+        out.diagnostics += applied.diagnostics
+        if applied.failed:
+            raise DiagnosticsError(out.diagnostics)
+        out.diagnostics += _select(declared, applied.data)
+        root = Document(
+            document.path, document.display, applied.data, document.positions, document.raw
+        )
+        reader = Reader(
+            Files(root), declared.server, frozenset(declared.tags), declared.env_prefix
+        )
+        imported = reader.read()
+    if reader.problems:
+        raise DiagnosticsError(out.diagnostics + reader.problems)
+    out.diagnostics += imported.skipped
+    importer.carry(imported, config, out.folder, SUFFIX)
+    out.notes = list(imported.notes)
+    out.env = dict(imported.env)
+    for name, spec in sorted(imported.specs.items()):
+        out.files[name + SUFFIX] = importer.spec_text(spec, SUFFIX)
+        out.tools.append(name)
+    for stem, schema in sorted(imported.shared.items()):
+        out.files[f"{imported.folder}/{stem}.json"] = importer.spec_text(schema, SUFFIX)
+    _existing(out)
+    return out
+
+
+def _existing(out: DocumentSync) -> None:
+    """The files the last sync wrote (its manifest), what is in the way of the new ones, and
+    the record of what upstream removed."""
+    manifest = out.folder / MANIFEST
+    written: list[str] = []
+    gone: dict[str, str] = {}
+    if manifest.is_file():
+        try:
+            data = json.loads(manifest.read_text("utf-8"))
+        except (OSError, ValueError, RecursionError):
+            data = {}
+        if isinstance(data, dict):
+            listed = data.get("files")
+            written = [f for f in listed if _relative(f)] if isinstance(listed, list) else []
+            recorded = data.get("gone")
+            if isinstance(recorded, dict):
+                gone = {k: v for k, v in recorded.items() if isinstance(v, str)}
+    for rel in written:
+        path = out.folder / rel
+        if path.is_file() and not path.is_symlink():
+            out.existing[rel] = path.read_text("utf-8", "replace")
+    in_the_way = [
+        rel
+        for rel in out.files
+        if rel not in out.existing and (out.folder / rel).exists()
+    ]
+    if in_the_way:
+        shown = ", ".join(display_path(out.folder / rel) for rel in in_the_way[:5])
+        raise DiagnosticsError(
+            [
+                _error(
+                    out.declared,
+                    "",
+                    "TN488",
+                    f"{shown} {'is' if len(in_the_way) == 1 else 'are'} in the way: sync did not "
+                    f"write {'it' if len(in_the_way) == 1 else 'them'} and never replaces a file "
+                    "of yours; move it, or sync the document into another folder (its name)",
+                )
+            ]
+        )
+    out.gone = _gone(out, gone)
+
+
+def _relative(rel: Any) -> bool:
+    """A manifest's entry: a plain path inside the folder (a hand-edited one cannot point out)."""
+    if not isinstance(rel, str) or not rel or "\\" in rel or "\x00" in rel:
+        return False
+    parts = rel.split("/")
+    return not rel.startswith("/") and all(part not in ("", ".", "..") for part in parts)
+
+
+def _gone(out: DocumentSync, before: dict[str, str]) -> dict[str, str]:
+    """The record of what upstream removed: tools and arguments the last sync wrote that this
+    one does not, kept until they come back."""
+    gone = dict(before)
+    for rel in out.removed:
+        if "/" not in rel and rel.endswith(SUFFIX):
+            tool = rel.removesuffix(SUFFIX)
+            gone[tool] = f"removed upstream by `sync` of openapi.{out.declared.name}"
+    for rel in out.changed:
+        if "/" in rel:
+            continue
+        tool = rel.removesuffix(SUFFIX)
+        old, new = _arguments(out.existing[rel]), _arguments(out.files[rel])
+        for arg in old - new:
+            gone[f"{tool}/{arg}"] = f"argument {arg!r} removed upstream"
+    for tool in out.tools:  # back again: an override applies as before
+        gone.pop(tool, None)
+        args = _arguments(out.files[tool + SUFFIX])
+        for key in [k for k in gone if k.startswith(f"{tool}/")]:
+            if key.split("/", 1)[1] in args:
+                del gone[key]
+    return gone
+
+
+def _arguments(text: str) -> set[str]:
+    try:
+        spec = json.loads(text)
+    except (ValueError, RecursionError):
+        return set()
+    schema = spec.get("input_schema") if isinstance(spec, dict) else None
+    properties = schema.get("properties") if isinstance(schema, dict) else None
+    return set(properties) if isinstance(properties, dict) else set()
+
+
+# -- drift: what a sync would change, by the rules of `breaking` ----------------------------------
+
+
+def tool_of(rel: str) -> str | None:
+    """The tool a file of the folder is the spec of (None: a shared schema)."""
+    return None if "/" in rel else rel.removesuffix(SUFFIX)
+
+
+def consequences(out: DocumentSync, rel: str) -> list[str]:
+    """What one spec's change means for its callers, by the rules of `toolnexus-gen breaking`
+    (`error[TN503] callers: required argument 'x' added: ...`), with the shared schemas it
+    reaches read in (as they were, as they would be)."""
+    from toolnexus_gen.breaking.rules import spec_findings
+
+    old = _inlined(out.existing, rel)
+    new = _inlined(out.files, rel)
+    try:
+        found = spec_findings(old, new, "the snapshot")
+    except (RecursionError, MemoryError, ValueError, TypeError, OverflowError) as exc:
+        return [f"not compared by the rules of `breaking`: {type(exc).__name__}"]
+    return [f"{f.severity}[{f.rule}] {f.category}: {f.message}" for f in found]
+
+
+def reaching(out: DocumentSync, shared: str) -> list[str]:
+    """The tools whose spec reaches a shared schema, directly or through others (as they are
+    now, and as they would be)."""
+    import re
+
+    found = set()
+    for files in (out.existing, out.files):
+        refs = {
+            rel: {
+                name
+                for ref in re.findall(r'"\$ref": "([^"#]+)', text)
+                if (name := _join(rel.rpartition("/")[0], ref)) is not None
+            }
+            for rel, text in files.items()
+        }
+        for rel in files:
+            if "/" in rel:
+                continue
+            seen, stack = set(), list(refs[rel])
+            while stack:
+                name = stack.pop()
+                if name not in seen:
+                    seen.add(name)
+                    stack.extend(refs.get(name, ()))
+            if shared in seen:
+                found.add(rel.removesuffix(SUFFIX))
+    return sorted(found)
+
+
+MAX_INLINE = 2000  # references followed while reading one spec in for the comparison
+
+
+def _inlined(files: dict[str, str], rel: str) -> Any:
+    """A spec with its references to the shared schemas replaced by what they name (a
+    reference that loops, or past MAX_INLINE of them, is left as it is)."""
+    text = files.get(rel)
+    if text is None:
+        return None
+    try:
+        spec = json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+    cache: dict[str, Any] = {}
+    budget = [MAX_INLINE]
+
+    def shared(name: str) -> Any:
+        if name not in cache:
+            try:
+                cache[name] = json.loads(files[name]) if name in files else None
+            except (ValueError, RecursionError):
+                cache[name] = None
+        return cache[name]
+
+    def walk(node: Any, base: str, seen: tuple[str, ...]) -> Any:
+        if isinstance(node, list):
+            return [walk(item, base, seen) for item in node]
+        if not isinstance(node, dict):
+            return node
+        ref = node.get("$ref")
+        if isinstance(ref, str) and not ref.startswith("#") and budget[0] > 0:
+            file, _, fragment = ref.partition("#")
+            name = _join(base, file)
+            target = shared(name) if name is not None and name not in seen else None
+            if target is not None and not fragment:
+                budget[0] -= 1
+                rest = {k: v for k, v in node.items() if k != "$ref"}
+                inner = walk(target, name.rpartition("/")[0], (*seen, name))
+                return {**inner, **rest} if isinstance(inner, dict) else inner
+        return {key: walk(value, base, seen) for key, value in node.items()}
+
+    return walk(spec, "", ())
+
+
+def _join(base: str, file: str) -> str | None:
+    parts = [p for p in base.split("/") if p]
+    for part in file.split("/"):
+        if part in ("", "."):
+            continue
+        if part == "..":
+            if not parts:
+                return None
+            parts.pop()
+        else:
+            parts.append(part)
+    return "/".join(parts)
