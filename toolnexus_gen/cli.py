@@ -684,7 +684,9 @@ def _show_drift(drift: session.Drift, whose: str) -> None:
     details = f": {printable(', '.join(shown))}" if shown else ""
     details += f" and {more} more" if more else ""
     what = f"tool {drift.tool!r}" if drift.tool else "a shared schema"
-    _echo(f"{drift.file}: {drift.what} upstream ({what} of {whose}){details}", err=True, fg="yellow")
+    _echo(
+        f"{drift.file}: {drift.what} upstream ({what} of {whose}){details}", err=True, fg="yellow"
+    )
     for finding in drift.findings:  # one line each, whatever the source sent
         error = finding.startswith("error")
         _echo(f"  {printable(finding)}", err=True, fg="red" if error else None)
@@ -705,12 +707,19 @@ def _show_document(document: session.DocumentResult, check: bool) -> None:
                 bold=True,
             )
         else:
-            _echo(f"{document.name}: {_plural(document.tools, 'tool')}, snapshot up to date", fg="green")
+            _echo(
+                f"{document.name}: {_plural(document.tools, 'tool')}, snapshot up to date",
+                fg="green",
+            )
         return
     for note in document.notes:
         _echo(f"note: {document.name}: {printable(note)}", err=True, fg="yellow")
     for var, what in sorted(document.env.items()):
-        _echo(f"note: {document.name}: {var} is read from the environment: {printable(what)}", err=True, fg="yellow")
+        _echo(
+            f"note: {document.name}: {var} is read from the environment: {printable(what)}",
+            err=True,
+            fg="yellow",
+        )
     removed = f", {len(document.removed)} removed" if document.removed else ""
     _echo(
         f"{document.name}: {_plural(document.tools, 'tool')} (openapi, {printable(document.document)}): "

@@ -594,9 +594,9 @@ def sync(
         chosen_documents = [d for d in declared if server is None or d.name == server]
         mcp_path = config.mcp_config or config.root / "mcp.json"
         # MCP servers are synced when there is an mcp.json (or no declared document at all)
-        with_mcp = (
-            config.mcp_config is not None or mcp_path.exists() or not declared
-        ) and not (server is not None and chosen_documents)
+        with_mcp = (config.mcp_config is not None or mcp_path.exists() or not declared) and not (
+            server is not None and chosen_documents
+        )
         if not with_mcp:
             outcome = SyncOutcome(display_path(mcp_path), check)
             _sync_documents(outcome, config, chosen_documents, specs_dir, check, progress)

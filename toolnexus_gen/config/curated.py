@@ -153,9 +153,9 @@ class _Where(Locator):
     def _bounded(self, place: tuple[int, int], key: str) -> tuple[int, int] | None:
         start = self._offset(place)
         end = re.compile(r"^[ \t]*\[", re.M).search(self.text, start + 1)
-        found = re.compile(
-            rf'(?:^|[{{,])[ \t]*["\']?{re.escape(key)}["\']?[ \t]*=', re.M
-        ).search(self.text, start, end.start() if end else len(self.text))
+        found = re.compile(rf'(?:^|[{{,])[ \t]*["\']?{re.escape(key)}["\']?[ \t]*=', re.M).search(
+            self.text, start, end.start() if end else len(self.text)
+        )
         if found is None:
             return None
         return self.position(
@@ -164,10 +164,7 @@ class _Where(Locator):
 
 
 def _declared(value: Any, where: _Where, display: str, bad: Bad) -> tuple[Declared, ...]:
-    if value is None:
-        return ()
-    if not isinstance(value, dict):
-        bad(where.key("", "openapi"), "TN811", "openapi must be a table of documents")
+    if not isinstance(value, dict):  # absent, or not a table (pyproject.py says so)
         return ()
     found = []
     for name, body in value.items():
@@ -181,65 +178,78 @@ def _declared(value: Any, where: _Where, display: str, bad: Bad) -> tuple[Declar
             )
             continue
         if not isinstance(body, dict):
-            bad(place, "TN811", f"openapi.{name} must be a table (document = \"...\", ...)")
+            bad(place, "TN811", f'openapi.{name} must be a table (document = "...", ...)')
             continue
-        places = {key: where.within(place, key) for key in body}
-        ok = True
-
-        def wrong(key: str, message: str, code: str = "TN811") -> None:
-            nonlocal ok
-            ok = False
-            bad(places.get(key, place), code, f"openapi.{name}: {message}")
-
-        for key in body:
-            if key not in OPENAPI_KEYS:
-                wrong(key, f"unknown key {key!r} (known: {', '.join(OPENAPI_KEYS)})")
-        document = body.get("document")
-        if document is None:
-            wrong("document", "document is required: a path in the project or an https URL")
-        elif not isinstance(document, str) or not document.strip() or "\x00" in document:
-            wrong("document", "document must be a path in the project or an https URL")
-        elif "://" in document and not _https(document):
-            wrong(
-                "document",
-                f"document {document!r}: a URL must be https (with a host, no user or password)",
-                "TN812",
-            )
-        for key in ("tags", "operations", "exclude", "overlays"):
-            if key in body and not _strings(body[key]):
-                wrong(key, f"{key} must be a list of non-empty strings")
-        for key in ("server", "env_prefix"):
-            if key in body and not (isinstance(body[key], str) and body[key]):
-                wrong(key, f"{key} must be a non-empty string")
-        server = body.get("server")
-        if isinstance(server, str) and server and not _http(server):
-            wrong("server", f"server must be an absolute http(s) URL, not {server!r}")
-        for overlay in body.get("overlays", []) if _strings(body.get("overlays")) else []:
-            if "://" in overlay:
-                wrong("overlays", f"overlay {overlay!r}: overlays are files in the project")
-        if not ok:
-            continue
-        operations = body.get("operations")
-        found.append(
-            Declared(
-                name,
-                document,
-                tuple(body.get("tags", ())),
-                tuple(operations) if operations is not None else None,
-                tuple(body.get("exclude", ())),
-                server.rstrip("/") if isinstance(server, str) else None,
-                body.get("env_prefix"),
-                tuple(body.get("overlays", ())),
-                display,
-                place,
-                places,
-            )
-        )
+        made = _one_declared(name, body, where, place, display, bad)
+        if made is not None:
+            found.append(made)
     names = [d.name.casefold() for d in found]
     for declared in found:
         if names.count(declared.name.casefold()) > 1:
-            bad(declared.place, "TN811", f"openapi.{declared.name}: another source differs only in case")
+            bad(
+                declared.place,
+                "TN811",
+                f"openapi.{declared.name}: another source differs only in case",
+            )
     return tuple(found)
+
+
+def _one_declared(
+    name: str, body: dict[str, Any], where: _Where, place: tuple[int, int], display: str, bad: Bad
+) -> Declared | None:
+    places = {key: where.within(place, key) for key in body}
+    ok = True
+
+    def wrong(key: str, message: str, code: str = "TN811") -> None:
+        nonlocal ok
+        ok = False
+        bad(places.get(key, place), code, f"openapi.{name}: {message}")
+
+    for key in body:
+        if key not in OPENAPI_KEYS:
+            wrong(key, f"unknown key {key!r} (known: {', '.join(OPENAPI_KEYS)})")
+    document = body.get("document")
+    if document is None:
+        wrong("document", "document is required: a path in the project or an https URL")
+    elif not isinstance(document, str) or not document.strip() or "\x00" in document:
+        wrong("document", "document must be a path in the project or an https URL")
+    elif "://" in document and not _https(document):
+        wrong(
+            "document",
+            f"document {document!r}: a URL must be https (with a host, no user or password)",
+            "TN812",
+        )
+    for key in ("tags", "operations", "exclude", "overlays"):
+        if key in body and not _strings(body[key]):
+            wrong(key, f"{key} must be a list of non-empty strings")
+    for key in ("server", "env_prefix"):
+        if key in body and not (isinstance(body[key], str) and body[key]):
+            wrong(key, f"{key} must be a non-empty string")
+    prefix = body.get("env_prefix")
+    if isinstance(prefix, str) and prefix and not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", prefix):
+        wrong("env_prefix", f"env_prefix {prefix!r} must be a variable name (letters, digits, _)")
+    server = body.get("server")
+    if isinstance(server, str) and server and not _http(server):
+        wrong("server", f"server must be an absolute http(s) URL, not {server!r}")
+    for overlay in body.get("overlays", []) if _strings(body.get("overlays")) else []:
+        if "://" in overlay:
+            wrong("overlays", f"overlay {overlay!r}: overlays are files in the project")
+    if not ok or not isinstance(document, str):
+        return None
+    operations = body.get("operations")
+    return Declared(
+        name,
+        document,
+        tuple(body.get("tags", ())),
+        tuple(operations) if operations is not None else None,
+        tuple(body.get("exclude", ())),
+        server.rstrip("/") if isinstance(server, str) else None,
+        body.get("env_prefix"),
+        tuple(body.get("overlays", ())),
+        display,
+        place,
+        places,
+    )
 
 
 def _https(url: str) -> bool:
@@ -259,16 +269,13 @@ def _http(url: str) -> bool:
 
 
 def _overrides(value: Any, where: _Where, display: str, bad: Bad) -> tuple[Override, ...]:
-    if value is None:
-        return ()
-    if not isinstance(value, dict):
-        bad(where.key("", "overrides"), "TN813", "overrides must be a table of tools")
+    if not isinstance(value, dict):  # absent, or not a table (pyproject.py says so)
         return ()
     found = []
     for tool, body in value.items():
         place = where.entry("overrides", tool)
         if not isinstance(body, dict):
-            bad(place, "TN813", f"overrides.{tool} must be a table (name = \"...\", ...)")
+            bad(place, "TN813", f'overrides.{tool} must be a table (name = "...", ...)')
             continue
         made = _override(tool, body, where, place, display, bad)
         if made is not None:
@@ -299,7 +306,10 @@ def _override(
     arguments: list[tuple[str, str | None, str | None]] = []
     given = body.get("arguments", {})
     if not isinstance(given, dict):
-        wrong("arguments", "arguments must be a table: arguments.<arg> = {name = ..., description = ...}")
+        wrong(
+            "arguments",
+            "arguments must be a table: arguments.<arg> = {name = ..., description = ...}",
+        )
         given = {}
     for arg, change in given.items():
         at = where.within(place, "arguments", arg)

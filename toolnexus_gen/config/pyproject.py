@@ -201,9 +201,9 @@ KEYS: dict[str, Key] = {
             "table of tables",
             "none",
             "OpenAPI documents `toolnexus-gen sync` keeps in `specs/<name>/`: "
-            "`<name> = {document = \"apis/api.json\", operations = [...], tags = [...], "
-            "exclude = [...], server = \"https://...\", env_prefix = \"NAME\", "
-            "overlays = [\"apis/api.overlay.yaml\"]}` (see Curating third-party tools).",
+            '`<name> = {document = "apis/api.json", operations = [...], tags = [...], '
+            'exclude = [...], server = "https://...", env_prefix = "NAME", '
+            'overlays = ["apis/api.overlay.yaml"]}` (see Curating third-party tools).',
             '{github = {document = "apis/github.json", operations = ["issues/create"]}}',
             lambda value: None if isinstance(value, dict) else "a table",
             reader="config/curated.py",
@@ -214,7 +214,7 @@ KEYS: dict[str, Key] = {
             "none",
             "Changes a build lays over a tool from a source (OpenAPI, MCP, built-ins): "
             "`<tool> = {name, description, arguments.<arg> = {name, description}, hide = [...], "
-            "fixed = {arg = value or \"${VAR}\"}, defaults = {...}, exclude = true, "
+            'fixed = {arg = value or "${VAR}"}, defaults = {...}, exclude = true, '
             "targets = {exclude = [...]}}` (see Curating third-party tools).",
             '{read = {description = "Read a file of the workspace."}}',
             lambda value: None if isinstance(value, dict) else "a table",

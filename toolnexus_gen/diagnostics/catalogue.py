@@ -338,6 +338,53 @@ CODES: dict[str, tuple[str, str]] = {
         "a non-ASCII character.\nFix: remove the header (a proxy belongs to the Toolkit's http_client),\n"
         "or correct its name or text.",
     ),
+    "TN370": (
+        "override of one of your own specs",
+        "An override in [tool.toolnexus-gen.overrides] names a tool that is one of the project's own\n"
+        "specs (a handler method). Overrides change tools that come from a source (an OpenAPI\n"
+        "document, an MCP server, the built-ins), whose specs a sync rewrites.\n"
+        "Fix: edit the spec itself, and remove the override.",
+    ),
+    "TN371": (
+        "override names an unknown argument",
+        "An override's arguments.<arg>, hide, fixed or defaults names an argument the tool does not\n"
+        "have (the names are the source's, before any rename). The message lists the tool's arguments.\n"
+        "Fix: correct the name (`toolnexus-gen list` and the spec under specs/<source>/ show them).",
+    ),
+    "TN372": (
+        "override rename collides",
+        "An override renames a tool to the name of another tool, renames an argument to the name of\n"
+        "another argument of the tool, or renames or describes an argument it also hides.\n"
+        "Fix: choose another name, or hide the argument without renaming it.",
+    ),
+    "TN373": (
+        "hidden required argument without a value",
+        "An override hides an argument the source requires, but gives it no fixed value and the\n"
+        "spec has no default: the model could not send it, and nothing else would.\n"
+        'Fix: add fixed = {arg = value} (a value "${VAR}" is read from the environment at run time),\n'
+        "or a default (defaults = {arg = value}).",
+    ),
+    "TN374": (
+        "fixed value or default its schema refuses",
+        "A fixed value or a default of an override does not validate against the argument's schema\n"
+        '(a string for an integer, a value outside its enum), or a "${VAR}" value (text, read at run\n'
+        "time) is given to an argument that takes no string, or a default reads the environment.\n"
+        "Fix: give a value the schema takes.",
+    ),
+    "TN375": (
+        "override of an unknown tool",
+        "An override keys on a tool no source gives. Overrides key on the name the source gives a\n"
+        "tool: for an OpenAPI document the name `import openapi` gives (issues/create -> issues_create),\n"
+        "for an MCP server its snapshot's name (with the server's prefix), for a built-in its name.\n"
+        "Fix: correct the name (`toolnexus-gen list` shows them), or remove the override.",
+    ),
+    "TN376": (
+        "override target gone upstream",
+        "A sync removed the tool (or the argument) an override names: the document or the server no\n"
+        "longer has it. The build goes on without that part of the override and says which change\n"
+        "removed it (from the snapshot folder's .toolnexus-sync.json).\n"
+        "Fix: remove the override (or that part of it), or override the tool that replaced it.",
+    ),
     "TN450": (
         "OpenAPI document malformed",
         "`toolnexus-gen import openapi` found something that is not OpenAPI 3.0 or 3.1 where the\n"
@@ -390,6 +437,55 @@ CODES: dict[str, tuple[str, str]] = {
         "object. The operation is skipped with this warning at its requestBody; the others are\n"
         "imported (an optional body of that kind is left out and said in a note).\n"
         "Fix: none needed; write a spec with a handler of your own for that operation.",
+    ),
+    "TN481": (
+        "declared OpenAPI document or overlay not found",
+        "A document or an overlay that [tool.toolnexus-gen.openapi.<name>] names is not a file.\n"
+        "Paths are relative to pyproject.toml.\nFix: correct the path.",
+    ),
+    "TN482": (
+        "declared document or overlay outside the project",
+        "A document or an overlay path leads outside the folder of pyproject.toml (with .., an\n"
+        "absolute path or a symbolic link): sync reads the project's own files only.\n"
+        "Fix: copy the file into the project and name its path there.",
+    ),
+    "TN483": (
+        "declared document could not be fetched",
+        "A document given as an https URL is fetched by sync under the runtime's rules: https only,\n"
+        "no credentials in the URL, every address of the host public (no loopback, private,\n"
+        "link-local or reserved address, checked after name resolution and on each redirect), at most\n"
+        "64 MB within 60 s. The message says which rule refused it, or what the server answered.\n"
+        "Nothing is written.\nFix: correct the URL, or save the document in the project.",
+    ),
+    "TN484": (
+        "overlay malformed",
+        "An overlay file is not an OpenAPI Overlay 1.0 document: no `overlay: 1.0.x`, no info with\n"
+        "title and version, no actions, an action that is not an object, has an unknown key, both\n"
+        "update and remove, or neither. Nothing is written.\nFix: correct the overlay there.",
+    ),
+    "TN485": (
+        "overlay target unusable",
+        "An overlay action's target is not a JSONPath query (RFC 9535, starting with $), or it\n"
+        "selects a node an update cannot change (an update merges into objects and appends to\n"
+        "arrays). Nothing is written.\nFix: correct the target.",
+    ),
+    "TN486": (
+        "overlay target selects nothing",
+        "An overlay action's target selects no node of the document: the action does nothing. Often\n"
+        "the document changed under the overlay (a path renamed, a parameter removed).\n"
+        "Fix: update or remove the action.",
+    ),
+    "TN487": (
+        "operations names an unknown operationId",
+        "The operations allowlist of [tool.toolnexus-gen.openapi.<name>] names an operationId the\n"
+        "document (after its overlays) does not have: that tool is not imported.\n"
+        "Fix: correct the operationId, or remove it from the list.",
+    ),
+    "TN488": (
+        "a file is in the way of a synced document",
+        "sync would write a file into specs/<name>/ where a file it did not write already is (the\n"
+        "folder's .toolnexus-sync.json lists what sync wrote). A file of yours is never replaced, so\n"
+        "nothing is written.\nFix: move the file, or give the source another name.",
     ),
     "TN401": (
         "mcp.json cannot be read",
@@ -554,6 +650,23 @@ CODES: dict[str, tuple[str, str]] = {
         "wrapper, which Gemini rejects; to_bedrock() raises, since Bedrock rejects a toolConfig\n"
         "without tools) and the loops send the request without tools.\n"
         "Fix: name the tools or groups it should hold, or leave that target out.",
+    ),
+    "TN811": (
+        "invalid [tool.toolnexus-gen.openapi] declaration",
+        "A declared OpenAPI source has an unknown key, a value of the wrong type, no document, a\n"
+        "name that cannot be a folder name, or a server that is not an absolute http(s) URL. Keys:\n"
+        "document, tags, operations, exclude, server, env_prefix, overlays.\nFix: as the message says.",
+    ),
+    "TN812": (
+        "declared document URL not https",
+        "A document given as a URL must be https, with a host and no user or password in it (sync\n"
+        "fetches it; build never does).\nFix: use its https URL, or save it in the project.",
+    ),
+    "TN813": (
+        "invalid [tool.toolnexus-gen.overrides] entry",
+        "An override has an unknown key or a value of the wrong type. Keys: name, description,\n"
+        "arguments (arguments.<arg> = {name, description}), hide, fixed, defaults, exclude, targets\n"
+        "({only = [...]} or {exclude = [...]}).\nFix: as the message says.",
     ),
     "TN801": (
         "invalid pyproject.toml",
@@ -1322,6 +1435,7 @@ AREAS: tuple[tuple[str, str, str, str], ...] = (
         "Reach",
         'the describe and strictify transforms and profile = "reach", the target named in the message',
     ),
+    ("TN370", "TN379", "Overrides", "[tool.toolnexus-gen.overrides] in pyproject.toml"),
     ("TN301", "TN399", "Provider rules", ""),
     ("TN401", "TN419", "MCP servers as a source", "mcp.json and toolnexus-gen sync"),
     ("TN420", "TN439", "Built-in tools and skills", "builtins and skills in [tool.toolnexus-gen]"),
@@ -1333,10 +1447,22 @@ AREAS: tuple[tuple[str, str, str, str], ...] = (
         "Many tools",
         "toolsets, limits, token budgets, deferred loading and hosted tools",
     ),
+    (
+        "TN480",
+        "TN489",
+        "OpenAPI documents as sources",
+        "[tool.toolnexus-gen.openapi] and toolnexus-gen sync",
+    ),
     ("TN470", "TN489", "OpenAPI import", "toolnexus-gen import openapi"),
     ("TN490", "TN499", "Safety checks", "built-in tools, skills and paths"),
     ("TN500", "TN599", "Breaking changes", "toolnexus-gen breaking and changelog"),
     ("TN800", "TN809", "Configuration", "[tool.toolnexus-gen] in pyproject.toml"),
+    (
+        "TN811",
+        "TN818",
+        "Curated sources: configuration",
+        "[tool.toolnexus-gen.openapi] and [tool.toolnexus-gen.overrides] in pyproject.toml",
+    ),
     ("TN810", "TN819", "The build command", "toolnexus-gen build"),
 )
 

@@ -132,6 +132,37 @@ paths:
       operationId: list_pets
 %s"""
 
+READ = '[tool.toolnexus-gen]\nbuiltins = ["read"]\n\n[tool.toolnexus-gen.overrides.%s]\n%s\n'
+
+
+def _override(tool: str, body: str, **more: str | bytes) -> dict[str, str | bytes]:
+    """A project with the built-in `read` tool and one override."""
+    files: dict[str, str | bytes] = {
+        "specs/now.yaml": "description: Current time\n",
+        "pyproject.toml": READ % (tool, body),
+    }
+    files.update(more)
+    return files
+
+
+PET_DOC = PETS % "      responses: {'200': {description: ok}}\n"
+DECLARED = '[tool.toolnexus-gen.openapi.pets]\ndocument = "%s"\n%s'
+
+
+def _declared(document: str, more: str = "", **files: str | bytes) -> dict[str, str | bytes]:
+    """A project that declares an OpenAPI document (apis/pets.yaml) for sync."""
+    out: dict[str, str | bytes] = {
+        "specs/.keep": "",
+        "apis/pets.yaml": PET_DOC,
+        "pyproject.toml": DECLARED % (document, more),
+    }
+    out.update(files)
+    return out
+
+
+OVERLAY = "overlay: 1.0.0\ninfo: {title: Ours, version: '1'}\nactions:\n%s"
+
+
 STRICT = "strict: true\n"
 RAW_SERVER = """# an MCP server on stdio, written by hand: it lists TOOLS as they are
 import json
@@ -1051,6 +1082,99 @@ EXAMPLES: dict[str, Example] = {
         {"pyproject.toml": '[tool.toolnexus-gen\nspecs = "specs"\n'},
         "pyproject.toml:1:20: error[TN801]",
     ),
+    "TN370": Example(
+        _override("now", 'description = "What time it is"'), "pyproject.toml:4:1: error[TN370]"
+    ),
+    "TN371": Example(
+        _override("read", 'arguments.file = { name = "name" }'), "pyproject.toml:5:1: error[TN371]"
+    ),
+    "TN372": Example(
+        _override("read", 'arguments.offset = { name = "limit" }'),
+        "pyproject.toml:5:1: error[TN372]",
+    ),
+    "TN373": Example(_override("read", 'hide = ["path"]'), "pyproject.toml:5:1: error[TN373]"),
+    "TN374": Example(
+        _override("read", 'defaults = { limit = "ten" }'), "pyproject.toml:5:14: error[TN374]"
+    ),
+    "TN375": Example(_override("raed", 'description = "Read"'), "pyproject.toml:4:1: error[TN375]"),
+    "TN376": Example(
+        _override(
+            "issues_lock",
+            'description = "Lock an issue"',
+            **{
+                "specs/github/.toolnexus-sync.json": '{"files": [], "gone": {"issues_lock": '
+                '"removed upstream by `sync` of openapi.github"}}\n'
+            },
+        ),
+        "pyproject.toml:4:1: warning[TN376]",
+    ),
+    "TN481": Example(
+        _declared("apis/missing.yaml"),
+        "pyproject.toml:2:1: error[TN481]",
+        command="toolnexus-gen sync",
+    ),
+    "TN482": Example(
+        _declared("../pets.yaml"), "pyproject.toml:2:1: error[TN482]", command="toolnexus-gen sync"
+    ),
+    "TN483": Example(
+        _declared("https://127.0.0.1/pets.yaml"),
+        "pyproject.toml:2:1: error[TN483]",
+        command="toolnexus-gen sync",
+    ),
+    "TN484": Example(
+        _declared(
+            "apis/pets.yaml",
+            'overlays = ["apis/ours.yaml"]\n',
+            **{
+                "apis/ours.yaml": "overlay: 2.0.0\ninfo: {title: Ours, version: '1'}\nactions: []\n"
+            },
+        ),
+        "apis/ours.yaml:1:10: error[TN484]",
+        command="toolnexus-gen sync",
+    ),
+    "TN485": Example(
+        _declared(
+            "apis/pets.yaml",
+            'overlays = ["apis/ours.yaml"]\n',
+            **{"apis/ours.yaml": OVERLAY % "  - target: $.paths[\n    remove: true\n"},
+        ),
+        "apis/ours.yaml:4:13: error[TN485]",
+        command="toolnexus-gen sync",
+    ),
+    "TN486": Example(
+        _declared(
+            "apis/pets.yaml",
+            'overlays = ["apis/ours.yaml"]\n',
+            **{"apis/ours.yaml": OVERLAY % "  - target: $.paths['/cats']\n    remove: true\n"},
+        ),
+        "apis/ours.yaml:4:13: warning[TN486]",
+        command="toolnexus-gen sync",
+    ),
+    "TN487": Example(
+        _declared("apis/pets.yaml", 'operations = ["list_pets", "list_cats"]\n'),
+        "pyproject.toml:3:1: warning[TN487]",
+        command="toolnexus-gen sync",
+    ),
+    "TN488": Example(
+        _declared("apis/pets.yaml", **{"specs/pets/list_pets.json": '{"description": "mine"}\n'}),
+        "pyproject.toml:1:1: error[TN488]",
+        command="toolnexus-gen sync",
+    ),
+    "TN811": Example(
+        {
+            "specs/now.yaml": "description: Current time\n",
+            "pyproject.toml": DECLARED % ("apis/pets.yaml", 'operation = ["list_pets"]\n'),
+        },
+        "pyproject.toml:3:1: error[TN811]",
+    ),
+    "TN812": Example(
+        {
+            "specs/now.yaml": "description: Current time\n",
+            "pyproject.toml": DECLARED % ("http://pets.example/openapi.yaml", ""),
+        },
+        "pyproject.toml:2:1: error[TN812]",
+    ),
+    "TN813": Example(_override("read", 'rename = "open"'), "pyproject.toml:5:1: error[TN813]"),
     "TN802": Example(
         {"pyproject.toml": '[tool.toolnexus-gen]\nspec = "specs"\n'},
         "pyproject.toml:2:1: error[TN802]",

@@ -179,8 +179,7 @@ def prepare(declared: Declared, config: Config, specs: Path) -> DocumentSync:
     with tempfile.TemporaryDirectory(prefix="toolnexus-sync-") as scratch:
         document = read_document(declared, config, Path(scratch))
         overlays = [
-            _load(_inside(config, declared, "overlays", written))
-            for written in declared.overlays
+            _load(_inside(config, declared, "overlays", written)) for written in declared.overlays
         ]
         applied = overlay.apply(document.data, overlays)
         out.diagnostics += applied.diagnostics
@@ -190,9 +189,7 @@ def prepare(declared: Declared, config: Config, specs: Path) -> DocumentSync:
         root = Document(
             document.path, document.display, applied.data, document.positions, document.raw
         )
-        reader = Reader(
-            Files(root), declared.server, frozenset(declared.tags), declared.env_prefix
-        )
+        reader = Reader(Files(root), declared.server, frozenset(declared.tags), declared.env_prefix)
         imported = reader.read()
     if reader.problems:
         raise DiagnosticsError(out.diagnostics + reader.problems)
@@ -231,9 +228,7 @@ def _existing(out: DocumentSync) -> None:
         if path.is_file() and not path.is_symlink():
             out.existing[rel] = path.read_text("utf-8", "replace")
     in_the_way = [
-        rel
-        for rel in out.files
-        if rel not in out.existing and (out.folder / rel).exists()
+        rel for rel in out.files if rel not in out.existing and (out.folder / rel).exists()
     ]
     if in_the_way:
         shown = ", ".join(display_path(out.folder / rel) for rel in in_the_way[:5])
@@ -380,7 +375,7 @@ def _inlined(files: dict[str, str], rel: str) -> Any:
             file, _, fragment = ref.partition("#")
             name = _join(base, file)
             target = shared(name) if name is not None and name not in seen else None
-            if target is not None and not fragment:
+            if name is not None and target is not None and not fragment:
                 budget[0] -= 1
                 rest = {k: v for k, v in node.items() if k != "$ref"}
                 inner = walk(target, name.rpartition("/")[0], (*seen, name))

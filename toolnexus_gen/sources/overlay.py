@@ -107,7 +107,11 @@ def _apply_one(out: Applied, overlay: Document) -> None:
         try:
             nodes = jsonpath.find(target, out.data)
         except jsonpath.JSONPathError as exc:
-            problem("TN485", f"target {target!r} is not a JSONPath query: {exc}", join_pointer(at, "target"))
+            problem(
+                "TN485",
+                f"target {target!r} is not a JSONPath query: {exc}",
+                join_pointer(at, "target"),
+            )
             continue
         if not nodes:
             problem(

@@ -76,9 +76,7 @@ def apply(
         return None, []
     problems: list[Diagnostic] = []
     schema = _copy(tool.input_schema) if tool.input_schema is not None else None
-    properties: dict[str, Any] = (
-        schema.get("properties", {}) if isinstance(schema, dict) else {}
-    )
+    properties: dict[str, Any] = schema.get("properties", {}) if isinstance(schema, dict) else {}
     if not isinstance(properties, dict):
         properties = {}
     required = list(schema.get("required", [])) if isinstance(schema, dict) else []
@@ -176,7 +174,7 @@ def apply(
                     "hide",
                     "TN373",
                     f"{what}: argument {arg!r} is required and hidden, but has neither a fixed "
-                    f"value nor a default: add fixed = {{{arg} = ...}} (\"${{VAR}}\" reads the "
+                    f'value nor a default: add fixed = {{{arg} = ...}} ("${{VAR}}" reads the '
                     "environment at run time) or a default",
                 )
             )
@@ -202,7 +200,7 @@ def apply(
                 fixed[arg] = defaults.pop(arg)
             elif isinstance(properties[arg], dict) and "default" in properties[arg]:
                 fixed[arg] = properties[arg]["default"]
-    made = dict(
+    made: dict[str, Any] = dict(
         name=override.name or tool.name,
         description=override.description or tool.description,
         targets=_targets(tool.targets, override),
@@ -232,14 +230,14 @@ def apply(
             made["located"] = tool.located.derive(schema)
     binding = tool.binding
     if rename or fixed or defaults:
-        curated: dict[str, Any] = {"binding": binding}
+        mapping: dict[str, Any] = {"binding": binding}
         if rename:
-            curated["rename"] = {new: old for old, new in rename.items()}
+            mapping["rename"] = {new: old for old, new in rename.items()}
         if fixed:
-            curated["fixed"] = fixed
+            mapping["fixed"] = fixed
         if defaults:
-            curated["defaults"] = defaults
-        made["binding"] = {"curated": curated}
+            mapping["defaults"] = defaults
+        made["binding"] = {"curated": mapping}
     return replace(tool, **made), problems
 
 
@@ -268,10 +266,7 @@ def _refused(value: Any, node: Any, root: Any) -> str:
         probe = ENV.sub("x", value)
         kinds = node.get("type")
         if kinds is not None and "string" not in ([kinds] if isinstance(kinds, str) else kinds):
-            return (
-                f"{value!r} is text read from the environment, but the argument takes "
-                f"{kinds}"
-            )
+            return f"{value!r} is text read from the environment, but the argument takes {kinds}"
         if "enum" in node or "const" in node or "pattern" in node or "format" in node:
             return ""  # the value is known at run time only
     schema = dict(node)

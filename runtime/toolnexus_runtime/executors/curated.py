@@ -63,7 +63,9 @@ class Curated:
     def validate(self, arguments: Any) -> Any:
         model = self._check(arguments)  # raises ValidationError: the toolkit answers the model
         if type(arguments) is not dict:  # a model instance a caller passed: its own values
-            dumped: dict[str, Any] = model.model_dump(mode="json", by_alias=True, exclude_unset=True)
+            dumped: dict[str, Any] = model.model_dump(
+                mode="json", by_alias=True, exclude_unset=True
+            )
             return dumped
         extra = model.model_extra or {}
         wire = self._wire
