@@ -41,7 +41,7 @@ out = "curated_github_tools"
 
 [tool.toolnexus-gen.openapi.github]
 document = "apis/github.json"
-operations = [%s]
+operations = [OPERATIONS]
 server = "https://api.github.com"
 overlays = ["apis/github.overlay.yaml", "apis/github.descriptions.overlay.yaml"]
 
@@ -63,7 +63,7 @@ targets = { exclude = ["gemini"] }
 hide = ["owner", "repo", "state"]
 fixed = { owner = "${GH_OWNER}", repo = "${GH_REPO}", state = "${GH_STATE}" }
 defaults = { sort = "updated" }
-""" % ", ".join(json.dumps(op) for op in OPERATIONS)
+""".replace("[OPERATIONS]", json.dumps(OPERATIONS))
 
 
 def _lines(result: Any) -> list[str]:
@@ -394,7 +394,7 @@ def test_an_override_of_an_own_spec_says_to_edit_it(tmp_path: Path) -> None:
     )
     result = cli("build", cwd=tmp_path)
     assert result.exit_code == 2
-    assert any(l.startswith("pyproject.toml:3:1: error[TN370]") for l in _lines(result))
+    assert any(x.startswith("pyproject.toml:3:1: error[TN370]") for x in _lines(result))
 
 
 # -- any source: a built-in's argument renamed and defaulted -------------------------------------
