@@ -1,0 +1,249 @@
+"""The parts of curated sources on their own: Overlay 1.0 actions, the https fetch's refusals,
+a fixed value sent as a header, and overlay and document paths kept inside the project."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import socket
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import cli
+from rest_server import Answer, serving
+
+from toolnexus_gen.ir import Document, Positions
+from toolnexus_gen.sources import fetch, overlay
+
+
+def _overlay(actions: list[dict[str, Any]], version: str = "1.0.0") -> Document:
+    data = {"overlay": version, "info": {"title": "t", "version": "1"}, "actions": actions}
+    return Document(Path("/x/o.yaml"), "o.yaml", data, Positions(), b"")
+
+
+DOC = {
+    "openapi": "3.0.3",
+    "info": {"title": "T", "version": "1"},
+    "tags": [{"name": "a"}],
+    "paths": {
+        "/a": {"get": {"summary": "A", "parameters": [{"name": "x"}, {"name": "y"}]}},
+        "/b": {"get": {"summary": "B"}},
+    },
+}
+
+
+def test_an_update_merges_objects_and_appends_to_arrays_and_leaves_the_input_alone() -> None:
+    done = overlay.apply(
+        DOC,
+        [
+            _overlay(
+                [
+                    {"target": "$.paths.*.get", "update": {"summary": "S", "x-new": {"k": 1}}},
+                    {"target": "$.tags", "update": {"name": "b"}},
+                    {"target": "$", "update": {"info": {"title": "Ours"}}},
+                ]
+            )
+        ],
+    )
+    assert not done.diagnostics
+    assert [op["get"]["summary"] for op in done.data["paths"].values()] == ["S", "S"]
+    assert done.data["paths"]["/a"]["get"]["parameters"] == [{"name": "x"}, {"name": "y"}]
+    assert done.data["tags"] == [{"name": "a"}, {"name": "b"}]
+    assert done.data["info"] == {"title": "Ours", "version": "1"}  # merged, not replaced
+    assert DOC["paths"]["/a"]["get"]["summary"] == "A"  # a copy was changed
+
+
+def test_remove_takes_every_selected_node_out_in_order() -> None:
+    done = overlay.apply(
+        DOC,
+        [
+            _overlay([{"target": "$.paths['/a'].get.parameters[?@.name == 'x']", "remove": True}]),
+            _overlay([{"target": "$.paths['/b']", "remove": True}]),
+        ],
+    )
+    assert not done.diagnostics
+    assert done.data["paths"] == {"/a": {"get": {"summary": "A", "parameters": [{"name": "y"}]}}}
+
+
+@pytest.mark.parametrize(
+    ("action", "code"),
+    [
+        ({"target": "$.paths[", "remove": True}, "TN485"),
+        ({"target": "paths", "remove": True}, "TN485"),
+        ({"target": "$.paths", "remove": True, "update": {}}, "TN484"),
+        ({"target": "$.paths", "replace": {}}, "TN484"),
+        ({"target": "$.info.title", "update": {"a": 1}}, "TN485"),
+        ({"target": "$.nothing", "remove": True}, "TN486"),
+    ],
+)
+def test_a_bad_action_is_reported(action: dict[str, Any], code: str) -> None:
+    done = overlay.apply(DOC, [_overlay([action])])
+    assert [d.code for d in done.diagnostics] == [code]
+    assert done.failed == (code != "TN486")
+
+
+def test_only_overlay_1_0_is_read() -> None:
+    done = overlay.apply(DOC, [_overlay([{"target": "$", "remove": True}], "1.1.0")])
+    assert [d.code for d in done.diagnostics] == ["TN484"]
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://127.0.0.1/openapi.json",
+        "https://10.1.2.3/openapi.json",
+        "https://169.254.169.254/latest/meta-data",
+        "https://[::1]/openapi.json",
+        "https://[::ffff:127.0.0.1]/openapi.json",
+        "https://[64:ff9b::a00:1]/openapi.json",
+        "https://localhost/openapi.json",
+        "http://api.example.com/openapi.json",
+        "https://user:secret@api.example.com/openapi.json",
+        "file:///etc/passwd",
+    ],
+)
+def test_the_fetch_refuses_what_the_runtime_refuses(url: str) -> None:
+    with pytest.raises(fetch.FetchError):
+        fetch.check(url)
+
+
+def test_the_fetch_connects_to_the_address_it_checked(monkeypatch: pytest.MonkeyPatch) -> None:
+    answers = iter([[(socket.AF_INET, socket.SOCK_STREAM, 6, "", ("93.184.215.14", 443))]])
+    monkeypatch.setattr(socket, "getaddrinfo", lambda *a, **k: next(answers))
+    assert fetch.check("https://api.example.com/openapi.json") == (
+        "api.example.com",
+        443,
+        "93.184.215.14",
+    )  # resolved once: the connection is made to this address, not to a second answer
+
+
+class _Response:
+    def __init__(self, chunks: list[bytes], length: str | None = None) -> None:
+        self.chunks, self.length = chunks, length
+
+    def getheader(self, name: str) -> str | None:
+        return self.length
+
+    def read1(self, size: int) -> bytes:
+        return self.chunks.pop(0) if self.chunks else b""
+
+
+class _Connection:
+    sock = None
+
+
+def test_the_fetch_caps_the_size(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(fetch, "MAX_BYTES", 10)
+    deadline = float("inf")
+    with pytest.raises(fetch.FetchError, match="at most 10"):
+        fetch._body(_Response([], "11"), _Connection(), deadline, "u")  # type: ignore[arg-type]
+    with pytest.raises(fetch.FetchError, match="larger than 10"):
+        fetch._body(_Response([b"123456", b"78901"]), _Connection(), deadline, "u")  # type: ignore[arg-type]
+    assert fetch._body(_Response([b"12345", b"67890"]), _Connection(), deadline, "u") == (  # type: ignore[arg-type]
+        b"1234567890"
+    )
+
+
+TEAM_DOC = {
+    "openapi": "3.0.3",
+    "info": {"title": "Teams", "version": "1"},
+    "servers": [{"url": "https://teams.example"}],
+    "paths": {
+        "/teams/{team}/notes": {
+            "post": {
+                "operationId": "add_note",
+                "parameters": [
+                    {"name": "team", "in": "path", "required": True, "schema": {"type": "string"}},
+                    {
+                        "name": "X-Tenant",
+                        "in": "header",
+                        "required": True,
+                        "schema": {"type": "string"},
+                    },
+                    {"name": "visibility", "in": "query", "schema": {"type": "string"}},
+                ],
+                "requestBody": {
+                    "required": True,
+                    "content": {
+                        "application/json": {
+                            "schema": {
+                                "type": "object",
+                                "required": ["text", "author"],
+                                "properties": {
+                                    "text": {"type": "string"},
+                                    "author": {"type": "string"},
+                                },
+                            }
+                        }
+                    },
+                },
+                "responses": {"200": {"description": "ok"}},
+            }
+        }
+    },
+}
+
+
+def test_fixed_values_go_wherever_their_parameter_goes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "specs").mkdir()
+    (tmp_path / "teams.json").write_text(json.dumps(TEAM_DOC))
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.toolnexus-gen]\ntargets = ["openai"]\nout = "team_tools"\n\n'
+        '[tool.toolnexus-gen.openapi.teams]\ndocument = "teams.json"\n\n'
+        "[tool.toolnexus-gen.overrides.add_note]\n"
+        'fixed = { team = "${TEAM}", X-Tenant = "${TENANT}", visibility = "${SEEN_BY}", '
+        'author = "${AUTHOR}" }\n'
+    )
+    result = cli("sync", cwd=tmp_path)
+    assert result.exit_code == 0, result.output + result.stderr
+    result = cli("build", cwd=tmp_path)
+    assert result.exit_code == 0, result.output + result.stderr
+    sys.path.insert(0, str(tmp_path))
+    try:
+        pkg = importlib.import_module("team_tools")
+    finally:
+        sys.path.remove(str(tmp_path))
+    (entry,) = pkg.to_openai()
+    assert list(entry["function"]["parameters"]["properties"]) == ["text"]
+    for name, value in {
+        "TEAM": "core",
+        "TENANT": "acme",
+        "SEEN_BY": "all",
+        "AUTHOR": "bot",
+    }.items():
+        monkeypatch.setenv(name, value)
+    with serving() as server:
+        server.route("POST", "/teams/core/notes", Answer(200, {"ok": True}))
+        tk = pkg.Toolkit(pkg.ToolHandlers(), base_url=server.url)
+        done = tk.execute_sync("add_note", {"text": "hello"})
+        assert not done.is_error, done.output
+        (seen,) = server.seen
+    assert seen.path == "/teams/core/notes"  # path
+    assert seen.headers["X-Tenant"] == "acme"  # header
+    assert seen.query == [("visibility", "all")]  # query
+    assert seen.json == {"text": "hello", "author": "bot"}  # body
+
+
+def test_overlays_and_documents_stay_inside_the_project(tmp_path: Path) -> None:
+    project = tmp_path / "p"
+    (project / "specs").mkdir(parents=True)
+    (tmp_path / "outside.json").write_text(json.dumps(TEAM_DOC))
+    (project / "teams.json").write_text(json.dumps(TEAM_DOC))
+    (project / "link.json").symlink_to(tmp_path / "outside.json")
+    for document, overlays, line in (
+        ("../outside.json", "[]", 2),
+        ("link.json", "[]", 2),
+        ("teams.json", '["../outside.json"]', 3),
+    ):
+        (project / "pyproject.toml").write_text(
+            f'[tool.toolnexus-gen.openapi.teams]\ndocument = "{document}"\noverlays = {overlays}\n'
+        )
+        result = cli("sync", cwd=project)
+        assert result.exit_code == 2
+        lines = (result.stdout + result.stderr).splitlines()
+        assert any(x.startswith(f"pyproject.toml:{line}:1: error[TN482]") for x in lines), lines
+        assert not (project / "specs" / "teams").exists()
