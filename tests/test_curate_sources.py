@@ -247,3 +247,31 @@ def test_overlays_and_documents_stay_inside_the_project(tmp_path: Path) -> None:
         lines = (result.stdout + result.stderr).splitlines()
         assert any(x.startswith(f"pyproject.toml:{line}:1: error[TN482]") for x in lines), lines
         assert not (project / "specs" / "teams").exists()
+
+
+def test_import_openapi_can_declare_the_document_and_sync_it(tmp_path: Path) -> None:
+    (tmp_path / "specs").mkdir()
+    (tmp_path / "teams.json").write_text(json.dumps(TEAM_DOC))
+    result = cli(
+        "import",
+        "openapi",
+        "teams.json",
+        "--declare",
+        "teams",
+        "--server",
+        "https://t.example",
+        cwd=tmp_path,
+    )
+    assert result.exit_code == 0, result.output + result.stderr
+    text = (tmp_path / "pyproject.toml").read_text()
+    assert text == (
+        "[tool.toolnexus-gen]\n\n[tool.toolnexus-gen.openapi.teams]\n"
+        'document = "teams.json"\nserver = "https://t.example"\n'
+    )
+    spec = json.loads((tmp_path / "specs" / "teams" / "add_note.json").read_text())
+    assert spec["http"]["base_url"] == "https://t.example"
+    again = cli("import", "openapi", "teams.json", "--declare", "teams", cwd=tmp_path)
+    assert again.exit_code == 2 and (tmp_path / "pyproject.toml").read_text() == text
+    failed = cli("import", "openapi", "teams.json", "--declare", "more", "--tag", "x", cwd=tmp_path)
+    assert failed.exit_code == 2  # nothing tagged x: the declaration is not left behind
+    assert (tmp_path / "pyproject.toml").read_text() == text

@@ -465,6 +465,13 @@ def init(directory: Path, specs: str, out: str) -> None:
     help="openapi: start the environment variables that credentials are read from with NAME "
     "(default: from the document's title, e.g. WEATHER_BEARER_AUTH).",
 )
+@click.option(
+    "--declare",
+    metavar="NAME",
+    help="openapi: declare FILE as a synced source [tool.toolnexus-gen.openapi.NAME] in "
+    "pyproject.toml and sync it into specs/NAME/ (re-imported by every sync; overrides and "
+    "overlays apply), instead of importing it once.",
+)
 def import_(
     fmt: str,
     file: Path,
@@ -474,11 +481,25 @@ def import_(
     server: str | None,
     tags: tuple[str, ...],
     env_prefix: str | None,
+    declare: str | None,
 ) -> None:
     """Write one spec per tool found in FILE: a provider tool list in FORMAT (a target name),
     or, with FORMAT openapi, an OpenAPI 3.0/3.1 document (one tool per operation, each a REST
     call the runtime makes; no handler to write)."""
     from toolnexus_gen.fs.paths import display_path
+
+    if declare is not None:
+        if fmt != "openapi":
+            _fail("--declare applies to `import openapi` only")
+        with _Shown("syncing") as bar:
+            table, synced = _run(
+                session.declare_openapi, file, declare, server, tags, env_prefix, bar
+            )
+        _echo(f"declared in pyproject.toml:\n{table}", fg="green")
+        _report(synced.diagnostics)
+        for document in synced.documents:
+            _show_document(document, False)
+        return
 
     with _Shown("importing") as bar:
         outcome = _run(

@@ -416,6 +416,65 @@ def init(directory: Path, specs: str, out: str) -> InitReport:
         raise UserError(str(exc)) from None
 
 
+def declare_openapi(
+    file: Path,
+    name: str,
+    server: str | None,
+    tags: tuple[str, ...],
+    env_prefix: str | None,
+    progress: Progress = unseen,
+) -> tuple[str, SyncOutcome]:
+    """`import openapi FILE --declare NAME`: the document declared as a synced source in
+    pyproject.toml (made when there is none), then synced. Returns the table written."""
+    import re as regex
+
+    from toolnexus_gen.config.curated import SOURCE_NAME
+    from toolnexus_gen.config.pyproject import load_config
+    from toolnexus_gen.fs.output import atomic_write
+
+    if not SOURCE_NAME.fullmatch(name):
+        raise UserError(
+            f"--declare {name!r}: a source name is letters, digits, _ and - (it names the "
+            "folder specs/<name>/)"
+        )
+    if server is not None and not regex.match(r"https?://[^/?#]+", server):
+        raise UserError(f"--server {server!r} must be an absolute http(s) URL")
+    with os_errors():
+        config = load_config(Path.cwd())
+        if any(declared.name == name for declared in config.curated.openapi):
+            raise UserError(f"openapi.{name} is declared already in pyproject.toml; run sync")
+        path = config.path or config.root / "pyproject.toml"
+        try:
+            document = file.resolve().relative_to(config.root.resolve()).as_posix()
+        except ValueError:
+            raise UserError(
+                f"{file.as_posix()} is outside the project ({config.root.as_posix()}): copy it "
+                "into the project to declare it"
+            ) from None
+        lines = [f"\n[tool.toolnexus-gen.openapi.{name}]", f"document = {json.dumps(document)}"]
+        if server is not None:
+            lines.append(f"server = {json.dumps(server.rstrip('/'))}")
+        if tags:
+            lines.append(f"tags = {json.dumps(list(tags))}")
+        if env_prefix is not None:
+            lines.append(f"env_prefix = {json.dumps(env_prefix)}")
+        table = "\n".join(lines) + "\n"
+        original = path.read_bytes() if path.is_file() else None
+        before = (original or b"").decode("utf-8")
+        if before and not before.endswith("\n"):
+            before += "\n"
+        atomic_write(path, ((before or "[tool.toolnexus-gen]\n") + table).encode("utf-8"))
+    try:
+        return table.strip("\n"), sync(name, False, None, progress)
+    except (UserError, DiagnosticsError):
+        with os_errors():  # a declaration that cannot sync is not left behind
+            if original is None:
+                path.unlink(missing_ok=True)
+            else:
+                atomic_write(path, original)
+        raise
+
+
 @dataclass
 class ImportOutcome:
     folder: Path
