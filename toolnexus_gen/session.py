@@ -776,10 +776,10 @@ def _sync_documents(
 ) -> None:
     """Each declared OpenAPI document, re-imported into specs/<name>/ (or --check'ed). Every
     document is read and checked before anything is written: a mistake in one writes nothing."""
+    from toolnexus_gen.commands import openapi_sync
     from toolnexus_gen.fs import output
     from toolnexus_gen.fs.paths import display_path
-    from toolnexus_gen.sources import openapi_sync
-    from toolnexus_gen.sources.overrides import MANIFEST
+    from toolnexus_gen.pipeline.overrides import MANIFEST
 
     synced = []
     problems: list[Diagnostic] = []
@@ -824,8 +824,9 @@ def _sync_documents(
 
 
 def _document_drift(one: Any) -> list[Drift]:
+    from toolnexus_gen.commands import openapi_sync
     from toolnexus_gen.fs.paths import display_path
-    from toolnexus_gen.sources import mcp, openapi_sync
+    from toolnexus_gen.sources import mcp
 
     found = []
     for what, files in (("added", one.added), ("removed", one.removed), ("changed", one.changed)):

@@ -3,7 +3,7 @@
 
 Read with the rest of the configuration, each mistake located in pyproject.toml (TN811-TN818).
 What needs the documents or the specs (an unknown tool or argument, a fixed value its schema
-refuses) is checked where they are read: sources/openapi_sync.py and sources/overrides.py.
+refuses) is checked where they are read: commands/openapi_sync.py and pipeline/overrides.py.
 """
 
 from __future__ import annotations

@@ -140,7 +140,7 @@ def analyse(
     )
     units = [unit for _, unit in named]
     if options.curated.overrides:  # an override of no tool, a rename onto another tool
-        from toolnexus_gen.sources.overrides import gone_upstream, whole_set
+        from toolnexus_gen.pipeline.overrides import gone_upstream, whole_set
 
         every = [*rels, *(spec.rel for spec in contribution.specs)]
         named_as = [(tool.name, tool.display) for tool in toolset.tools]

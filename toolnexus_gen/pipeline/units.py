@@ -22,10 +22,10 @@ from toolnexus_gen.diagnostics import has_errors
 from toolnexus_gen.ir import PLACED_KEYS, Contributed, Document, Tool, ToolInfo, Unit
 from toolnexus_gen.memo import Memo, canonical, sha, unit_key
 from toolnexus_gen.pipeline.emit import emit
+from toolnexus_gen.pipeline.overrides import apply as apply_override
+from toolnexus_gen.pipeline.overrides import gone_upstream
 from toolnexus_gen.pipeline.tokens import estimate
 from toolnexus_gen.progress import Progress, unseen
-from toolnexus_gen.sources.overrides import apply as apply_override
-from toolnexus_gen.sources.overrides import gone_upstream
 from toolnexus_gen.targets import TARGETS
 from toolnexus_gen.targets.base import encode_entries, entry_depth
 from toolnexus_gen.toolspec.bundle import bundle_tool

@@ -11,7 +11,7 @@ project's build would take it (sources/carry.py), and compare with what the last
 The folder's `.toolnexus-sync.json` lists the files a sync wrote there: only those are ever
 replaced or removed, a file it did not write is left alone (one in the way of a new file is an
 error), and it records what upstream removed (a tool, an argument) so that a build can say that
-an override's target is gone upstream rather than unknown (sources/overrides.py).
+an override's target is gone upstream rather than unknown (pipeline/overrides.py).
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from toolnexus_gen.config.pyproject import Config
 from toolnexus_gen.diagnostics import Diagnostic, DiagnosticsError, Severity
 from toolnexus_gen.fs.paths import display_path
 from toolnexus_gen.ir import Document
-from toolnexus_gen.sources.overrides import MANIFEST
+from toolnexus_gen.pipeline.overrides import MANIFEST
 from toolnexus_gen.toolspec.load import LoadError
 
 SUFFIX = ".json"
