@@ -275,3 +275,51 @@ def test_import_openapi_can_declare_the_document_and_sync_it(tmp_path: Path) -> 
     failed = cli("import", "openapi", "teams.json", "--declare", "more", "--tag", "x", cwd=tmp_path)
     assert failed.exit_code == 2  # nothing tagged x: the declaration is not left behind
     assert (tmp_path / "pyproject.toml").read_text() == text
+
+
+def test_a_link_in_the_synced_folder_never_leads_a_write_or_a_removal_out(tmp_path: Path) -> None:
+    project, elsewhere = tmp_path / "p", tmp_path / "elsewhere"
+    (project / "specs" / "teams").mkdir(parents=True)
+    elsewhere.mkdir()
+    (elsewhere / "keep.json").write_text("{}\n")
+    (project / "teams.json").write_text(json.dumps(TEAM_DOC))
+    (project / "pyproject.toml").write_text(
+        '[tool.toolnexus-gen.openapi.teams]\ndocument = "teams.json"\n'
+    )
+    (project / "specs" / "teams" / "_out").symlink_to(elsewhere)
+    (project / "specs" / "teams" / ".toolnexus-sync.json").write_text(
+        json.dumps({"files": ["_out/keep.json", "../../../elsewhere/keep.json"]})
+    )
+    result = cli("sync", cwd=project)
+    assert result.exit_code == 2
+    assert any("error[TN488]" in x and "symbolic link" in x for x in result.stderr.splitlines())
+    assert (elsewhere / "keep.json").read_text() == "{}\n"
+    assert not (project / "specs" / "teams" / "add_note.json").exists()
+
+
+def test_a_curated_call_never_sends_what_the_model_made_up_under_a_source_name() -> None:
+    import asyncio
+
+    from pydantic import BaseModel, ConfigDict
+    from toolnexus_runtime import ToolContext
+    from toolnexus_runtime.executors.curated import Curated
+
+    class Open(BaseModel):  # the curated model of a tool whose schema takes any other key
+        model_config = ConfigDict(extra="allow")
+        headline: str
+
+    got: list[dict[str, Any]] = []
+
+    class Source:  # a source's bound tool: takes the arguments as sent
+        def validate(self, arguments: Any) -> Any:
+            return arguments
+
+        async def __call__(self, arguments: dict[str, Any], ctx: ToolContext) -> str:
+            got.append(arguments)
+            return "ok"
+
+    settings = {"rename": {"headline": "title"}, "fixed": {"owner": "octo"}}
+    tool = Curated("open_issue", Open, Source(), settings)
+    args = tool.validate({"headline": "Broken", "title": "made up", "owner": "evil", "x": 1})
+    assert asyncio.run(tool(args, ToolContext())) == "ok"
+    assert got == [{"title": "Broken", "x": 1, "owner": "octo"}]

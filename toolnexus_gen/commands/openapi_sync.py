@@ -223,6 +223,20 @@ def _existing(out: DocumentSync) -> None:
             recorded = data.get("gone")
             if isinstance(recorded, dict):
                 gone = {k: v for k, v in recorded.items() if isinstance(v, str)}
+    outside = [rel for rel in {*written, *out.files} if not _stays_in(out.folder, out.folder / rel)]
+    if outside:
+        raise DiagnosticsError(
+            [
+                _error(
+                    out.declared,
+                    "",
+                    "TN488",
+                    f"{display_path(out.folder / sorted(outside)[0])}: a symbolic link leads out "
+                    f"of {display_path(out.folder)}; sync writes and removes files there only: "
+                    "remove the link",
+                )
+            ]
+        )
     for rel in written:
         path = out.folder / rel
         if path.is_file() and not path.is_symlink():
@@ -245,6 +259,17 @@ def _existing(out: DocumentSync) -> None:
             ]
         )
     out.gone = _gone(out, gone)
+
+
+def _stays_in(folder: Path, path: Path) -> bool:
+    """Whether `path` (its folder's links resolved) is in `folder`, itself in the spec folder's
+    parent: no link in between leads a write or a removal elsewhere."""
+    base = folder.parent.resolve()
+    return (
+        folder.resolve().is_relative_to(base)
+        and path.parent.resolve().is_relative_to(folder.resolve())
+        and not path.is_symlink()
+    )
 
 
 def _relative(rel: Any) -> bool:

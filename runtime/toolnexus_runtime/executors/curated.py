@@ -77,7 +77,12 @@ class Curated:
 
     async def __call__(self, arguments: Any, ctx: ToolContext) -> Any:
         values = dict(arguments) if isinstance(arguments, Mapping) else {}
-        sent = {self._rename.get(key, key): value for key, value in values.items()}
+        # a key the model may not send under that name (a renamed argument's old name, a fixed
+        # argument): an extra the model made up is never what the source gets
+        taken = (set(self._rename.values()) | set(self._fixed)) - set(self._rename)
+        sent = {
+            self._rename.get(key, key): value for key, value in values.items() if key not in taken
+        }
         for key, value in self._defaults.items():
             sent.setdefault(key, value)
         read: list[str] = []

@@ -1,16 +1,35 @@
 """Make the trimmed excerpt of GitHub's REST description kept under tests/data/github/: the
 operations below, their 2xx responses and the components they reach; examples, x-github keys
 and error responses dropped. Run: python trim.py api.github.com.json > github-VERSION.json"""
+
 import json
 import sys
 
 OPERATIONS = [
-    "issues/create", "issues/get", "issues/update", "issues/list-for-repo",
-    "issues/create-comment", "issues/list-comments", "issues/add-labels", "issues/lock",
-    "issues/list-labels-for-repo", "pulls/list", "pulls/get", "pulls/create", "repos/get",
-    "repos/list-tags", "search/issues-and-pull-requests",
+    "issues/create",
+    "issues/get",
+    "issues/update",
+    "issues/list-for-repo",
+    "issues/create-comment",
+    "issues/list-comments",
+    "issues/add-labels",
+    "issues/lock",
+    "issues/list-labels-for-repo",
+    "pulls/list",
+    "pulls/get",
+    "pulls/create",
+    "repos/get",
+    "repos/list-tags",
+    "search/issues-and-pull-requests",
 ]
-DROP = {"x-github-breaking-changes", "examples", "example", "x-github", "externalDocs", "x-githubEnterpriseOverlays"}
+DROP = {
+    "x-github-breaking-changes",
+    "examples",
+    "example",
+    "x-github",
+    "externalDocs",
+    "x-githubEnterpriseOverlays",
+}
 
 
 def clean(value):
@@ -25,7 +44,7 @@ def refs(value, found):
     if isinstance(value, dict):
         ref = value.get("$ref")
         if isinstance(ref, str) and ref.startswith("#/components/"):
-            found.add(tuple(ref[len("#/components/"):].split("/", 1)))
+            found.add(tuple(ref[len("#/components/") :].split("/", 1)))
         for v in value.values():
             refs(v, found)
     elif isinstance(value, list):
