@@ -138,12 +138,23 @@ def test_drift_is_named_by_tool_and_pointer_and_sync_follows(
     assert synced.exit_code == 0, synced.stderr
     assert "warning[TN408]" in synced.stderr  # 'create page' has no description
     assert sorted(p.name for p in (folder / "specs/wiki").iterdir()) == [
+        ".toolnexus-sync.json",  # what upstream removed, for the build's overrides
         "w_add.json",
         "w_create_page.json",
         "w_search-pages.json",
     ]
     assert spec(folder, "wiki/w_create_page.json")["description"] == "create page"
+    assert spec(folder, "wiki/.toolnexus-sync.json") == {
+        "source": {"mcp": "wiki"},
+        "gone": {"w_fail": "removed upstream by `sync` of MCP server 'wiki'"},
+    }
     assert again.exit_code == 0
+    # an override of the tool that went is a warning naming that change, not an error
+    with open(folder / "pyproject.toml", "a") as pyproject:
+        pyproject.write('\n[tool.toolnexus-gen.overrides.w_fail]\ndescription = "Fail"\n')
+    built = cli("build", cwd=folder)
+    assert built.exit_code == 0, built.output + built.stderr
+    assert "warning[TN376]: overrides.w_fail: tool 'w_fail' is gone upstream" in built.output
 
 
 def test_http_server_behind_a_bearer_token(

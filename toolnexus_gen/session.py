@@ -759,11 +759,26 @@ def sync(
                 continue
             changed = {snap.folder / f: snap.files[f] for f in (*snap.added, *snap.changed)}
             gone = [snap.folder / f for f in snap.removed]
-            output.replace_files(changed, gone)
             result.written = [display_path(path) for path in changed]
             result.removed = [display_path(path) for path in gone]
             result.unchanged = len(snap.files) - len(changed)
+            _record_gone(snap, changed)
+            output.replace_files(changed, gone)
     return outcome
+
+
+def _record_gone(snap: Any, changed: dict[Path, str]) -> None:
+    """An MCP server's tools and arguments gone upstream, recorded in its folder's manifest for
+    the build's overrides (pipeline/overrides.py): a file only once something is gone."""
+    from toolnexus_gen.pipeline.overrides import MANIFEST, gone_record, manifest_gone
+
+    path = snap.folder / MANIFEST
+    by = f"`sync` of MCP server {snap.server.name!r}"
+    record = gone_record(manifest_gone(snap.folder), snap.existing, snap.files, by)
+    if record or path.is_file():
+        text = json.dumps({"source": {"mcp": snap.server.name}, "gone": record}, indent=2) + "\n"
+        if not path.is_file() or path.read_text("utf-8", "replace") != text:
+            changed[path] = text
 
 
 def _sync_documents(

@@ -27,7 +27,7 @@ from toolnexus_gen.config.pyproject import Config
 from toolnexus_gen.diagnostics import Diagnostic, DiagnosticsError, Severity
 from toolnexus_gen.fs.paths import display_path
 from toolnexus_gen.ir import Document
-from toolnexus_gen.pipeline.overrides import MANIFEST
+from toolnexus_gen.pipeline.overrides import MANIFEST, gone_record
 from toolnexus_gen.toolspec.load import LoadError
 
 SUFFIX = ".json"
@@ -281,37 +281,10 @@ def _relative(rel: Any) -> bool:
 
 
 def _gone(out: DocumentSync, before: dict[str, str]) -> dict[str, str]:
-    """The record of what upstream removed: tools and arguments the last sync wrote that this
-    one does not, kept until they come back."""
-    gone = dict(before)
-    for rel in out.removed:
-        if "/" not in rel and rel.endswith(SUFFIX):
-            tool = rel.removesuffix(SUFFIX)
-            gone[tool] = f"removed upstream by `sync` of openapi.{out.declared.name}"
-    for rel in out.changed:
-        if "/" in rel:
-            continue
-        tool = rel.removesuffix(SUFFIX)
-        old, new = _arguments(out.existing[rel]), _arguments(out.files[rel])
-        for arg in old - new:
-            gone[f"{tool}/{arg}"] = f"argument {arg!r} removed upstream"
-    for tool in out.tools:  # back again: an override applies as before
-        gone.pop(tool, None)
-        args = _arguments(out.files[tool + SUFFIX])
-        for key in [k for k in gone if k.startswith(f"{tool}/")]:
-            if key.split("/", 1)[1] in args:
-                del gone[key]
-    return gone
-
-
-def _arguments(text: str) -> set[str]:
-    try:
-        spec = json.loads(text)
-    except (ValueError, RecursionError):
-        return set()
-    schema = spec.get("input_schema") if isinstance(spec, dict) else None
-    properties = schema.get("properties") if isinstance(schema, dict) else None
-    return set(properties) if isinstance(properties, dict) else set()
+    """The record of what upstream removed (pipeline/overrides.py keeps its form)."""
+    specs = {rel: text for rel, text in out.existing.items() if "/" not in rel}
+    now = {rel: text for rel, text in out.files.items() if "/" not in rel}
+    return gone_record(before, specs, now, f"`sync` of openapi.{out.declared.name}")
 
 
 # -- drift: what a sync would change, by the rules of `breaking` ----------------------------------

@@ -37,14 +37,48 @@ def gone_upstream(specs: Path) -> dict[str, str]:
     if not specs.is_dir():
         return found
     for path in sorted(specs.glob(f"*/{MANIFEST}")):
-        try:
-            data = json.loads(path.read_text("utf-8"))
-        except (OSError, ValueError, RecursionError):
-            continue
-        gone = data.get("gone") if isinstance(data, dict) else None
-        if isinstance(gone, dict):
-            found.update({k: v for k, v in gone.items() if isinstance(v, str)})
+        found.update(manifest_gone(path.parent))
     return found
+
+
+def gone_record(
+    before: dict[str, str], old: dict[str, str], new: dict[str, str], by: str
+) -> dict[str, str]:
+    """A source folder's record of what upstream removed, after a sync: `before` updated with
+    the tools (`name.json` in `old` and not in `new`) and the top-level arguments (of a tool in
+    both) that are gone, less those that came back. `by`: the sync, in words."""
+    gone = dict(before)
+    for file in old.keys() - new.keys():
+        gone[Path(file).stem] = f"removed upstream by {by}"
+    for file in old.keys() & new.keys():
+        for arg in _arguments(old[file]) - _arguments(new[file]):
+            gone[f"{Path(file).stem}/{arg}"] = f"argument {arg!r} removed upstream by {by}"
+    for file, text in new.items():  # back again: an override applies as before
+        tool = Path(file).stem
+        gone.pop(tool, None)
+        for arg in _arguments(text):
+            gone.pop(f"{tool}/{arg}", None)
+    return dict(sorted(gone.items()))
+
+
+def _arguments(text: str) -> set[str]:
+    try:
+        spec = json.loads(text)
+    except (ValueError, RecursionError):
+        return set()
+    schema = spec.get("input_schema") if isinstance(spec, dict) else None
+    properties = schema.get("properties") if isinstance(schema, dict) else None
+    return set(properties) if isinstance(properties, dict) else set()
+
+
+def manifest_gone(folder: Path) -> dict[str, str]:
+    """The record a source folder's manifest holds."""
+    try:
+        data = json.loads((folder / MANIFEST).read_text("utf-8"))
+    except (OSError, ValueError, RecursionError):
+        return {}
+    gone = data.get("gone") if isinstance(data, dict) else None
+    return {k: v for k, v in gone.items() if isinstance(v, str)} if isinstance(gone, dict) else {}
 
 
 def _at(override: Override, key: str, code: str, message: str, warn: bool = False) -> Diagnostic:
