@@ -144,7 +144,8 @@ def analyse(
 
         every = [*rels, *(spec.rel for spec in contribution.specs)]
         named_as = [(tool.name, tool.display) for tool in toolset.tools]
-        diagnostics += whole_set(options.curated, every, named_as, gone_upstream(options.specs))
+        gone = gone_upstream(options.specs)
+        diagnostics += whole_set(options.curated, every, named_as, gone, options.specs)
     diagnostics += cross_tool(toolset.tools)
     if not paths and not contribution.specs and not diagnostics:
         diagnostics.append(

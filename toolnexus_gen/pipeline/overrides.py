@@ -332,6 +332,7 @@ def whole_set(
     rels: Sequence[str],
     names: Sequence[tuple[str, str]],
     gone: dict[str, str],
+    specs: Path,
 ) -> list[Diagnostic]:
     """What only the whole set can tell: an override of no tool, a rename onto another tool's
     name. `names`: (name, the spec it is in) of each tool."""
@@ -354,13 +355,21 @@ def whole_set(
                 )
                 continue
             close = _close(override.tool, known)
+            unsynced = [
+                d.name for d in curated.openapi if not (specs / d.name / MANIFEST).is_file()
+            ]
+            hint = (
+                f"; openapi.{unsynced[0]} was never synced: run `toolnexus-gen sync`"
+                if unsynced
+                else " (`toolnexus-gen list` shows them)"
+            )
             problems.append(
                 _at(
                     override,
                     "",
                     "TN375",
                     f"{what}: no tool is named {override.tool!r}{close}; overrides key on the "
-                    "name the source gives a tool (`toolnexus-gen list` shows them)",
+                    f"name the source gives a tool{hint}",
                 )
             )
         elif override.name and sum(name == override.name for name, _ in names) > 1:

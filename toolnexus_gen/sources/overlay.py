@@ -38,8 +38,9 @@ class Applied:
 
 
 def apply(data: Any, overlays: list[Document]) -> Applied:
-    """The document with each overlay applied in order (a copy: `data` is left as it is)."""
-    out = Applied(copy.deepcopy(data))
+    """The document with each overlay applied in order (a copy: `data` is left as it is; no
+    overlay, no copy)."""
+    out = Applied(copy.deepcopy(data) if overlays else data)
     for overlay in overlays:
         _apply_one(out, overlay)
         if out.failed:
