@@ -328,6 +328,10 @@ def test_a_tool_removed_upstream_is_drift_and_its_override_a_warning(
         in lines
     )
     assert any(line.startswith("  error[TN501] callers: tool removed") for line in lines), lines
+    assert (
+        "  warning[TN376] overrides: [tool.toolnexus-gen.overrides.issues_get] will no longer "
+        "apply once synced"
+    ) in lines
     assert any("warning[TN487]" in line and "issues/get" in line for line in lines)
     _ok(cli("sync", cwd=copy))
     built = cli("build", cwd=copy)

@@ -820,7 +820,7 @@ def _sync_documents(
             )
             outcome.documents.append(result)
             if check:
-                result.drift = _document_drift(one)
+                result.drift = _document_drift(one, config.curated)
                 continue
             changed = {one.folder / f: one.files[f] for f in (*one.added, *one.changed)}
             gone = [one.folder / f for f in one.removed]
@@ -838,7 +838,7 @@ def _sync_documents(
             result.unchanged = len(one.files) - len(result.written)
 
 
-def _document_drift(one: Any) -> list[Drift]:
+def _document_drift(one: Any, curated: Any) -> list[Drift]:
     from toolnexus_gen.commands import openapi_sync
     from toolnexus_gen.fs.paths import display_path
     from toolnexus_gen.sources import mcp
@@ -860,6 +860,11 @@ def _document_drift(one: Any) -> list[Drift]:
                     except (ValueError, RecursionError):
                         drift.details = ["/ changed"]
                 drift.findings = openapi_sync.consequences(one, rel)
+                if what == "removed" and curated.override(tool) is not None:
+                    drift.findings.append(
+                        f"warning[TN376] overrides: [tool.toolnexus-gen.overrides.{tool}] will "
+                        "no longer apply once synced"
+                    )
             found.append(drift)
     return found
 
