@@ -431,3 +431,27 @@ def test_a_builtin_tool_renamed_and_its_argument_too(tmp_path: Path) -> None:
     result = tk.execute_sync("read_note", {"note": "notes.txt"})
     assert not result.is_error, result.output
     assert "one" in result.output and "two" not in result.output  # the default limit sent
+
+
+def test_the_curated_package_passes_mypy_and_ruff(project: Path) -> None:
+    import subprocess
+    import sysconfig
+
+    mypy = subprocess.run(
+        [sys.executable, "-m", "mypy", "--strict", "curated_github_tools"],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert mypy.returncode == 0, mypy.stdout
+    ruff = str(Path(sysconfig.get_path("scripts")) / "ruff")
+    for command in (["check", "--isolated", "--extend-select", "I"], ["format", "--check"]):
+        done = subprocess.run(
+            [ruff, *command, "curated_github_tools"],
+            cwd=project,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert done.returncode == 0, done.stdout
