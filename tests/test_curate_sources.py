@@ -323,3 +323,33 @@ def test_a_curated_call_never_sends_what_the_model_made_up_under_a_source_name()
     args = tool.validate({"headline": "Broken", "title": "made up", "owner": "evil", "x": 1})
     assert asyncio.run(tool(args, ToolContext())) == "ok"
     assert got == [{"title": "Broken", "x": 1, "owner": "octo"}]
+
+
+def test_exclude_leaves_a_tool_out_and_a_hidden_argument_sends_its_default(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "specs").mkdir()
+    (tmp_path / "work").mkdir()
+    (tmp_path / "work" / "a.txt").write_text("hit one\nhit two\nhit three\n")
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.toolnexus-gen]\nbuiltins = ["read", "grep"]\nout = "excluded_tools"\n\n'
+        "[tool.toolnexus-gen.overrides.read]\nexclude = true\n\n"
+        "[tool.toolnexus-gen.overrides.grep]\n"
+        'hide = ["limit", "include"]\ndefaults = { limit = 2 }\n'
+    )
+    result = cli("build", cwd=tmp_path)
+    assert result.exit_code == 0, result.output + result.stderr
+    sys.path.insert(0, str(tmp_path))
+    try:
+        pkg = importlib.import_module("excluded_tools")
+    finally:
+        sys.path.remove(str(tmp_path))
+    (entry,) = pkg.to_openai()
+    assert entry["function"]["name"] == "grep"
+    assert list(entry["function"]["parameters"]["properties"]) == ["pattern", "path"]
+    tk = pkg.Toolkit(pkg.ToolHandlers(), workspace=tmp_path / "work")
+    found = tk.execute_sync("grep", {"pattern": "hit"})
+    assert not found.is_error, found.output
+    assert "hit one" in found.output and "hit two" in found.output
+    assert "hit three" not in found.output  # the hidden limit's default (2) was sent
+    assert tk.execute_sync("read", {"path": "a.txt"}).is_error  # no such tool
