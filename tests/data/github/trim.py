@@ -1,6 +1,7 @@
-"""Make the trimmed excerpt of GitHub's REST description kept under tests/data/github/: the
-operations below, their 2xx responses and the components they reach; examples, x-github keys
-and error responses dropped. Run: python trim.py api.github.com.json > github-VERSION.json"""
+"""Make the trimmed excerpt of GitHub's REST description kept under tests/data/github/
+(NOTICE.md): the operations below, their 2xx responses and the components they reach;
+examples, x-github keys and error responses dropped.
+Run: python trim.py api.github.com.json > github-VERSION.json"""
 
 import json
 import sys
