@@ -353,3 +353,34 @@ def test_exclude_leaves_a_tool_out_and_a_hidden_argument_sends_its_default(
     assert "hit one" in found.output and "hit two" in found.output
     assert "hit three" not in found.output  # the hidden limit's default (2) was sent
     assert tk.execute_sync("read", {"path": "a.txt"}).is_error  # no such tool
+
+
+def test_an_mcp_tool_renamed_with_a_fixed_argument_calls_its_server_as_it_expects(
+    tmp_path: Path,
+) -> None:
+    from mcp_helpers import calls, project, stdio
+
+    count = tmp_path / "count"
+    folder = project(tmp_path / "p", {"wiki": stdio("--count", str(count))}, out="curated_mcp")
+    with open(folder / "pyproject.toml", "a") as pyproject:
+        pyproject.write(
+            "\n[tool.toolnexus-gen.overrides.wiki_add]\n"
+            'name = "plus"\narguments.a = { name = "left" }\nfixed = { b = 10 }\n'
+        )
+    for command in ("sync", "build"):
+        result = cli(command, cwd=folder)
+        assert result.exit_code == 0, result.output + result.stderr
+    sys.path.insert(0, str(folder))
+    try:
+        pkg = importlib.import_module("curated_mcp")
+    finally:
+        sys.path.remove(str(folder))
+    entry = {t["name"]: t for t in pkg.to_mcp()}["plus"]
+    assert entry["inputSchema"]["properties"].keys() == {"left"}
+    tk = pkg.Toolkit(pkg.ToolHandlers(), mcp_config=folder / "mcp.json")
+    try:
+        added = tk.execute_sync("plus", {"left": 1})
+    finally:
+        tk.close()
+    assert (added.is_error, added.data) == (False, {"sum": 11}), added.output
+    assert calls(count)[-1] == 'add {"a": 1, "b": 10}'
