@@ -384,3 +384,22 @@ def test_an_mcp_tool_renamed_with_a_fixed_argument_calls_its_server_as_it_expect
         tk.close()
     assert (added.is_error, added.data) == (False, {"sum": 11}), added.output
     assert calls(count)[-1] == 'add {"a": 1, "b": 10}'
+
+
+def test_breaking_compares_the_curated_surface(tmp_path: Path) -> None:
+    (tmp_path / "specs").mkdir()
+    config = '[tool.toolnexus-gen]\nbuiltins = ["grep"]\nout = "grep_tools"\n\n'
+    pyproject = tmp_path / "pyproject.toml"
+    pyproject.write_text(config)
+    assert cli("build", cwd=tmp_path).exit_code == 0
+    (tmp_path / "grep_tools").rename(tmp_path / "before")
+    pyproject.write_text(
+        config + "[tool.toolnexus-gen.overrides.grep]\n"
+        'name = "search"\nhide = ["include"]\narguments.pattern = { name = "regex" }\n'
+    )
+    assert cli("build", cwd=tmp_path).exit_code == 0
+    result = cli("breaking", "--against", "before", "--format", "json", cwd=tmp_path)
+    assert result.exit_code == 1
+    found = {(f["tool"], f["rule"]) for f in json.loads(result.stdout)["findings"]}
+    assert ("grep", "TN501") in found  # what callers knew is gone: the override's name is new
+    assert any(tool == "search" for tool, _ in found)
