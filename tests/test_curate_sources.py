@@ -388,7 +388,10 @@ def test_an_mcp_tool_renamed_with_a_fixed_argument_calls_its_server_as_it_expect
 
 def test_breaking_compares_the_curated_surface(tmp_path: Path) -> None:
     (tmp_path / "specs").mkdir()
-    config = '[tool.toolnexus-gen]\nbuiltins = ["grep"]\nout = "grep_tools"\n\n'
+    config = (
+        '[tool.toolnexus-gen]\nbuiltins = ["grep"]\nout = "grep_tools"\n\n'
+        '[tool.toolnexus-gen.breaking]\nuse = ["callers", "model"]\n\n'  # no handler code
+    )
     pyproject = tmp_path / "pyproject.toml"
     pyproject.write_text(config)
     assert cli("build", cwd=tmp_path).exit_code == 0
