@@ -455,3 +455,15 @@ def test_the_curated_package_passes_mypy_and_ruff(project: Path) -> None:
             check=False,
         )
         assert done.returncode == 0, done.stdout
+
+
+def test_tags_and_exclude_select_the_operations(tmp_path: Path) -> None:
+    (tmp_path / "apis").mkdir()
+    shutil.copy(DATA / "github-22.0.0.json", tmp_path / "apis" / "github.json")
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.toolnexus-gen.openapi.gh]\ndocument = "apis/github.json"\n'
+        'tags = ["pulls"]\nexclude = ["pulls/create"]\n'
+    )
+    _ok(cli("sync", cwd=tmp_path))
+    names = sorted(p.stem for p in (tmp_path / "specs" / "gh").glob("[!.]*.json"))
+    assert names == ["pulls_get", "pulls_list"]
