@@ -74,7 +74,7 @@ def test_remove_takes_every_selected_node_out_in_order() -> None:
         ({"target": "paths", "remove": True}, "TN485"),
         ({"target": "$.paths", "remove": True, "update": {}}, "TN484"),
         ({"target": "$.paths", "replace": {}}, "TN484"),
-        ({"target": "$.info.title", "update": {"a": 1}}, "TN485"),
+        ({"target": "$.info", "update": "a string for an object"}, "TN485"),
         ({"target": "$.nothing", "remove": True}, "TN486"),
     ],
 )
@@ -82,6 +82,12 @@ def test_a_bad_action_is_reported(action: dict[str, Any], code: str) -> None:
     done = overlay.apply(DOC, [_overlay([action])])
     assert [d.code for d in done.diagnostics] == [code]
     assert done.failed == (code != "TN486")
+
+
+def test_an_update_replaces_a_value_it_selects() -> None:
+    done = overlay.apply(DOC, [_overlay([{"target": "$.paths.*.get.summary", "update": "Ours"}])])
+    assert not done.diagnostics
+    assert [op["get"]["summary"] for op in done.data["paths"].values()] == ["Ours", "Ours"]
 
 
 def test_only_overlay_1_0_is_read() -> None:

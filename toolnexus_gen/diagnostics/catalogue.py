@@ -466,8 +466,8 @@ CODES: dict[str, tuple[str, str]] = {
     "TN485": (
         "overlay target unusable",
         "An overlay action's target is not a JSONPath query (RFC 9535, starting with $), or it\n"
-        "selects a node an update cannot change (an update merges into objects and appends to\n"
-        "arrays). Nothing is written.\nFix: correct the target.",
+        "selects an object while the update is not one (an update merges into an object, appends\n"
+        "to an array and replaces any other value). Nothing is written.\nFix: correct the target.",
     ),
     "TN486": (
         "overlay target selects nothing",

@@ -4,8 +4,9 @@ its own and applied, in order, before `sync` imports the document.
 An overlay holds `overlay: 1.0.x`, `info` (`title`, `version`) and `actions`, each with a
 `target` (a JSONPath query, RFC 9535, as the Overlay specification says) and either `update` or
 `remove: true`. `update` is merged into each object the target selects (objects merged key by
-key, recursively; any other value replaced) or appended to each array it selects; `remove`
-takes each selected node out of its parent. A target that selects nothing is a warning (the
+key, recursively; any other value replaced), appended to each array it selects, and replaces
+each other value (a string, a number) it selects; `remove` takes each selected node out of its
+parent. A target that selects nothing is a warning (the
 document may have changed under the overlay); anything malformed is an error at its place in
 the overlay file. JSONPath is read by `jsonpath-rfc9535`, a small, strict implementation of
 the RFC with no dependency of its own but `regex`.
@@ -131,15 +132,23 @@ def _apply_one(out: Applied, overlay: Document) -> None:
                 _merge(node.value, update)
             elif isinstance(node.value, list):
                 node.value.append(copy.deepcopy(update))
+            elif node.location and not isinstance(node.value, dict | list):
+                # a value (a summary, a flag): replaced, as Overlay 1.1 says and tools do
+                _parent(out.data, node.location)[node.location[-1]] = copy.deepcopy(update)
             else:
                 problem(
                     "TN485",
-                    f"target {target!r} selects {node.path()}, which is not "
-                    f"{'an object or an array' if isinstance(update, dict) else 'an array'}: "
-                    "an update merges into an object or appends to an array",
+                    f"target {target!r} selects {node.path()}, an object, but the update is "
+                    "not one: an update merges into an object",
                     join_pointer(at, "target"),
                 )
                 break
+
+
+def _parent(data: Any, location: tuple[Any, ...]) -> Any:
+    for step in location[:-1]:
+        data = data[step]
+    return data
 
 
 def _merge(node: dict[str, Any], update: dict[str, Any]) -> None:
