@@ -1,0 +1,5 @@
+from typing import Any
+
+
+def crewai_tools(toolkit: Any, *, toolset: Any = None) -> Any:
+    raise NotImplementedError

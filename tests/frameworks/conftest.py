@@ -1,0 +1,117 @@
+"""Shared by the framework test modules here, each run in its framework's own venv (made by
+`make frameworks`) by tests/test_frameworks.py: the venv holds the runtime and that framework
+only, so these modules import neither the generator nor the main suite's conftest.
+
+TNX_FRAMEWORK names the framework under test (without it, as in the main venv's collection,
+nothing here is collected); TNX_FRAMEWORK_PACKAGES the folder where the driver built the `kit`
+package (specs: KIT_SPECS in tests/test_frameworks.py)."""
+
+from __future__ import annotations
+
+import base64
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+collect_ignore_glob = [] if os.environ.get("TNX_FRAMEWORK") else ["test_*.py"]
+
+ROOT = Path(__file__).resolve().parents[2]
+# A 1x1 PNG: what the chart tool returns as its image.
+PNG = base64.b64decode(
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
+)
+STATS = {"count": 3, "mean": 2.5}
+
+
+def _import(folder: Path, name: str) -> Any:
+    sys.path.insert(0, str(folder))
+    try:
+        return __import__(name)
+    finally:
+        sys.path.remove(str(folder))
+
+
+@pytest.fixture(scope="session")
+def weather() -> Any:
+    return _import(ROOT / "examples" / "weather", "tools")
+
+
+@pytest.fixture(scope="session")
+def kit() -> Any:
+    return _import(Path(os.environ["TNX_FRAMEWORK_PACKAGES"]), "kit")
+
+
+@pytest.fixture
+def calls() -> list[tuple[str, Any, str | None, str | None]]:
+    """(tool, arguments as the handler got them, call id, provider), one per handler call."""
+    return []
+
+
+@pytest.fixture
+def contexts() -> list[Any]:
+    """The ToolContext of each kit handler call."""
+    return []
+
+
+@pytest.fixture
+def weather_tk(weather: Any, calls: list[Any]) -> Any:
+    class Handlers(weather.ToolHandlers):  # type: ignore[misc]
+        async def get_weather(self, args: Any, ctx: Any) -> str:
+            calls.append(("get_weather", args.model_dump(), ctx.call_id, ctx.provider))
+            return f"{args.city}: 21C, clear"
+
+        def now(self, args: Any, ctx: Any) -> str:
+            calls.append(("now", args.model_dump(), ctx.call_id, ctx.provider))
+            return "12:00"
+
+    return weather.Toolkit(Handlers())
+
+
+@pytest.fixture
+def kit_tk(kit: Any, calls: list[Any], contexts: list[Any]) -> Any:
+    from toolnexus_runtime.content import Image
+
+    class Handlers(kit.ToolHandlers):  # type: ignore[misc]
+        def book(self, args: Any, ctx: Any) -> str:
+            calls.append(("book", args.model_dump(mode="json"), ctx.call_id, ctx.provider))
+            return f"booked {args.room.value if hasattr(args.room, 'value') else args.room}"
+
+        def chart(self, args: Any, ctx: Any) -> Any:
+            calls.append(("chart", args.model_dump(mode="json"), ctx.call_id, ctx.provider))
+            return [f"Sales of {args.month}:", Image(PNG, "image/png")]
+
+        def stats(self, args: Any, ctx: Any) -> Any:
+            calls.append(("stats", args.model_dump(mode="json"), ctx.call_id, ctx.provider))
+            contexts.append(ctx)
+            if "state" in ctx.user:  # ADK's session state: a write is saved as a state delta
+                ctx.user["state"]["asked"] = args.year
+            return dict(STATS)
+
+    return kit.Toolkit(Handlers())
+
+
+def loaded_before_and_after(framework: str, function: str) -> list[str]:
+    """In a fresh interpreter, whether `framework` is imported after importing the weather
+    package and the integrations and making a toolkit (it must not be), then after
+    `function(toolkit)` (it must be)."""
+    code = f"""
+import sys
+sys.path.insert(0, {str(ROOT / "examples" / "weather")!r})
+import tools
+import toolnexus_runtime.integrations as integrations
+class H(tools.ToolHandlers):
+    def get_weather(self, args, ctx): return "clear"
+    def now(self, args, ctx): return "12:00"
+tk = tools.Toolkit(H())
+loaded = lambda: any(m == {framework!r} or m.startswith({framework + "."!r}) for m in sys.modules)
+print(loaded())
+integrations.{function}(tk)
+print(loaded())
+"""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.split()
