@@ -85,7 +85,7 @@ def test_framework_in_its_own_venv(framework: str, packages: Path) -> None:
     module = ROOT / "tests" / "frameworks" / f"test_{framework}.py"
     folder = module.parent
     done = subprocess.run(
-        [str(python), "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:randomly",
+        [str(python), "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:randomly", "-p", "no:warnings",
          f"--rootdir={folder}", f"--confcutdir={folder}", "-c", os.devnull, str(module)],
         capture_output=True,
         text=True,

@@ -94,10 +94,13 @@ def kit_tk(kit: Any, calls: list[Any], contexts: list[Any]) -> Any:
     return kit.Toolkit(Handlers())
 
 
-def loaded_before_and_after(framework: str, function: str) -> list[str]:
-    """In a fresh interpreter, whether `framework` is imported after importing the weather
-    package and the integrations and making a toolkit (it must not be), then after
-    `function(toolkit)` (it must be)."""
+def framework_loaded(framework: str) -> bool:
+    return any(m == framework or m.startswith(framework + ".") for m in sys.modules)
+
+
+def imports_nothing_until_asked(framework: str, function: str, toolkit: Any) -> None:
+    """A fresh interpreter that imports the weather package and the integrations and makes a
+    toolkit has not imported `framework`; `function(toolkit)` here has."""
     code = f"""
 import sys
 sys.path.insert(0, {str(ROOT / "examples" / "weather")!r})
@@ -107,11 +110,12 @@ class H(tools.ToolHandlers):
     def get_weather(self, args, ctx): return "clear"
     def now(self, args, ctx): return "12:00"
 tk = tools.Toolkit(H())
-loaded = lambda: any(m == {framework!r} or m.startswith({framework + "."!r}) for m in sys.modules)
-print(loaded())
-integrations.{function}(tk)
-print(loaded())
+print(sorted(m for m in sys.modules if m == {framework!r} or m.startswith({framework + "."!r})))
 """
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
-    return done.stdout.split()
+    assert done.stdout.strip() == "[]"
+    import toolnexus_runtime.integrations as integrations
+
+    assert getattr(integrations, function)(toolkit)
+    assert framework_loaded(framework)

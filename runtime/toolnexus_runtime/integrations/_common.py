@@ -42,6 +42,17 @@ def definitions(toolkit: ToolkitCore[Any], toolset: str | None = None) -> list[d
     ]
 
 
+def models(toolkit: ToolkitCore[Any], toolset: str | None = None) -> list[tuple[dict[str, Any], str, Any]]:
+    """(definition, the spec's tool name, its generated argument model) of each tool, for the
+    frameworks that take a pydantic model; the definition's name is the one the OpenAI file
+    gives the tool (an alias where the spec's is not a valid function name)."""
+    return [
+        (d, name, toolkit.tools[name].model)
+        for d in definitions(toolkit, toolset)
+        for name in [toolkit.unalias(SOURCE, d["name"], {})[0]]
+    ]
+
+
 def declarations(toolkit: ToolkitCore[Any], target: str, toolset: str | None) -> list[dict[str, Any]]:
     """The function entries of a provider file exactly as checked in: Gemini's
     `functionDeclarations` (target "gemini") or Bedrock's `toolSpec`s ("bedrock"); only a
