@@ -17,6 +17,8 @@ from conftest import ROOT, cli, write_specs
 
 FRAMEWORKS = ["google_adk", "crewai", "llama_index", "smolagents", "strands", "autogen"]
 VENVS = ROOT / ".venvs"
+# No cache, config or plugins of the main suite: the framework venv has pytest alone.
+QUIET = ["-q", "-p", "no:cacheprovider", "-p", "no:warnings", "-c", os.devnull]
 
 KIT_SPECS: dict[str, Any] = {
     "book.yaml": {
@@ -85,8 +87,15 @@ def test_framework_in_its_own_venv(framework: str, packages: Path) -> None:
     module = ROOT / "tests" / "frameworks" / f"test_{framework}.py"
     folder = module.parent
     done = subprocess.run(
-        [str(python), "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:randomly", "-p", "no:warnings",
-         f"--rootdir={folder}", f"--confcutdir={folder}", "-c", os.devnull, str(module)],
+        [
+            str(python),
+            "-m",
+            "pytest",
+            *QUIET,
+            f"--rootdir={folder}",
+            f"--confcutdir={folder}",
+            str(module),
+        ],
         capture_output=True,
         text=True,
         cwd=folder,

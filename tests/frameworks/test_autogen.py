@@ -40,7 +40,12 @@ def client(*turns: Any) -> Recording:
             continue
         calls = [FunctionCall(id=i, name=n, arguments=json.dumps(a)) for n, a, i in turn]
         script.append(
-            CreateResult(finish_reason="function_calls", content=calls, usage=RequestUsage(0, 0), cached=False)
+            CreateResult(
+                finish_reason="function_calls",
+                content=calls,
+                usage=RequestUsage(0, 0),
+                cached=False,
+            )
         )
     replay = Recording(script, model_info=MODEL_INFO)
     replay.seen = []
@@ -62,7 +67,9 @@ def run(model: Recording, tools: list[Any]) -> Any:
     return asyncio.run(agent.run(task="go"))
 
 
-def test_a_bad_call_is_corrected_in_the_loop(weather: Any, weather_tk: Any, calls: list[Any]) -> None:
+def test_a_bad_call_is_corrected_in_the_loop(
+    weather: Any, weather_tk: Any, calls: list[Any]
+) -> None:
     model = client(
         [("get_weather", {"town": "Oslo"}, "c1")],
         [("get_weather", {"city": "Oslo"}, "c2")],
@@ -87,7 +94,9 @@ def test_a_bad_call_is_corrected_in_the_loop(weather: Any, weather_tk: Any, call
 def test_strict_structured_output_and_a_toolset(kit: Any, kit_tk: Any, calls: list[Any]) -> None:
     checked_in = {d["name"]: d for d in kit.to_openai_responses()}
     by_name = {t.name: t for t in autogen_tools(kit_tk)}
-    assert by_name["book"].schema == {k: checked_in["book"][k] for k in ("name", "description", "parameters", "strict")}
+    assert by_name["book"].schema == {
+        k: checked_in["book"][k] for k in ("name", "description", "parameters", "strict")
+    }
     assert by_name["book"].schema["strict"] is True and by_name["chart"].schema["strict"] is False
     model = client([("chart", {"month": "May"}, "c1"), ("stats", {"year": 2026}, "c2")], "Done.")
     run(model, autogen_tools(kit_tk, toolset="read"))
@@ -96,7 +105,10 @@ def test_strict_structured_output_and_a_toolset(kit: Any, kit_tk: Any, calls: li
         "c1": ("Sales of May:\n[image: image/png, 70 bytes]", False),
         "c2": (json.dumps(STATS), False),
     }
-    assert [c[:3] for c in calls] == [("chart", {"month": "May"}, "c1"), ("stats", {"year": 2026}, "c2")]
+    assert [c[:3] for c in calls] == [
+        ("chart", {"month": "May"}, "c1"),
+        ("stats", {"year": 2026}, "c2"),
+    ]
 
 
 def test_cancelling_the_token_cancels_the_call(weather: Any) -> None:
@@ -118,7 +130,9 @@ def test_cancelling_the_token_cancels_the_call(weather: Any) -> None:
     async def go() -> None:
         workbench = StaticWorkbench(autogen_tools(weather.Toolkit(Slow())))
         token = CancellationToken()
-        call = asyncio.ensure_future(workbench.call_tool("get_weather", {"city": "Oslo"}, token, "c1"))
+        call = asyncio.ensure_future(
+            workbench.call_tool("get_weather", {"city": "Oslo"}, token, "c1")
+        )
         await asyncio.wait_for(started.wait(), 5)
         token.cancel()
         try:

@@ -53,7 +53,9 @@ def kickoff(llm: Scripted, tools: list[Any]) -> str:
     return str(agent.kickoff("go").raw)
 
 
-def test_a_bad_call_is_corrected_in_the_loop(weather: Any, weather_tk: Any, calls: list[Any]) -> None:
+def test_a_bad_call_is_corrected_in_the_loop(
+    weather: Any, weather_tk: Any, calls: list[Any]
+) -> None:
     llm = Scripted(
         model="scripted",
         script=[
@@ -78,9 +80,9 @@ def test_a_bad_call_is_corrected_in_the_loop(weather: Any, weather_tk: Any, call
     for name, definition in checked_in.items():
         assert sent[name]["description"] == definition["description"]
         properties = definition["parameters"].get("properties", {})
-        assert {p: s.get("description") for p, s in sent[name]["parameters"]["properties"].items()} == {
-            p: s.get("description") for p, s in properties.items()
-        }
+        assert {
+            p: s.get("description") for p, s in sent[name]["parameters"]["properties"].items()
+        } == {p: s.get("description") for p, s in properties.items()}
 
 
 def test_enums_nullable_structured_output_images_and_a_toolset(
@@ -89,7 +91,10 @@ def test_enums_nullable_structured_output_images_and_a_toolset(
     llm = Scripted(
         model="scripted",
         script=[
-            [("book", {"room": "b", "note": None}, "c1"), ("book", {"room": "z", "note": None}, "c2")],
+            [
+                ("book", {"room": "b", "note": None}, "c1"),
+                ("book", {"room": "z", "note": None}, "c2"),
+            ],
             "Booked.",
         ],
         seen=[],

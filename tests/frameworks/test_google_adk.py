@@ -81,7 +81,9 @@ def checked_in(package: Any) -> list[dict[str, Any]]:
     return [d for w in package.to_gemini() for d in w["functionDeclarations"]]
 
 
-def test_a_bad_call_is_corrected_in_the_loop(weather: Any, weather_tk: Any, calls: list[Any]) -> None:
+def test_a_bad_call_is_corrected_in_the_loop(
+    weather: Any, weather_tk: Any, calls: list[Any]
+) -> None:
     model = Scripted(
         script=[
             [("get_weather", {"town": "Oslo"}, "c1")],
@@ -102,8 +104,13 @@ def test_a_bad_call_is_corrected_in_the_loop(weather: Any, weather_tk: Any, call
         assert offered(request) == [
             types.FunctionDeclaration.model_validate(d) for d in checked_in(weather)
         ]
-    sent = [d.model_dump(mode="json", by_alias=True, exclude_none=True) for d in offered(model.requests[0])]
-    assert json.loads(json.dumps(sent).lower()) == json.loads(json.dumps(checked_in(weather)).lower())
+    sent = [
+        d.model_dump(mode="json", by_alias=True, exclude_none=True)
+        for d in offered(model.requests[0])
+    ]
+    assert json.loads(json.dumps(sent).lower()) == json.loads(
+        json.dumps(checked_in(weather)).lower()
+    )
 
 
 def test_images_structured_output_state_and_a_toolset(

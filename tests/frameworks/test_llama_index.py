@@ -52,7 +52,9 @@ def texts(blocks: list[Any]) -> list[str]:
     return [b.text for b in blocks if isinstance(b, TextBlock)]
 
 
-def test_a_bad_call_is_corrected_in_the_loop(weather: Any, weather_tk: Any, calls: list[Any]) -> None:
+def test_a_bad_call_is_corrected_in_the_loop(
+    weather: Any, weather_tk: Any, calls: list[Any]
+) -> None:
     script = Script(
         [("get_weather", {"town": "Oslo"}, "c1")],
         [("get_weather", {"city": "Oslo"}, "c2")],
@@ -68,7 +70,10 @@ def test_a_bad_call_is_corrected_in_the_loop(weather: Any, weather_tk: Any, call
         "c2": ["Oslo: 21C, clear"],
     }
     # the tools the model is offered: fn_schema the generated model, parameters as checked in
-    assert [t.metadata.fn_schema for t in script.seen[0][1]] == [weather.GetWeatherArgs, weather.NowArgs]
+    assert [t.metadata.fn_schema for t in script.seen[0][1]] == [
+        weather.GetWeatherArgs,
+        weather.NowArgs,
+    ]
     checked_in = weather.to_openai_responses()
     assert [t.metadata.to_openai_tool()["function"] for t in tools] == [
         {"name": d["name"], "description": d["description"], "parameters": d["parameters"]}
@@ -101,7 +106,10 @@ def test_sync_calls_enums_and_nullable(kit: Any, kit_tk: Any, calls: list[Any]) 
     done = call_tool(book, {"room": "a", "note": None})  # LlamaIndex's own sync entry point
     assert (done.content, done.is_error) == ("booked a", False)
     bad = book.call(room="z", note=None)
-    assert bad.is_error and bad.content == kit_tk.execute_sync("book", {"room": "z", "note": None}).output
+    assert (
+        bad.is_error
+        and bad.content == kit_tk.execute_sync("book", {"room": "z", "note": None}).output
+    )
     assert calls == [("book", {"room": "a", "note": None}, None, "llama_index")]
 
 

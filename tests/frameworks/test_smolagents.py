@@ -28,8 +28,14 @@ class Scripted(Model):
         self.steps = list(steps)
         self.seen: list[tuple[list[Any], list[Any]]] = []
 
-    def generate(self, messages: Any, stop_sequences: Any = None, response_format: Any = None,
-                 tools_to_call_from: Any = None, **kwargs: Any) -> ChatMessage:
+    def generate(
+        self,
+        messages: Any,
+        stop_sequences: Any = None,
+        response_format: Any = None,
+        tools_to_call_from: Any = None,
+        **kwargs: Any,
+    ) -> ChatMessage:
         self.seen.append((list(messages), list(tools_to_call_from or [])))
         calls = [
             ChatMessageToolCall(
@@ -53,7 +59,9 @@ def done(answer: str, call_id: str) -> list[Any]:
     return [("final_answer", {"answer": answer}, call_id)]
 
 
-def test_a_bad_call_is_corrected_in_the_loop(weather: Any, weather_tk: Any, calls: list[Any]) -> None:
+def test_a_bad_call_is_corrected_in_the_loop(
+    weather: Any, weather_tk: Any, calls: list[Any]
+) -> None:
     model = Scripted(
         [("get_weather", {"town": "Oslo"}, "c1")],  # smolagents' own check refuses it
         [("get_weather", {"city": 7}, "c2")],  # wrong type: smolagents refuses it too
@@ -70,7 +78,10 @@ def test_a_bad_call_is_corrected_in_the_loop(weather: Any, weather_tk: Any, call
     assert replies[2] == "Observation:\nOslo: 21C, clear"
     # what the model is offered: the inputs made from the checked-in definition
     checked_in = {t["name"]: t for t in weather.to_openai_responses()}
-    offered = {get_tool_json_schema(t)["function"]["name"]: get_tool_json_schema(t)["function"] for t in model.seen[0][1]}
+    offered = {
+        get_tool_json_schema(t)["function"]["name"]: get_tool_json_schema(t)["function"]
+        for t in model.seen[0][1]
+    }
     assert offered["get_weather"] == {
         "name": "get_weather",
         "description": checked_in["get_weather"]["description"],
@@ -100,7 +111,9 @@ def test_enums_nullable_toolkit_errors_structured_output_and_a_toolset(
         [("book", {"room": "a", "note": None}, "c2")],
         done("Booked.", "c3"),
     )
-    agent = ToolCallingAgent(tools=list(tools.values()), model=model, max_steps=5, verbosity_level=0)
+    agent = ToolCallingAgent(
+        tools=list(tools.values()), model=model, max_steps=5, verbosity_level=0
+    )
     assert agent.run("Book a") == "Booked."
     error = kit_tk.execute_sync("book", {"room": "z", "note": None}).output
     replies = model.responses()

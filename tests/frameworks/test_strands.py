@@ -42,7 +42,9 @@ class Scripted(Model):
             yield {"messageStop": {"stopReason": "end_turn"}}
             return
         for name, arguments, call_id in step:
-            yield {"contentBlockStart": {"start": {"toolUse": {"toolUseId": call_id, "name": name}}}}
+            yield {
+                "contentBlockStart": {"start": {"toolUse": {"toolUseId": call_id, "name": name}}}
+            }
             yield {"contentBlockDelta": {"delta": {"toolUse": {"input": json.dumps(arguments)}}}}
             yield {"contentBlockStop": {}}
         yield {"messageStop": {"stopReason": "tool_use"}}
@@ -57,7 +59,9 @@ class Scripted(Model):
         }
 
 
-def test_a_bad_call_is_corrected_in_the_loop(weather: Any, weather_tk: Any, calls: list[Any]) -> None:
+def test_a_bad_call_is_corrected_in_the_loop(
+    weather: Any, weather_tk: Any, calls: list[Any]
+) -> None:
     model = Scripted(
         [("get_weather", {"town": "Oslo"}, "c1")],
         [("get_weather", {"city": "Oslo"}, "c2")],
@@ -74,7 +78,9 @@ def test_a_bad_call_is_corrected_in_the_loop(weather: Any, weather_tk: Any, call
     # the model is sent the checked-in toolSpecs, as Strands normalises them
     checked_in = [t["toolSpec"] for t in weather.to_bedrock()["tools"]]
     for _, specs in model.seen:
-        assert sorted(specs, key=lambda s: s["name"]) == [normalize_tool_spec(s) for s in checked_in]
+        assert sorted(specs, key=lambda s: s["name"]) == [
+            normalize_tool_spec(s) for s in checked_in
+        ]
     (get_weather,) = [s for s in model.seen[0][1] if s["name"] == "get_weather"]
     assert get_weather == checked_in[0]  # fully described: sent exactly as checked in
 
@@ -82,9 +88,7 @@ def test_a_bad_call_is_corrected_in_the_loop(weather: Any, weather_tk: Any, call
 def test_images_structured_output_invocation_state_and_a_toolset(
     kit: Any, kit_tk: Any, calls: list[Any], contexts: list[Any]
 ) -> None:
-    model = Scripted(
-        [("chart", {"month": "May"}, "c1"), ("stats", {"year": 2026}, "c2")], "Done."
-    )
+    model = Scripted([("chart", {"month": "May"}, "c1"), ("stats", {"year": 2026}, "c2")], "Done.")
     agent = Agent(model=model, tools=strands_tools(kit_tk, toolset="read"), callback_handler=None)
     assert str(agent("Sales?", team="north")).strip() == "Done."
     assert sorted(s["name"] for s in model.seen[0][1]) == ["chart", "stats"]
@@ -107,7 +111,9 @@ def test_images_structured_output_invocation_state_and_a_toolset(
 
 def test_enums_and_nullable_as_checked_in(kit: Any, kit_tk: Any) -> None:
     (book,) = [t for t in strands_tools(kit_tk) if t.tool_name == "book"]
-    (checked_in,) = [t["toolSpec"] for t in kit.to_bedrock()["tools"] if t["toolSpec"]["name"] == "book"]
+    (checked_in,) = [
+        t["toolSpec"] for t in kit.to_bedrock()["tools"] if t["toolSpec"]["name"] == "book"
+    ]
     assert book.tool_spec == checked_in
     assert normalize_tool_spec(book.tool_spec) == checked_in  # described throughout: unchanged
     properties = checked_in["inputSchema"]["json"]["properties"]

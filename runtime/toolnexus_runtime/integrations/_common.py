@@ -42,7 +42,9 @@ def definitions(toolkit: ToolkitCore[Any], toolset: str | None = None) -> list[d
     ]
 
 
-def models(toolkit: ToolkitCore[Any], toolset: str | None = None) -> list[tuple[dict[str, Any], str, Any]]:
+def models(
+    toolkit: ToolkitCore[Any], toolset: str | None = None
+) -> list[tuple[dict[str, Any], str, Any]]:
     """(definition, the spec's tool name, its generated argument model) of each tool, for the
     frameworks that take a pydantic model; the definition's name is the one the OpenAI file
     gives the tool (an alias where the spec's is not a valid function name)."""
@@ -53,7 +55,9 @@ def models(toolkit: ToolkitCore[Any], toolset: str | None = None) -> list[tuple[
     ]
 
 
-def declarations(toolkit: ToolkitCore[Any], target: str, toolset: str | None) -> list[dict[str, Any]]:
+def declarations(
+    toolkit: ToolkitCore[Any], target: str, toolset: str | None
+) -> list[dict[str, Any]]:
     """The function entries of a provider file exactly as checked in: Gemini's
     `functionDeclarations` (target "gemini") or Bedrock's `toolSpec`s ("bedrock"); only a
     toolset's when one is named, hosted tools left out."""

@@ -29,7 +29,9 @@ def google_adk_tools(toolkit: ToolkitCore[Any], *, toolset: str | None = None) -
 
     class GeneratedTool(BaseTool):  # type: ignore[misc, unused-ignore]
         def __init__(self, declaration: dict[str, Any]) -> None:
-            super().__init__(name=declaration["name"], description=declaration.get("description", ""))
+            super().__init__(
+                name=declaration["name"], description=declaration.get("description", "")
+            )
             self.declared = declaration["name"]
             self.declaration = types.FunctionDeclaration.model_validate(declaration)
 
@@ -54,7 +56,9 @@ def google_adk_tools(toolkit: ToolkitCore[Any], *, toolset: str | None = None) -
             if result.is_error:
                 return {"error": result.output}
             output = result.data if result.data is not None else result.output
-            media = [types.Part.from_bytes(data=data, mime_type=mime) for mime, data in images(result)]
+            media = [
+                types.Part.from_bytes(data=data, mime_type=mime) for mime, data in images(result)
+            ]
             # ADK moves the parts into the function response's `parts` (media the model sees).
             return {"output": output, "media": media} if media else {"output": output}
 

@@ -37,7 +37,11 @@ def llama_index_tools(toolkit: ToolkitCore[Any], *, toolset: str | None = None) 
             blocks += [ImageBlock(image=data, image_mimetype=mime) for mime, data in images(result)]
         raw = result.data if result.data is not None and not result.is_error else result.output
         return ToolOutput(
-            tool_name=name, blocks=blocks, raw_input=arguments, raw_output=raw, is_error=result.is_error
+            tool_name=name,
+            blocks=blocks,
+            raw_input=arguments,
+            raw_output=raw,
+            is_error=result.is_error,
         )
 
     class GeneratedTool(AsyncBaseTool):  # type: ignore[misc, unused-ignore]

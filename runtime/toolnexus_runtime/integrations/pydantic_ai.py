@@ -26,7 +26,7 @@ def pydantic_ai_toolset(
     from pydantic_ai.toolsets.abstract import ToolsetTool
     from pydantic_core import SchemaValidator, core_schema
 
-    definitions = definitions(toolkit, toolset)
+    chosen = definitions(toolkit, toolset)
     # The toolkit validates with the generated model; pydantic-ai only parses the JSON object.
     passthrough = SchemaValidator(core_schema.dict_schema())
 
@@ -50,7 +50,7 @@ def pydantic_ai_toolset(
                     max_retries=max_retries,
                     args_validator=passthrough,
                 )
-                for d in definitions
+                for d in chosen
             }
 
         async def call_tool(self, name: str, tool_args: dict[str, Any], ctx: Any, tool: Any) -> Any:

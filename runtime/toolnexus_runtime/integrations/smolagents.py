@@ -26,7 +26,9 @@ def smolagents_inputs(schema: dict[str, Any]) -> dict[str, dict[str, Any]]:
         nullable = "null" in types or name not in required
         types = [t for t in types if t != "null"]
         entry: dict[str, Any] = {
-            "type": (types[0] if len(types) == 1 else types) if types and TYPES >= set(types) else "any",
+            "type": (types[0] if len(types) == 1 else types)
+            if types and TYPES >= set(types)
+            else "any",
             "description": prop.get("description", "") if isinstance(prop, dict) else "",
         }
         if isinstance(prop, dict) and "enum" in prop:

@@ -46,7 +46,9 @@ def strands_tools(toolkit: ToolkitCore[Any], *, toolset: str | None = None) -> l
         def tool_type(self) -> str:
             return "toolnexus"
 
-        async def stream(self, tool_use: Any, invocation_state: dict[str, Any], **kwargs: Any) -> Any:
+        async def stream(
+            self, tool_use: Any, invocation_state: dict[str, Any], **kwargs: Any
+        ) -> Any:
             name, arguments = toolkit.unalias(TARGET, self.tool_name, tool_use.get("input") or {})
             call_id = tool_use.get("toolUseId")
             context = ToolContext(
