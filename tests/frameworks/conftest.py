@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import os
+import runpy
 import subprocess
 import sys
 from pathlib import Path
@@ -92,6 +93,17 @@ def kit_tk(kit: Any, calls: list[Any], contexts: list[Any]) -> Any:
             return dict(STATS)
 
     return kit.Toolkit(Handlers())
+
+
+def run_example(script: str, capsys: Any) -> str:
+    """Run examples/frameworks/<script> as `make demo` does (here, in-process); its stdout."""
+    folder = ROOT / "examples" / "frameworks"
+    sys.path.insert(0, str(folder))
+    try:
+        runpy.run_path(str(folder / script), run_name="__main__")
+    finally:
+        sys.path.remove(str(folder))
+    return str(capsys.readouterr().out)
 
 
 def framework_loaded(framework: str) -> bool:

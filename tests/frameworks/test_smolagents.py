@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from conftest import STATS, imports_nothing_until_asked
+from conftest import STATS, imports_nothing_until_asked, run_example
 from smolagents import ToolCallingAgent
 from smolagents.models import (
     ChatMessage,
@@ -132,3 +132,13 @@ def test_enums_nullable_toolkit_errors_structured_output_and_a_toolset(
 
 def test_smolagents_is_imported_only_when_asked(weather_tk: Any) -> None:
     imports_nothing_until_asked("smolagents", "smolagents_tools", weather_tk)
+
+
+def test_the_example_calls_retries_and_answers(capsys: Any) -> None:
+    out = run_example("smolagents_agent.py", capsys)
+    assert (
+        "model got" in out
+        and "Argument town is not in the tool's input schema" in out.split("model got")[1]
+    )
+    assert "handler: get_weather(city='Oslo')" in out and "via smolagents" in out
+    assert "answer: It is 21C and clear in Oslo." in out
