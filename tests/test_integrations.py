@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import subprocess
 import sys
 from typing import Annotated, Any
 
@@ -506,3 +507,47 @@ def test_langchain_tools_carry_strict_as_checked_in(strict_pkg: Any, strict_tk: 
         assert convert_to_openai_tool(definition) == definition
         assert function["strict"] is checked_in[function["name"]]["strict"]
         assert function["parameters"] == checked_in[function["name"]]["parameters"]
+
+
+FRAMEWORKS = {  # integration -> the framework module it imports when called
+    "pydantic_ai_toolset": "pydantic_ai",
+    "openai_agents_tools": "agents",
+    "langchain_tools": "langchain_core",
+    "google_adk_tools": "google.adk",
+    "crewai_tools": "crewai",
+    "llama_index_tools": "llama_index",
+    "smolagents_tools": "smolagents",
+    "strands_tools": "strands",
+    "autogen_tools": "autogen_core",
+}
+
+
+def test_no_framework_is_imported_until_its_integration_is_called() -> None:
+    """The generated package and every integration import no framework; calling one imports
+    its own only (the six others are not installed here: tests/test_frameworks.py runs each in
+    its own venv and checks the same there)."""
+    code = f"""
+import json, sys
+sys.path.insert(0, {str(WEATHER)!r})
+import tools
+import toolnexus_runtime.integrations as integrations
+class H(tools.ToolHandlers):
+    def get_weather(self, args, ctx): return "clear"
+    def now(self, args, ctx): return "12:00"
+tk = tools.Toolkit(H())
+frameworks = {FRAMEWORKS!r}
+loaded = lambda: sorted(f for f in frameworks.values() if f in sys.modules)
+seen = [loaded()]
+for name in ["pydantic_ai_toolset", "openai_agents_tools", "langchain_tools"]:
+    getattr(integrations, name)(tk)
+    seen.append(loaded())
+print(json.dumps(seen))
+"""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == [
+        [],
+        ["pydantic_ai"],
+        ["agents", "pydantic_ai"],
+        ["agents", "langchain_core", "pydantic_ai"],
+    ]
