@@ -43,7 +43,12 @@ def weather() -> Any:
 
 @pytest.fixture(scope="session")
 def kit() -> Any:
-    return _import(Path(os.environ["TNX_FRAMEWORK_PACKAGES"]), "kit")
+    package = _import(Path(os.environ["TNX_FRAMEWORK_PACKAGES"]), "kit")
+    # the book spec's examples reach Anthropic's file (without_examples below means something)
+    assert [t.get("input_examples") for t in package.to_anthropic() if t["name"] == "book"] == [
+        [{"room": "a", "note": None}]
+    ]
+    return package
 
 
 @pytest.fixture
@@ -131,3 +136,56 @@ print(sorted(m for m in sys.modules if m == {framework!r} or m.startswith({frame
 
     assert getattr(integrations, function)(toolkit)
     assert framework_loaded(framework)
+
+
+class Slow:
+    """A weather toolkit whose get_weather waits until cancelled: `started` is set once the
+    handler runs, and `outcome` gets "cancelled" when the wait is cancelled."""
+
+    def __init__(self, weather: Any) -> None:
+        import asyncio
+
+        self.started = asyncio.Event()
+        self.outcome: list[str] = []
+        slow = self
+
+        class Handlers(weather.ToolHandlers):  # type: ignore[misc]
+            async def get_weather(self, args: Any, ctx: Any) -> str:
+                slow.started.set()
+                try:
+                    await asyncio.sleep(30)
+                except asyncio.CancelledError:
+                    slow.outcome.append("cancelled")
+                    raise
+                return "late"
+
+            def now(self, args: Any, ctx: Any) -> str:
+                return "12:00"
+
+        self.toolkit = weather.Toolkit(Handlers())
+
+    async def cancel(self, call: Any) -> None:
+        """Start the coroutine `call` as a task, cancel it once the handler runs, and check the
+        handler saw the cancellation."""
+        import asyncio
+
+        task = asyncio.ensure_future(call)
+        await asyncio.wait_for(self.started.wait(), 10)
+        task.cancel()
+        try:
+            await asyncio.wait_for(task, 10)
+        except asyncio.CancelledError:
+            pass
+        assert self.outcome == ["cancelled"]
+
+
+@pytest.fixture
+def slow(weather: Any) -> Slow:
+    return Slow(weather)
+
+
+def without_examples(offered: Any) -> bool:
+    """Whether a framework's tool form holds no `examples` (the kit's book spec has them)."""
+    import json
+
+    return "examples" not in json.dumps(offered, default=str)

@@ -12,7 +12,7 @@ from autogen_core import CancellationToken, FunctionCall
 from autogen_core.models import CreateResult, FunctionExecutionResultMessage, RequestUsage
 from autogen_core.tools import StaticWorkbench
 from autogen_ext.models.replay import ReplayChatCompletionClient
-from conftest import STATS, imports_nothing_until_asked, run_example
+from conftest import STATS, imports_nothing_until_asked, run_example, without_examples
 from toolnexus_runtime.integrations import autogen_tools
 
 MODEL_INFO = {
@@ -157,3 +157,8 @@ def test_the_example_calls_retries_and_answers(capsys: Any) -> None:
     )
     assert "handler: get_weather(city='Oslo')" in out and "via autogen" in out
     assert "answer: It is 21C and clear in Oslo." in out
+
+
+def test_examples_are_not_carried(kit_tk: Any) -> None:
+    (book,) = [t for t in autogen_tools(kit_tk) if t.name == "book"]
+    assert without_examples(book.schema)

@@ -4,6 +4,7 @@ sent) and answers with tool calls."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 from typing import Any
@@ -12,7 +13,7 @@ os.environ.setdefault("CREWAI_DISABLE_TELEMETRY", "true")
 os.environ.setdefault("CREWAI_TRACING_ENABLED", "false")
 os.environ.setdefault("OTEL_SDK_DISABLED", "true")
 
-from conftest import STATS, imports_nothing_until_asked, run_example  # noqa: E402
+from conftest import STATS, imports_nothing_until_asked, run_example, without_examples  # noqa: E402
 from crewai import Agent  # noqa: E402
 from crewai.llms.base_llm import BaseLLM  # noqa: E402
 from toolnexus_runtime.integrations import crewai_tools  # noqa: E402
@@ -140,3 +141,14 @@ def test_the_example_calls_retries_and_answers(capsys: Any) -> None:
     )
     assert "handler: get_weather(city='Oslo')" in out and "via crewai" in out
     assert "answer: It is 21C and clear in Oslo." in out
+
+
+def test_examples_are_not_carried_and_cancelling_the_call_cancels_the_handler(
+    kit_tk: Any, slow: Any
+) -> None:
+    from crewai.utilities.agent_utils import convert_tools_to_openai_schema
+
+    (book,) = [t for t in crewai_tools(kit_tk) if t.name == "book"]
+    assert without_examples(convert_tools_to_openai_schema([book])[0])
+    (tool,) = [t for t in crewai_tools(slow.toolkit) if t.name == "get_weather"]
+    asyncio.run(slow.cancel(tool.arun(city="Oslo")))

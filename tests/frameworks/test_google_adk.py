@@ -6,9 +6,10 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import AsyncGenerator
+from types import SimpleNamespace
 from typing import Any
 
-from conftest import PNG, STATS, imports_nothing_until_asked, run_example
+from conftest import PNG, STATS, imports_nothing_until_asked, run_example, without_examples
 from google.adk.agents import LlmAgent
 from google.adk.models.base_llm import BaseLlm
 from google.adk.models.llm_request import LlmRequest
@@ -171,3 +172,13 @@ def test_the_example_calls_retries_and_answers(capsys: Any) -> None:
     )
     assert "handler: get_weather(city='Oslo')" in out and "via google_adk" in out
     assert "answer: It is 21C and clear in Oslo." in out
+
+
+def test_examples_are_not_carried_and_cancelling_the_run_cancels_the_call(
+    kit_tk: Any, slow: Any
+) -> None:
+    (book,) = [t for t in google_adk_tools(kit_tk) if t.name == "book"]
+    assert without_examples(book._get_declaration().model_dump())
+    (tool,) = [t for t in google_adk_tools(slow.toolkit) if t.name == "get_weather"]
+    context = SimpleNamespace(function_call_id="c1", invocation_id="e-1", state={})
+    asyncio.run(slow.cancel(tool.run_async(args={"city": "Oslo"}, tool_context=context)))

@@ -7,7 +7,7 @@ import asyncio
 import json
 from typing import Any
 
-from conftest import PNG, STATS, imports_nothing_until_asked, run_example
+from conftest import PNG, STATS, imports_nothing_until_asked, run_example, without_examples
 from llama_index.core.agent.workflow import FunctionAgent
 from llama_index.core.base.llms.types import ChatMessage, ImageBlock, TextBlock, ToolCallBlock
 from llama_index.core.llms.mock import MockFunctionCallingLLM
@@ -126,3 +126,12 @@ def test_the_example_calls_retries_and_answers(capsys: Any) -> None:
     )
     assert "handler: get_weather(city='Oslo')" in out and "via llama_index" in out
     assert "answer: It is 21C and clear in Oslo." in out
+
+
+def test_examples_are_not_carried_and_cancelling_the_call_cancels_the_handler(
+    kit_tk: Any, slow: Any
+) -> None:
+    (book,) = [t for t in llama_index_tools(kit_tk) if t.metadata.name == "book"]
+    assert without_examples(book.metadata.to_openai_tool())
+    (tool,) = [t for t in llama_index_tools(slow.toolkit) if t.metadata.name == "get_weather"]
+    asyncio.run(slow.cancel(tool.acall(city="Oslo")))

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from conftest import STATS, imports_nothing_until_asked, run_example
+from conftest import STATS, imports_nothing_until_asked, run_example, without_examples
 from smolagents import ToolCallingAgent
 from smolagents.models import (
     ChatMessage,
@@ -142,3 +142,8 @@ def test_the_example_calls_retries_and_answers(capsys: Any) -> None:
     )
     assert "handler: get_weather(city='Oslo')" in out and "via smolagents" in out
     assert "answer: It is 21C and clear in Oslo." in out
+
+
+def test_examples_are_not_carried(kit_tk: Any) -> None:
+    (book,) = [t for t in smolagents_tools(kit_tk) if t.name == "book"]
+    assert without_examples(get_tool_json_schema(book))

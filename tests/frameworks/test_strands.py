@@ -4,10 +4,11 @@ Bedrock ConverseStream event shape Strands models produce."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import Any
 
-from conftest import PNG, STATS, imports_nothing_until_asked, run_example
+from conftest import PNG, STATS, imports_nothing_until_asked, run_example, without_examples
 from strands import Agent
 from strands.models import Model
 from strands.tools import normalize_tool_spec
@@ -133,3 +134,18 @@ def test_the_example_calls_retries_and_answers(capsys: Any) -> None:
     )
     assert "handler: get_weather(city='Oslo')" in out and "via strands" in out
     assert "answer: It is 21C and clear in Oslo." in out
+
+
+def test_examples_are_not_carried_and_cancelling_the_call_cancels_the_handler(
+    kit_tk: Any, slow: Any
+) -> None:
+    (book,) = [t for t in strands_tools(kit_tk) if t.tool_name == "book"]
+    assert without_examples(book.tool_spec)
+    (tool,) = [t for t in strands_tools(slow.toolkit) if t.tool_name == "get_weather"]
+
+    async def drain() -> None:
+        use = {"toolUseId": "c1", "name": "get_weather", "input": {"city": "Oslo"}}
+        async for _ in tool.stream(use, {}):
+            pass
+
+    asyncio.run(slow.cancel(drain()))
