@@ -147,3 +147,13 @@ def test_the_example_calls_retries_and_answers(capsys: Any) -> None:
 def test_examples_are_not_carried(kit_tk: Any) -> None:
     (book,) = [t for t in smolagents_tools(kit_tk) if t.name == "book"]
     assert without_examples(get_tool_json_schema(book))
+
+
+def test_tools_run_synchronously_to_the_end(slow: Any) -> None:
+    """smolagents calls `forward` synchronously and has no cancellation of a running tool (it
+    stops between steps): the call runs on the runtime's loop until the handler returns."""
+    import inspect
+
+    (tool,) = [t for t in smolagents_tools(slow.toolkit) if t.name == "get_weather"]
+    assert not inspect.iscoroutinefunction(tool.forward)
+    assert not hasattr(tool, "cancel") and not hasattr(tool, "aforward")
