@@ -72,7 +72,12 @@ demo: $(VENV)/.installed frameworks
 	$(PY) examples/frameworks/pydantic_ai_agent.py
 	$(PY) examples/frameworks/openai_agents_sdk.py
 	$(PY) examples/frameworks/langgraph_tool_node.py
-	$(foreach f,$(FRAMEWORKS),.venvs/$(f)/bin/python examples/frameworks/$(f)_agent.py &&) true
+	.venvs/google_adk/bin/python examples/frameworks/google_adk_agent.py
+	.venvs/crewai/bin/python examples/frameworks/crewai_agent.py
+	.venvs/llama_index/bin/python examples/frameworks/llama_index_agent.py
+	.venvs/smolagents/bin/python examples/frameworks/smolagents_agent.py
+	.venvs/strands/bin/python examples/frameworks/strands_agent.py
+	.venvs/autogen/bin/python examples/frameworks/autogen_agent.py
 
 check-examples: $(VENV)/.installed
 	$(GEN) build examples/weather/specs --out examples/weather/tools --check

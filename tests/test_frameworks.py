@@ -62,6 +62,18 @@ KIT_SPECS: dict[str, Any] = {
     },
 }
 
+# Names a provider rejects: aliased in its file (name_aliases), mapped back for the handler.
+ALIASED_SPECS: dict[str, Any] = {
+    "github.create_issue.json": {
+        "description": "Create an issue",
+        "input_schema": {
+            "type": "object",
+            "properties": {"title": {"type": "string"}, "$meta": {"type": "string"}},
+            "required": ["title", "$meta"],
+        },
+    },
+}
+
 PYPROJECT = """
 [tool.toolnexus-gen.gemini]
 transforms = ["nullable", "describe"]
@@ -77,6 +89,12 @@ def packages(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (folder / "pyproject.toml").write_text(PYPROJECT)
     specs = write_specs(folder / "specs", KIT_SPECS)
     result = cli("build", str(specs), "--out", str(folder / "kit"), cwd=folder)
+    assert result.exit_code == 0, result.output
+    aliased = folder / "aliased_project"
+    aliased.mkdir()
+    (aliased / "pyproject.toml").write_text("[tool.toolnexus-gen]\nname_aliases = true\n")
+    specs = write_specs(aliased / "specs", ALIASED_SPECS)
+    result = cli("build", str(specs), "--out", str(folder / "aliased"), cwd=aliased)
     assert result.exit_code == 0, result.output
     return folder
 

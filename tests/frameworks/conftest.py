@@ -51,6 +51,30 @@ def kit() -> Any:
     return package
 
 
+@pytest.fixture(scope="session")
+def aliased() -> Any:
+    return _import(Path(os.environ["TNX_FRAMEWORK_PACKAGES"]), "aliased")
+
+
+@pytest.fixture
+def aliased_tk(aliased: Any, calls: list[Any]) -> Any:
+    class Handlers(aliased.ToolHandlers):  # type: ignore[misc]
+        def github_create_issue(self, args: Any, ctx: Any) -> str:
+            calls.append((ctx.tool_name, args.model_dump(by_alias=True), ctx.call_id, ctx.provider))
+            return "created"
+
+    return aliased.Toolkit(Handlers())
+
+
+SPEC_CALL = ("github.create_issue", {"title": "Bug", "$meta": "x"})
+
+
+def as_sent(schema: dict[str, Any]) -> dict[str, Any]:
+    """The aliased tool's arguments as a model offered `schema` would name them."""
+    (meta,) = set(schema["properties"]) - {"title"}
+    return {"title": "Bug", meta: "x"}
+
+
 @pytest.fixture
 def calls() -> list[tuple[str, Any, str | None, str | None]]:
     """(tool, arguments as the handler got them, call id, provider), one per handler call."""

@@ -12,7 +12,14 @@ from autogen_core import CancellationToken, FunctionCall
 from autogen_core.models import CreateResult, FunctionExecutionResultMessage, RequestUsage
 from autogen_core.tools import StaticWorkbench
 from autogen_ext.models.replay import ReplayChatCompletionClient
-from conftest import STATS, imports_nothing_until_asked, run_example, without_examples
+from conftest import (
+    SPEC_CALL,
+    STATS,
+    as_sent,
+    imports_nothing_until_asked,
+    run_example,
+    without_examples,
+)
 from toolnexus_runtime.integrations import autogen_tools
 
 MODEL_INFO = {
@@ -162,3 +169,11 @@ def test_the_example_calls_retries_and_answers(capsys: Any) -> None:
 def test_examples_are_not_carried(kit_tk: Any) -> None:
     (book,) = [t for t in autogen_tools(kit_tk) if t.name == "book"]
     assert without_examples(book.schema)
+
+
+def test_aliases_map_back(aliased_tk: Any, calls: list[Any]) -> None:
+    (tool,) = autogen_tools(aliased_tk)
+    assert tool.schema["name"] != SPEC_CALL[0]
+    arguments = as_sent(tool.schema["parameters"])
+    assert asyncio.run(tool.run_json(arguments, CancellationToken(), call_id="a1")) == "created"
+    assert calls == [(*SPEC_CALL, "a1", "autogen")]

@@ -13,7 +13,14 @@ os.environ.setdefault("CREWAI_DISABLE_TELEMETRY", "true")
 os.environ.setdefault("CREWAI_TRACING_ENABLED", "false")
 os.environ.setdefault("OTEL_SDK_DISABLED", "true")
 
-from conftest import STATS, imports_nothing_until_asked, run_example, without_examples  # noqa: E402
+from conftest import (  # noqa: E402
+    SPEC_CALL,
+    STATS,
+    as_sent,
+    imports_nothing_until_asked,
+    run_example,
+    without_examples,
+)
 from crewai import Agent  # noqa: E402
 from crewai.llms.base_llm import BaseLLM  # noqa: E402
 from toolnexus_runtime.integrations import crewai_tools  # noqa: E402
@@ -152,3 +159,13 @@ def test_examples_are_not_carried_and_cancelling_the_call_cancels_the_handler(
     assert without_examples(convert_tools_to_openai_schema([book])[0])
     (tool,) = [t for t in crewai_tools(slow.toolkit) if t.name == "get_weather"]
     asyncio.run(slow.cancel(tool.arun(city="Oslo")))
+
+
+def test_aliases_map_back(aliased_tk: Any, calls: list[Any]) -> None:
+    from crewai.utilities.agent_utils import convert_tools_to_openai_schema
+
+    (tool,) = crewai_tools(aliased_tk)
+    (offered,) = convert_tools_to_openai_schema([tool])[0]
+    assert offered["function"]["name"] == tool.name != SPEC_CALL[0]
+    assert tool.run(**as_sent(offered["function"]["parameters"])) == "created"
+    assert calls == [(*SPEC_CALL, None, "crewai")]

@@ -9,7 +9,15 @@ from collections.abc import AsyncGenerator
 from types import SimpleNamespace
 from typing import Any
 
-from conftest import PNG, STATS, imports_nothing_until_asked, run_example, without_examples
+from conftest import (
+    PNG,
+    SPEC_CALL,
+    STATS,
+    as_sent,
+    imports_nothing_until_asked,
+    run_example,
+    without_examples,
+)
 from google.adk.agents import LlmAgent
 from google.adk.models.base_llm import BaseLlm
 from google.adk.models.llm_request import LlmRequest
@@ -182,3 +190,13 @@ def test_examples_are_not_carried_and_cancelling_the_run_cancels_the_call(
     (tool,) = [t for t in google_adk_tools(slow.toolkit) if t.name == "get_weather"]
     context = SimpleNamespace(function_call_id="c1", invocation_id="e-1", state={})
     asyncio.run(slow.cancel(tool.run_async(args={"city": "Oslo"}, tool_context=context)))
+
+
+def test_aliases_map_back(aliased_tk: Any, calls: list[Any]) -> None:
+    (tool,) = google_adk_tools(aliased_tk)
+    declaration = tool._get_declaration().model_dump(by_alias=True, exclude_none=True)
+    schema = declaration.get("parameters") or declaration["parametersJsonSchema"]
+    context = SimpleNamespace(function_call_id="a1", invocation_id="e-1", state={})
+    answer = asyncio.run(tool.run_async(args=as_sent(schema), tool_context=context))
+    assert answer == {"output": "created"}
+    assert calls == [(*SPEC_CALL, "a1", "google_adk")]

@@ -7,7 +7,15 @@ import asyncio
 import json
 from typing import Any
 
-from conftest import PNG, STATS, imports_nothing_until_asked, run_example, without_examples
+from conftest import (
+    PNG,
+    SPEC_CALL,
+    STATS,
+    as_sent,
+    imports_nothing_until_asked,
+    run_example,
+    without_examples,
+)
 from llama_index.core.agent.workflow import FunctionAgent
 from llama_index.core.base.llms.types import ChatMessage, ImageBlock, TextBlock, ToolCallBlock
 from llama_index.core.llms.mock import MockFunctionCallingLLM
@@ -135,3 +143,11 @@ def test_examples_are_not_carried_and_cancelling_the_call_cancels_the_handler(
     assert without_examples(book.metadata.to_openai_tool())
     (tool,) = [t for t in llama_index_tools(slow.toolkit) if t.metadata.name == "get_weather"]
     asyncio.run(slow.cancel(tool.acall(city="Oslo")))
+
+
+def test_aliases_map_back(aliased_tk: Any, calls: list[Any]) -> None:
+    (tool,) = llama_index_tools(aliased_tk)
+    offered = tool.metadata.to_openai_tool()["function"]
+    assert offered["name"] != SPEC_CALL[0]
+    assert call_tool(tool, as_sent(offered["parameters"])).content == "created"
+    assert calls == [(*SPEC_CALL, None, "llama_index")]

@@ -7,7 +7,14 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from conftest import STATS, imports_nothing_until_asked, run_example, without_examples
+from conftest import (
+    SPEC_CALL,
+    STATS,
+    as_sent,
+    imports_nothing_until_asked,
+    run_example,
+    without_examples,
+)
 from smolagents import ToolCallingAgent
 from smolagents.models import (
     ChatMessage,
@@ -157,3 +164,11 @@ def test_tools_run_synchronously_to_the_end(slow: Any) -> None:
     (tool,) = [t for t in smolagents_tools(slow.toolkit) if t.name == "get_weather"]
     assert not inspect.iscoroutinefunction(tool.forward)
     assert not hasattr(tool, "cancel") and not hasattr(tool, "aforward")
+
+
+def test_aliases_map_back(aliased_tk: Any, calls: list[Any]) -> None:
+    (tool,) = smolagents_tools(aliased_tk)
+    offered = get_tool_json_schema(tool)["function"]
+    assert offered["name"] != SPEC_CALL[0]
+    assert tool(**as_sent(offered["parameters"]), sanitize_inputs_outputs=True) == "created"
+    assert calls == [(*SPEC_CALL, None, "smolagents")]

@@ -8,7 +8,15 @@ import asyncio
 import json
 from typing import Any
 
-from conftest import PNG, STATS, imports_nothing_until_asked, run_example, without_examples
+from conftest import (
+    PNG,
+    SPEC_CALL,
+    STATS,
+    as_sent,
+    imports_nothing_until_asked,
+    run_example,
+    without_examples,
+)
 from strands import Agent
 from strands.models import Model
 from strands.tools import normalize_tool_spec
@@ -149,3 +157,17 @@ def test_examples_are_not_carried_and_cancelling_the_call_cancels_the_handler(
             pass
 
     asyncio.run(slow.cancel(drain()))
+
+
+def test_aliases_map_back(aliased_tk: Any, calls: list[Any]) -> None:
+    (tool,) = strands_tools(aliased_tk)
+    assert tool.tool_name != SPEC_CALL[0]
+    use = {"toolUseId": "a1", "name": tool.tool_name}
+
+    async def answer() -> Any:
+        arguments = as_sent(tool.tool_spec["inputSchema"]["json"])
+        return [event async for event in tool.stream({**use, "input": arguments}, {})][-1]
+
+    event = asyncio.run(answer())
+    assert event.tool_result["content"] == [{"text": "created"}]
+    assert calls == [(*SPEC_CALL, "a1", "strands")]

@@ -7,7 +7,7 @@ from typing import Any
 
 from ..core import ToolContext, ToolkitCore
 from ..datatypes import ToolResult
-from ._common import images, models, text
+from ._common import SOURCE, images, models, text
 
 
 def llama_index_tools(toolkit: ToolkitCore[Any], *, toolset: str | None = None) -> list[Any]:
@@ -45,8 +45,7 @@ def llama_index_tools(toolkit: ToolkitCore[Any], *, toolset: str | None = None) 
         )
 
     class GeneratedTool(AsyncBaseTool):  # type: ignore[misc, unused-ignore]
-        def __init__(self, definition: dict[str, Any], spec_name: str, model: Any) -> None:
-            self.spec_name = spec_name
+        def __init__(self, definition: dict[str, Any], model: Any) -> None:
             self._metadata = CheckedInMetadata(
                 description=definition["description"],
                 name=definition["name"],
@@ -58,19 +57,21 @@ def llama_index_tools(toolkit: ToolkitCore[Any], *, toolset: str | None = None) 
         def metadata(self) -> Any:
             return self._metadata
 
-        def call(self, *args: Any, **keywords: Any) -> Any:
+        def _call(self, args: tuple[Any, ...], keywords: dict[str, Any]) -> tuple[Any, ...]:
             arguments = _arguments(args, keywords)
-            context = ToolContext(tool_name=self.spec_name, provider="llama_index")
-            result = toolkit.execute_sync(self.spec_name, arguments, context)
-            return output(self._metadata.name, arguments, result)
+            name, unaliased = toolkit.unalias(SOURCE, self._metadata.name, arguments)
+            return arguments, name, unaliased, ToolContext(tool_name=name, provider="llama_index")
+
+        def call(self, *args: Any, **keywords: Any) -> Any:
+            arguments, *call = self._call(args, keywords)
+            return output(self._metadata.name, arguments, toolkit.execute_sync(*call))
 
         async def acall(self, *args: Any, **keywords: Any) -> Any:
-            arguments = _arguments(args, keywords)
-            context = ToolContext(tool_name=self.spec_name, provider="llama_index")
-            result = await toolkit.execute(self.spec_name, arguments, context, offload=True)
+            arguments, *call = self._call(args, keywords)
+            result = await toolkit.execute(*call, offload=True)
             return output(self._metadata.name, arguments, result)
 
-    return [GeneratedTool(d, name, model) for d, name, model in models(toolkit, toolset)]
+    return [GeneratedTool(d, model) for d, _, model in models(toolkit, toolset)]
 
 
 def _arguments(args: tuple[Any, ...], keywords: dict[str, Any]) -> dict[str, Any]:
