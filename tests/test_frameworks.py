@@ -1,7 +1,7 @@
 """Google ADK, CrewAI, LlamaIndex, smolagents, Strands Agents and AutoGen, each in the venv of
 its own that `make frameworks` makes (their pins exclude each other: see the frameworks guide):
-this builds the `kit` package once, then runs tests/frameworks/test_<framework>.py with that
-venv's python. Each module drives its framework's own loop (a scripted model) and asserts what
+this builds the `kit` and `aliased` packages once, then runs tests/frameworks/check_<framework>.py
+with that venv's python. Each module drives its framework's own loop (a scripted model) and asserts what
 the handler got and what the model got back."""
 
 from __future__ import annotations
@@ -18,8 +18,10 @@ from conftest import ROOT, cli, write_specs
 
 FRAMEWORKS = ["google_adk", "crewai", "llama_index", "smolagents", "strands", "autogen"]
 VENVS = ROOT / ".venvs"
-# No cache, config or plugins of the main suite: the framework venv has pytest alone.
+# No cache, config or conftest of the main suite (the framework venv has pytest alone); the
+# fixtures come from tests/frameworks/frameworks_common.py, loaded as a plugin.
 QUIET = ["-q", "-p", "no:cacheprovider", "-p", "no:warnings", "-c", os.devnull]
+QUIET += ["-p", "frameworks_common"]
 
 KIT_SPECS: dict[str, Any] = {
     "book.yaml": {
@@ -103,7 +105,7 @@ def packages(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_framework_in_its_own_venv(framework: str, packages: Path) -> None:
     python = VENVS / framework / "bin" / "python"
     assert python.exists(), f"no {python}: `make frameworks` makes the framework venvs"
-    module = ROOT / "tests" / "frameworks" / f"test_{framework}.py"
+    module = ROOT / "tests" / "frameworks" / f"check_{framework}.py"
     folder = module.parent
     done = subprocess.run(
         [
@@ -120,9 +122,8 @@ def test_framework_in_its_own_venv(framework: str, packages: Path) -> None:
         cwd=folder,
         env={
             **os.environ,
-            "TNX_FRAMEWORK": framework,
             "TNX_FRAMEWORK_PACKAGES": str(packages),
-            "PYTHONPATH": "",
+            "PYTHONPATH": str(folder),
         },
         timeout=300,
     )
@@ -136,7 +137,7 @@ def test_framework_in_its_own_venv(framework: str, packages: Path) -> None:
 
 MAIN = "tests/test_integrations.py"
 ADK, CREW, LLAMA, SMOL, STRANDS, AUTOGEN = (
-    f"tests/frameworks/test_{name}.py" for name in FRAMEWORKS
+    f"tests/frameworks/check_{name}.py" for name in FRAMEWORKS
 )
 LOOP = "test_a_bad_call_is_corrected_in_the_loop"
 CARRY = "test_examples_are_not_carried_and_cancelling_the_call_cancels_the_handler"

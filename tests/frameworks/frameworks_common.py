@@ -1,10 +1,11 @@
-"""Shared by the framework test modules here, each run in its framework's own venv (made by
-`make frameworks`) by tests/test_frameworks.py: the venv holds the runtime and that framework
-only, so these modules import neither the generator nor the main suite's conftest.
+"""The fixtures and helpers of the framework test modules here (check_<framework>.py), each run
+in its framework's own venv (made by `make frameworks`) by tests/test_frameworks.py, with this
+module as a pytest plugin (`-p frameworks_common`). The venv holds the runtime and that
+framework only, so nothing here imports the generator or the main suite's conftest; the modules
+are not named test_*.py, so the main suite does not collect them.
 
-TNX_FRAMEWORK names the framework under test (without it, as in the main venv's collection,
-nothing here is collected); TNX_FRAMEWORK_PACKAGES the folder where the driver built the `kit`
-package (specs: KIT_SPECS in tests/test_frameworks.py)."""
+TNX_FRAMEWORK_PACKAGES is the folder where the driver built the `kit` and `aliased` packages
+(KIT_SPECS and ALIASED_SPECS in tests/test_frameworks.py)."""
 
 from __future__ import annotations
 
@@ -17,8 +18,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-collect_ignore_glob = [] if os.environ.get("TNX_FRAMEWORK") else ["test_*.py"]
 
 ROOT = Path(__file__).resolve().parents[2]
 # A 1x1 PNG: what the chart tool returns as its image.

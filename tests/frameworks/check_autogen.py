@@ -12,7 +12,7 @@ from autogen_core import CancellationToken, FunctionCall
 from autogen_core.models import CreateResult, FunctionExecutionResultMessage, RequestUsage
 from autogen_core.tools import StaticWorkbench
 from autogen_ext.models.replay import ReplayChatCompletionClient
-from conftest import (
+from frameworks_common import (
     SPEC_CALL,
     STATS,
     as_sent,

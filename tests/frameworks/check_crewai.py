@@ -13,7 +13,9 @@ os.environ.setdefault("CREWAI_DISABLE_TELEMETRY", "true")
 os.environ.setdefault("CREWAI_TRACING_ENABLED", "false")
 os.environ.setdefault("OTEL_SDK_DISABLED", "true")
 
-from conftest import (  # noqa: E402
+from crewai import Agent  # noqa: E402
+from crewai.llms.base_llm import BaseLLM  # noqa: E402
+from frameworks_common import (  # noqa: E402
     SPEC_CALL,
     STATS,
     as_sent,
@@ -21,8 +23,6 @@ from conftest import (  # noqa: E402
     run_example,
     without_examples,
 )
-from crewai import Agent  # noqa: E402
-from crewai.llms.base_llm import BaseLLM  # noqa: E402
 from toolnexus_runtime.integrations import crewai_tools  # noqa: E402
 
 

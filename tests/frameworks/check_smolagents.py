@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from conftest import (
+from frameworks_common import (
     SPEC_CALL,
     STATS,
     as_sent,

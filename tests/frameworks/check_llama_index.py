@@ -7,7 +7,7 @@ import asyncio
 import json
 from typing import Any
 
-from conftest import (
+from frameworks_common import (
     PNG,
     SPEC_CALL,
     STATS,

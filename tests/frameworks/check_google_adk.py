@@ -9,7 +9,7 @@ from collections.abc import AsyncGenerator
 from types import SimpleNamespace
 from typing import Any
 
-from conftest import (
+from frameworks_common import (
     PNG,
     SPEC_CALL,
     STATS,
