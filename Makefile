@@ -27,10 +27,11 @@ $(VENV)/.installed: pyproject.toml runtime/pyproject.toml
 	$(PY) -m pip install --quiet -e './runtime[mcp,otel,webfetch,rest,builtins]' -e '.[test,docs]'
 	touch $@
 
-# The frameworks of toolnexus_runtime.integrations whose pins exclude each other (see
-# docs/guides/frameworks.md) get a venv each: the runtime editable with that framework's extra,
-# and pytest; made by uv (a few seconds each from its cache). tests/test_frameworks.py runs each
-# framework's tests (tests/frameworks/) with its venv's python.
+# Six frameworks of toolnexus_runtime.integrations get a venv each (their pins clash with this
+# venv's, crewai's mcp<2 first, and can clash with each other's: docs/guides/frameworks.md), so
+# each is tested at its newest release: the runtime editable with that framework's extra, and
+# pytest, made by uv (seconds from its cache). tests/test_frameworks.py runs each framework's
+# tests (tests/frameworks/check_<name>.py) with its venv's python.
 FRAMEWORKS := google_adk crewai llama_index smolagents strands autogen
 EXTRA_google_adk := google-adk
 EXTRA_crewai := crewai
