@@ -84,7 +84,4 @@ def google_adk_toolset(
         async def get_tools(self, readonly_context: Any = None) -> list[Any]:
             return [t for t in tools if self._is_tool_selected(t, readonly_context)]
 
-        async def close(self) -> None:
-            return None
-
     return GeneratedToolset(tool_filter=tool_filter, tool_name_prefix=tool_name_prefix)
