@@ -85,6 +85,9 @@ def test_a_bad_call_is_corrected_in_the_loop(
     checked_in = {t["name"]: t for t in weather.to_openai_responses()}
     sent = {t["function"]["name"]: t["function"] for t in llm.seen[0][1]}
     assert set(sent) == set(checked_in)
+    # CrewAI sends every tool strict (the weather specs are not): its rule, not the spec's
+    assert {n: f["strict"] for n, f in sent.items()} == {"get_weather": True, "now": True}
+    assert {d["strict"] for d in checked_in.values()} == {False}
     for name, definition in checked_in.items():
         assert sent[name]["description"] == definition["description"]
         properties = definition["parameters"].get("properties", {})
