@@ -1,8 +1,9 @@
 """Google ADK, CrewAI, LlamaIndex, smolagents, Strands Agents and AutoGen, each in the venv of
-its own that `make frameworks` makes (their pins exclude each other: see the frameworks guide):
-this builds the `kit` and `aliased` packages once, then runs tests/frameworks/check_<framework>.py
-with that venv's python. Each module drives its framework's own loop (a scripted model) and asserts what
-the handler got and what the model got back."""
+its own that `make frameworks` makes (their pins clash with this venv's: see the frameworks
+guide): this builds the `kit` and `aliased` packages once, then runs
+tests/frameworks/check_<framework>.py with that venv's python. Each module drives its
+framework's own loop (a scripted model) and asserts what the handler got and what the model got
+back. And the guide's table of what each framework carries says what those tests assert."""
 
 from __future__ import annotations
 
