@@ -32,7 +32,7 @@ def autogen_tools(toolkit: ToolkitCore[Any], *, toolset: str | None = None) -> l
     from pydantic import BaseModel
 
     class GeneratedTool(BaseTool[BaseModel, BaseModel]):  # type: ignore[misc, unused-ignore]
-        def __init__(self, definition: dict[str, Any], spec_name: str, model: Any) -> None:
+        def __init__(self, definition: dict[str, Any], model: Any) -> None:
             super().__init__(
                 args_type=model,
                 return_type=BaseModel,
@@ -41,7 +41,6 @@ def autogen_tools(toolkit: ToolkitCore[Any], *, toolset: str | None = None) -> l
                 strict=definition["strict"],
             )
             self.definition = definition
-            self.spec_name = spec_name
 
         @property
         def schema(self) -> Any:
@@ -74,4 +73,4 @@ def autogen_tools(toolkit: ToolkitCore[Any], *, toolset: str | None = None) -> l
         def return_value_as_string(self, value: Any) -> str:
             return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
 
-    return [GeneratedTool(d, name, model) for d, name, model in models(toolkit, toolset)]
+    return [GeneratedTool(d, model) for d, _, model in models(toolkit, toolset)]
