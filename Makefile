@@ -28,10 +28,10 @@ $(VENV)/.installed: pyproject.toml runtime/pyproject.toml
 	touch $@
 
 # Six frameworks of toolnexus_runtime.integrations get a venv each (their pins clash with this
-# venv's, crewai's mcp<2 first, and can clash with each other's: docs/guides/frameworks.md), so
-# each is tested at its newest release: the runtime editable with that framework's extra, and
-# pytest, made by uv (seconds from its cache). tests/test_frameworks.py runs each framework's
-# tests (tests/frameworks/check_<name>.py) with its venv's python.
+# venv's, crewai's mcp<2 first, and can clash with each other's: docs/guides/frameworks.md):
+# the runtime editable with that framework's extra, at the release tests/frameworks/versions.txt
+# names, and pytest, made by uv (seconds from its cache). tests/test_frameworks.py runs each
+# framework's tests (tests/frameworks/check_<name>.py) with its venv's python.
 FRAMEWORKS := google_adk crewai llama_index smolagents strands autogen
 EXTRA_google_adk := google-adk
 EXTRA_crewai := crewai
@@ -41,14 +41,14 @@ EXTRA_strands := strands
 EXTRA_autogen := autogen
 TEST_autogen := autogen-ext  # its ReplayChatCompletionClient is the tests' model
 UV := $(VENV)/bin/uv
-FRAMEWORK_DEPS = -e './runtime[$(EXTRA_$*)]' $(TEST_$*) pytest
+FRAMEWORK_DEPS = -e './runtime[$(EXTRA_$*)]' $(TEST_$*) pytest -c tests/frameworks/versions.txt
 
 $(UV): $(VENV)/.installed
 	$(PY) -m pip install --quiet uv
 	touch $@
 
 # From uv's cache alone when it holds everything (no index round trips), else from the index.
-.venvs/%/.installed: runtime/pyproject.toml | $(UV)
+.venvs/%/.installed: runtime/pyproject.toml tests/frameworks/versions.txt | $(UV)
 	rm -rf .venvs/$*
 	$(UV) venv --quiet --python $(PYTHON) .venvs/$*
 	$(UV) pip install --quiet --offline --python .venvs/$*/bin/python $(FRAMEWORK_DEPS) \
