@@ -5,6 +5,7 @@
 #                 and one on a local tool plus an upstream MCP server (official SDK clients,
 #                 scripted model turns, local servers, no network)
 #   make test   - the same set-up, then the whole test suite (under 5 minutes)
+#   make frameworks - a venv per agent framework (.venvs/<name>), which make test and make demo use
 #   make test-all - make test plus the long soak tests (200 SIGKILLs)
 #   make conformance - the official MCP conformance suite (npm, Node 22; installed once into
 #                 ~/.cache/toolnexus-gen) against examples/conformance, our MCP server
@@ -16,7 +17,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 GEN := $(VENV)/bin/toolnexus-gen
 
-.PHONY: demo test test-all conformance docs bench bench-loop check-examples clean
+.PHONY: demo test test-all frameworks conformance docs bench bench-loop check-examples clean
 
 # The generator and the runtime library its generated packages import (runtime/, its own
 # distribution toolnexus-runtime), both editable.
@@ -26,7 +27,39 @@ $(VENV)/.installed: pyproject.toml runtime/pyproject.toml
 	$(PY) -m pip install --quiet -e './runtime[mcp,otel,webfetch,rest,builtins]' -e '.[test,docs]'
 	touch $@
 
-demo: $(VENV)/.installed
+# Six frameworks of toolnexus_runtime.integrations get a venv each (their pins clash with this
+# venv's, crewai's mcp<2 first, and can clash with each other's: docs/guides/frameworks.md):
+# the runtime editable with that framework's extra, at the release tests/frameworks/versions.txt
+# names, and pytest, made by uv (seconds from its cache). tests/test_frameworks.py runs each
+# framework's tests (tests/frameworks/check_<name>.py) with its venv's python.
+FRAMEWORKS := google_adk crewai llama_index smolagents strands autogen
+EXTRA_google_adk := google-adk
+EXTRA_crewai := crewai
+EXTRA_llama_index := llama-index
+EXTRA_smolagents := smolagents
+EXTRA_strands := strands
+EXTRA_autogen := autogen
+TEST_autogen := autogen-ext  # its ReplayChatCompletionClient is the tests' model
+UV := $(VENV)/bin/uv
+FRAMEWORK_DEPS = -e './runtime[$(EXTRA_$*)]' $(TEST_$*) pytest -c tests/frameworks/versions.txt
+
+$(UV): $(VENV)/.installed
+	$(PY) -m pip install --quiet uv
+	touch $@
+
+# From uv's cache alone when it holds everything (no index round trips), else from the index.
+.venvs/%/.installed: runtime/pyproject.toml tests/frameworks/versions.txt | $(UV)
+	rm -rf .venvs/$*
+	$(UV) venv --quiet --python $(PYTHON) .venvs/$*
+	$(UV) pip install --quiet --offline --python .venvs/$*/bin/python $(FRAMEWORK_DEPS) \
+	  || $(UV) pip install --quiet --python .venvs/$*/bin/python $(FRAMEWORK_DEPS)
+	touch $@
+
+# Three at a time: the set-up mostly waits (on the index, on the runtime's editable build).
+frameworks: | $(UV)
+	@$(MAKE) --no-print-directory -j3 $(FRAMEWORKS:%=.venvs/%/.installed)
+
+demo: $(VENV)/.installed frameworks
 	$(GEN) build examples/weather/specs --out examples/weather/tools
 	$(PY) examples/weather/demo.py
 	cd examples/shop && ../../$(GEN) build
@@ -40,6 +73,12 @@ demo: $(VENV)/.installed
 	$(PY) examples/frameworks/pydantic_ai_agent.py
 	$(PY) examples/frameworks/openai_agents_sdk.py
 	$(PY) examples/frameworks/langgraph_tool_node.py
+	.venvs/google_adk/bin/python examples/frameworks/google_adk_agent.py
+	.venvs/crewai/bin/python examples/frameworks/crewai_agent.py
+	.venvs/llama_index/bin/python examples/frameworks/llama_index_agent.py
+	.venvs/smolagents/bin/python examples/frameworks/smolagents_agent.py
+	.venvs/strands/bin/python examples/frameworks/strands_agent.py
+	.venvs/autogen/bin/python examples/frameworks/autogen_agent.py
 
 check-examples: $(VENV)/.installed
 	$(GEN) build examples/weather/specs --out examples/weather/tools --check
@@ -56,12 +95,12 @@ check-examples: $(VENV)/.installed
 PYTEST := $(PY) -m pytest -q -n auto --dist loadfile
 COMPILE := $(PY) -m compileall -q toolnexus_gen runtime/toolnexus_runtime
 
-test: $(VENV)/.installed check-examples
+test: $(VENV)/.installed check-examples frameworks
 	$(COMPILE)
 	$(PYTEST)
 
 # Everything make test runs, plus the long soak tests (the 200-SIGKILL crash test).
-test-all: $(VENV)/.installed check-examples
+test-all: $(VENV)/.installed check-examples frameworks
 	$(COMPILE)
 	$(PYTEST) -m "soak or not soak"
 
@@ -84,4 +123,4 @@ bench-loop: $(VENV)/.installed
 	$(PY) bench/seed_loop.py
 
 clean:
-	rm -rf $(VENV) site bench/.venv-seed .pytest_cache .mypy_cache .ruff_cache .hypothesis dist build
+	rm -rf $(VENV) .venvs site bench/.venv-seed .pytest_cache .mypy_cache .ruff_cache .hypothesis dist build

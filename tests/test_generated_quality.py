@@ -243,6 +243,7 @@ def test_hostile_strings_cannot_inject_and_round_trip(packages: Path) -> None:
 RUNTIME_ONLY_SCRIPT = """
 import asyncio, json, sys
 import weather
+import toolnexus_runtime.integrations  # every framework adapter, none of the frameworks
 assert "toolnexus_gen" not in sys.modules and "jinja2" not in sys.modules
 class H(weather.ToolHandlers):
     async def get_weather(self, args, ctx): return f"{args.city}: 21C, clear"

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import subprocess
 import sys
 from typing import Annotated, Any
 
@@ -506,3 +507,151 @@ def test_langchain_tools_carry_strict_as_checked_in(strict_pkg: Any, strict_tk: 
         assert convert_to_openai_tool(definition) == definition
         assert function["strict"] is checked_in[function["name"]]["strict"]
         assert function["parameters"] == checked_in[function["name"]]["parameters"]
+
+
+FRAMEWORKS = {  # integration -> the framework module it imports when called
+    "pydantic_ai_toolset": "pydantic_ai",
+    "openai_agents_tools": "agents",
+    "langchain_tools": "langchain_core",
+    "google_adk_tools": "google.adk",
+    "crewai_tools": "crewai",
+    "llama_index_tools": "llama_index",
+    "smolagents_tools": "smolagents",
+    "strands_tools": "strands",
+    "autogen_tools": "autogen_core",
+}
+
+
+def test_no_framework_is_imported_until_its_integration_is_called() -> None:
+    """The generated package and every integration import no framework; calling one imports
+    its own only (the six others are not installed here: tests/test_frameworks.py runs each in
+    its own venv and checks the same there)."""
+    code = f"""
+import json, sys
+sys.path.insert(0, {str(WEATHER)!r})
+import tools
+import toolnexus_runtime.integrations as integrations
+class H(tools.ToolHandlers):
+    def get_weather(self, args, ctx): return "clear"
+    def now(self, args, ctx): return "12:00"
+tk = tools.Toolkit(H())
+frameworks = {FRAMEWORKS!r}
+loaded = lambda: sorted(f for f in frameworks.values() if f in sys.modules)
+seen = [loaded()]
+for name in ["pydantic_ai_toolset", "openai_agents_tools", "langchain_tools"]:
+    getattr(integrations, name)(tk)
+    seen.append(loaded())
+print(json.dumps(seen))
+"""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == [
+        [],
+        ["pydantic_ai"],
+        ["agents", "pydantic_ai"],
+        ["agents", "langchain_core", "pydantic_ai"],
+    ]
+
+
+# -- what each of the three carries besides the schema: examples, images, cancellation ---------
+
+CARRY_SPECS = {
+    "chart.yaml": {
+        "description": "Chart a month",
+        "examples": [{"month": "May"}],
+        "input_schema": {
+            "type": "object",
+            "properties": {"month": {"type": "string"}},
+            "required": ["month"],
+        },
+    },
+}
+PNG = bytes.fromhex("89504e470d0a1a0a")  # a PNG signature: what the chart tool "draws"
+
+
+@pytest.fixture(scope="module")
+def chart_pkg(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    from conftest import build_in
+
+    return build_in(tmp_path_factory.mktemp("chart"), CARRY_SPECS)
+
+
+def chart_toolkit(chart_pkg: Any, outcome: list[str]) -> Any:
+    from toolnexus_runtime.content import Image
+
+    class Handlers(chart_pkg.ToolHandlers):  # type: ignore[misc]
+        async def chart(self, args: Any, ctx: Any) -> Any:
+            if args.month == "never":  # waits until cancelled
+                outcome.append("started")
+                try:
+                    await asyncio.sleep(30)
+                except asyncio.CancelledError:
+                    outcome.append("cancelled")
+                    raise
+            return [f"Sales of {args.month}:", Image(PNG, "image/png")]
+
+    return chart_pkg.Toolkit(Handlers())
+
+
+async def cancel(call: Any, outcome: list[str]) -> None:
+    task = asyncio.ensure_future(call)
+    while "started" not in outcome:
+        await asyncio.sleep(0.01)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert outcome == ["started", "cancelled"]
+
+
+def test_pydantic_ai_examples_images_and_cancellation(chart_pkg: Any) -> None:
+    from pydantic_ai import RunContext
+    from pydantic_ai.models.test import TestModel
+    from pydantic_ai.usage import RunUsage
+    from toolnexus_runtime.integrations import pydantic_ai_toolset
+
+    assert chart_pkg.to_anthropic()[0]["input_examples"] == [{"month": "May"}]
+    outcome: list[str] = []
+    toolset = pydantic_ai_toolset(chart_toolkit(chart_pkg, outcome))
+    ctx = RunContext(deps=None, model=TestModel(), usage=RunUsage(), tool_call_id="c1")
+    (tool,) = asyncio.run(toolset.get_tools(ctx)).values()
+    assert "examples" not in json.dumps(tool.tool_def.parameters_json_schema)
+    answer = asyncio.run(toolset.call_tool("chart", {"month": "May"}, ctx, tool))
+    assert answer == "Sales of May:\n[image: image/png, 8 bytes]"
+    asyncio.run(cancel(toolset.call_tool("chart", {"month": "never"}, ctx, tool), outcome))
+
+
+def test_openai_agents_examples_images_and_cancellation(chart_pkg: Any) -> None:
+    from agents.tool_context import ToolContext as AgentsContext
+    from toolnexus_runtime.integrations import openai_agents_tools
+
+    outcome: list[str] = []
+    (tool,) = openai_agents_tools(chart_toolkit(chart_pkg, outcome))
+    assert "examples" not in json.dumps(tool.params_json_schema)
+
+    def ctx(arguments: str) -> Any:
+        return AgentsContext(
+            context=None, tool_name="chart", tool_call_id="c1", tool_arguments=arguments
+        )
+
+    month = json.dumps({"month": "May"})
+    answer = asyncio.run(tool.on_invoke_tool(ctx(month), month))
+    assert answer == "Sales of May:\n[image: image/png, 8 bytes]"
+    never = json.dumps({"month": "never"})
+    asyncio.run(cancel(tool.on_invoke_tool(ctx(never), never), outcome))
+
+
+def test_langchain_examples_images_and_cancellation(chart_pkg: Any) -> None:
+    from toolnexus_runtime.integrations import langchain_tool_schemas, langchain_tools
+
+    outcome: list[str] = []
+    tk = chart_toolkit(chart_pkg, outcome)
+    (tool,) = langchain_tools(tk)
+    assert "examples" not in json.dumps(langchain_tool_schemas(tk))
+    call = {"type": "tool_call", "name": "chart", "args": {"month": "May"}, "id": "c1"}
+    message = asyncio.run(tool.ainvoke(call))
+    assert (message.tool_call_id, message.content) == (
+        "c1",
+        "Sales of May:\n[image: image/png, 8 bytes]",
+    )
+    never = {**call, "args": {"month": "never"}}
+    asyncio.run(cancel(tool.ainvoke(never), outcome))
