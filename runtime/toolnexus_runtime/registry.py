@@ -12,11 +12,13 @@ provider's payload becomes calls and replies (roundtrips.py); construction and l
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from difflib import get_close_matches
 from inspect import iscoroutinefunction
 from types import MappingProxyType
 from typing import Any, Generic, NamedTuple, TypeVar
 
-from pydantic import BaseModel
+from pydantic import BaseModel, RootModel, ValidationError
+from pydantic_core import PydanticCustomError
 
 from .datatypes import ToolSpec
 from .executors import Executor, SourceOptions, binding_kind, make_executor
@@ -59,19 +61,24 @@ class Registry(Generic[H]):
             # The model's validator itself: what model_validate calls, without its per-call
             # keyword handling (half the cost of a small model's validation).
             validate = spec.model.__pydantic_validator__.validate_python
+            declared = declared_arguments(spec.model)
             if spec.binding is not None:  # a tool from another source: its executor runs it
                 kind = binding_kind(spec.binding)
                 if kind not in executors:
                     executors[kind] = make_executor(kind, self, sources)
                 bound = executors[kind].bind(spec)
                 # A bound tool may validate for itself (and be handed the arguments as sent).
-                entries[name] = _Entry(getattr(bound, "validate", validate), bound, True)
+                entries[name] = _Entry(
+                    refusing_unknown(getattr(bound, "validate", validate), declared), bound, True
+                )
                 continue
             fn = None if spec.method is None else getattr(handlers, spec.method, None)
             if fn is None or getattr(fn, "__isabstractmethod__", False):
                 missing.append(spec.method or name)
                 continue
-            entries[name] = _Entry(validate, fn, iscoroutinefunction(fn))
+            entries[name] = _Entry(
+                refusing_unknown(validate, declared), fn, iscoroutinefunction(fn)
+            )
         if missing:
             raise TypeError(
                 f"{type(handlers).__name__} does not implement the tool method(s): "
@@ -120,3 +127,80 @@ class Registry(Generic[H]):
         if not chosen:
             raise ValueError("tools= names no tool; pass None to offer every tool.")
         return chosen
+
+
+def declared_arguments(model: type[BaseModel]) -> frozenset[str] | None:
+    """The argument names a tool's model takes, or None when it takes others too: its schema
+    says so (`additionalProperties: true` or a schema: pydantic's extra='allow'), or its root
+    is not an object of named fields (a RootModel)."""
+    if issubclass(model, RootModel) or model.model_config.get("extra") == "allow":
+        return None
+    by_name = bool(
+        model.model_config.get("populate_by_name") or model.model_config.get("validate_by_name")
+    )
+    names: set[str] = set()
+    for field, info in model.model_fields.items():
+        alias = info.validation_alias if isinstance(info.validation_alias, str) else info.alias
+        names.add(alias or field)
+        if by_name or not alias:
+            names.add(field)
+    return frozenset(names)
+
+
+def refusing_unknown(
+    validate: Callable[[Any], Any], declared: frozenset[str] | None
+) -> Callable[[Any], Any]:
+    """`validate`, refusing first an argument object that holds a name the tool does not
+    declare (a ValidationError naming each, with the closest declared name): a model that
+    wrote a body's fields flat, or misspelt one, is told so, and nothing is sent or run
+    (pydantic would drop the name silently, and a REST call go out without it)."""
+    if declared is None:
+        return validate
+    known = sorted(declared)
+
+    def checked(arguments: Any) -> Any:
+        if type(arguments) is dict and not arguments.keys() <= declared:
+            errors = []
+            try:  # what the declared arguments get wrong is said too, first
+                validate({k: v for k, v in arguments.items() if k in declared})
+            except ValidationError as exc:
+                errors = [_kept(error) for error in exc.errors(include_url=False)]
+            raise ValidationError.from_exception_data(
+                "arguments", errors + unknown_arguments(arguments, declared, known)
+            )
+        return validate(arguments)
+
+    return checked
+
+
+def _kept(error: Any) -> Any:
+    """A pydantic error as it was worded, to be raised again beside others."""
+    text = PydanticCustomError(error["type"], "{text}", {"text": error["msg"]})
+    return {"type": text, "loc": error["loc"], "input": error.get("input")}
+
+
+def unknown_arguments(
+    arguments: dict[str, Any], declared: frozenset[str], known: list[str]
+) -> list[Any]:
+    """One error per name the tool does not declare, with the closest declared name."""
+    errors: list[Any] = []
+    for key in arguments:
+        if key in declared:
+            continue
+        close = get_close_matches(str(key), known, n=1, cutoff=0.6) if known else []
+        if close:
+            text = f"not an argument of this tool (did you mean {close[0]!r}?"
+        elif known:
+            listed = ", ".join(known[:20]) + (", ..." if len(known) > 20 else "")
+            text = f"not an argument of this tool (its arguments: {listed}"
+        else:
+            text = "not an argument of this tool (it takes no arguments"
+        text += "; the call was not made)"
+        errors.append(
+            {
+                "type": PydanticCustomError("unknown_argument", "{text}", {"text": text}),
+                "loc": (key,),
+                "input": arguments[key],
+            }
+        )
+    return errors

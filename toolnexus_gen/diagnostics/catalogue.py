@@ -338,6 +338,13 @@ CODES: dict[str, tuple[str, str]] = {
         "a non-ASCII character.\nFix: remove the header (a proxy belongs to the Toolkit's http_client),\n"
         "or correct its name or text.",
     ),
+    "TN445": (
+        "http binding: body media type not usable",
+        "`http.content_type` names the media type a JSON body is sent as: application/json or a type\n"
+        "whose subtype ends in +json (application/merge-patch+json, application/json-patch+json,\n"
+        "application/vnd.api+json), without parameters, on a tool whose body is json.\n"
+        "Fix: correct the media type, set body to json, or remove content_type.",
+    ),
     "TN450": (
         "OpenAPI document malformed",
         "`toolnexus-gen import openapi` found something that is not OpenAPI 3.0 or 3.1 where the\n"
@@ -375,6 +382,15 @@ CODES: dict[str, tuple[str, str]] = {
         "document must not be able to put template syntax there, or choose which environment\n"
         "variable is read and sent to its server. Nothing is written.\n"
         "Fix: correct the name in the document.",
+    ),
+    "TN455": (
+        "OpenAPI server URL holds a user name and password",
+        "The server URL (the document's, or --server) is written `https://user:password@host/...`.\n"
+        "Copied as it is, the password would be in every spec and in the generated dispatch.py. The\n"
+        "import leaves it out of the URL and the tools send `Authorization: Basic ${VAR}` instead\n"
+        "(unless a security scheme already sends an Authorization header); the warning names the\n"
+        "variable, which holds the base64 of user:password, and the summary lists it.\n"
+        "Fix: set the variable where the tools run; remove the credentials from the document.",
     ),
     "TN470": (
         "OpenAPI: a Swagger 2 document",

@@ -19,9 +19,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 from toolnexus_gen.diagnostics import Diagnostic, DiagnosticsError, Severity
 from toolnexus_gen.progress import Progress, unseen
@@ -32,6 +33,7 @@ from toolnexus_gen.sources.openapi.security import Security, default_prefix, pre
 from toolnexus_gen.targets.reading import Imported
 from toolnexus_gen.toolspec.http import placeholders
 from toolnexus_gen.toolspec.load import LoadError
+from toolnexus_gen.toolspec.naming import python_names
 
 __all__ = ["OpenApiImport", "env_prefix_problem", "read"]
 
@@ -54,6 +56,7 @@ class OpenApiImport(Imported):
     folder: str = ""  # the shared schemas' folder under the spec folder (_<api>)
     shared: dict[str, Any] = field(default_factory=dict)  # file stem -> schema
     skipped: list[Diagnostic] = field(default_factory=list)  # located: why, per operation
+    warnings: list[Diagnostic] = field(default_factory=list)  # located: what was changed
     groups: dict[str, list[str]] = field(default_factory=dict)  # group -> its tools
 
 
@@ -92,6 +95,12 @@ class Reader:
         self.base_url_hint: str | None = None
         # (in, name) of a credential parameter -> the tools it was left out of
         self.credentials: dict[tuple[str, str], list[str]] = {}
+        # tools whose parameters carry a credential that no header of the import sends
+        self.uncredentialed: list[str] = []
+        # a server URL without its user:password -> the variable its Basic credentials are in
+        self.logins: dict[str, str] = {}
+        self.warnings: list[Diagnostic] = []
+        self.server_notes: list[str] = []
         self.shared: Shared
         self.security: Security
         self.progress: Progress = unseen  # told of each operation made
@@ -129,10 +138,14 @@ class Reader:
             self.error("TN450", "paths must be an object", "/paths")
             return out
         seen: dict[str, str] = {}  # tool name -> the operation that gave it
+        python: dict[str, str] = {}  # each Python name a tool gets -> that tool
+        skips: list[tuple[Skip, str]] = []  # why an operation is skipped, and which
         found_tags: set[str] = set()
         for route, raw_item in paths.items():
             for operation in self._operations(route, raw_item, out, found_tags):
                 label = f"{operation.method.upper()} {route}"
+                if operation.name not in seen:
+                    operation.name = distinct_name(operation.name, python, out.notes, label)
                 try:
                     if operation.name in seen:
                         raise Skip(
@@ -146,23 +159,31 @@ class Reader:
                     spec = operation.spec()
                     self._check_env(spec, out, operation.op_at)
                 except Skip as exc:
-                    out.skipped.append(exc.diagnostic())
+                    skips.append((exc, f"{operation.name} ({label})"))
                     continue
                 finally:
                     out.notes.extend(operation.notes)
                 seen[operation.name] = label
+                if operation.sends_no_credentials:
+                    self.uncredentialed.append(operation.name)
+                python.update(dict.fromkeys(python_keys(operation.name), operation.name))
                 out.specs[operation.name] = spec
                 self.progress("operations", len(out.specs))
                 for group in spec.get("groups", ()):
                     out.groups.setdefault(group, []).append(operation.name)
+        out.skipped.extend(named_skips(skips))
+        out.notes.extend(self.server_notes)
         out.notes.extend(self.shared.notes)
         out.notes.extend(self.security.notes)
+        out.warnings = self.warnings
         for (place, name), tools in self.credentials.items():
             which = tools[0] if len(tools) == 1 else f"{len(tools)} operations"
             out.notes.append(
                 f"{place} parameter {name!r} carries a credential: it is no argument for a model "
                 f"({which}; the security headers, or your http_client, send it)"
             )
+        if self.uncredentialed:
+            out.notes.append(no_credentials_note(self.uncredentialed, bool(self.security.schemes)))
         out.env, out.env_servers = self.security.env, self.security.env_servers
         out.base_url_hint = self.base_url_hint
         out.shared = self.shared.texts() if out.specs else {}
@@ -233,14 +254,52 @@ class Reader:
         self, item: dict[str, Any], operation: dict[str, Any], op_at: At, item_at: At
     ) -> str:
         """The server the operation is sent to (variables at their defaults), "" for none."""
-        if self.server is not None:
-            return self.server
         root = At(self.files.root, "")
+        if self.server is not None:
+            return self._without_login(self.server, root)
         for holder, at in ((operation, op_at), (item, item_at), (self.data, root)):
             servers = holder.get("servers")
             if isinstance(servers, list) and servers:
-                return self._server_url(servers[0], at.join("servers", 0))
+                at = at.join("servers", 0)
+                return self._without_login(self._server_url(servers[0], at), at.join("url"))
         return ""
+
+    def _without_login(self, url: str, at: At) -> str:
+        """The server URL without a `user:password@` (a credential written into every spec
+        and dispatch.py otherwise): the import sends it as Basic credentials read from an
+        environment variable, with a warning, the first time it meets that URL."""
+        parts = urlsplit(url)
+        if "@" not in parts.netloc:
+            return url
+        clean = urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2]))
+        if clean not in self.logins:
+            var = f"{self.security.prefix}_SERVER_LOGIN"
+            self.logins[clean] = var
+            self.warnings.append(
+                Skip(
+                    "TN455",
+                    f"the server URL holds a user name and password: left out of the specs "
+                    f"(it would be copied into each of them and into dispatch.py); the tools "
+                    f"send it as Authorization: Basic ${{{var}}}: set {var} to the base64 of "
+                    "user:password",
+                    at,
+                ).diagnostic(Severity.WARNING)
+            )
+        return clean
+
+    def login_header(self, base: str, origin: str, headers: dict[str, str]) -> dict[str, str]:
+        """The headers, with the Basic credentials the server URL held (when no security
+        scheme sends an Authorization header already)."""
+        var = self.logins.get(base)
+        if var is None or any(header.lower() == "authorization" for header in headers):
+            return headers
+        self.security.env.setdefault(
+            var, "the server URL's user:password, base64-encoded, sent as Authorization: Basic"
+        )
+        servers = self.security.env_servers.setdefault(var, [])
+        if origin not in servers:
+            servers.append(origin)
+        return {**headers, "Authorization": f"Basic ${{{var}}}"}
 
     def _server_url(self, server: Any, at: At) -> str:
         if not isinstance(server, dict) or not isinstance(server.get("url"), str):
@@ -258,4 +317,63 @@ class Reader:
             )
 
         url: str = re.sub(r"\{([^{}]+)\}", default, server["url"])
+        if url.startswith("//"):  # protocol-relative: the host is given, the scheme is not
+            note = f"the server {url!r} names no scheme: its tools call https:{url}"
+            if note not in self.server_notes:
+                self.server_notes.append(note)
+            url = f"https:{url}"
         return url.rstrip("/")
+
+
+def python_keys(name: str) -> list[str]:
+    """The Python names a tool gets (handler method, model class, model module), as keys that
+    two tools must not share (modules compared ignoring case, as file systems may)."""
+    names = python_names(name)
+    return [f"method:{names.method}", f"model:{names.model}", f"module:{names.module.lower()}"]
+
+
+def distinct_name(name: str, python: dict[str, str], notes: list[str], label: str) -> str:
+    """`name`, or `name_2`, `name_3`, ... when another tool already has one of the Python names
+    it would get (operationIds that differ only in case: "List Rules", "List rules")."""
+    candidate, n = name, 2
+    while any(key in python for key in python_keys(candidate)):
+        candidate, n = f"{name}_{n}", n + 1
+    if candidate != name:
+        other = next(python[key] for key in python_keys(name) if key in python)
+        notes.append(
+            f"{candidate}: {label} would be {name!r}, which differs from {other!r} only in case "
+            f"or punctuation (one Python name for both); imported as {candidate!r}"
+        )
+    return candidate
+
+
+def named_skips(skips: list[tuple[Skip, str]]) -> list[Diagnostic]:
+    """One warning per reason and place, naming every operation it skipped (a shared request
+    body skips each operation that uses it, at the body's one place)."""
+    grouped: dict[tuple[Any, ...], tuple[Skip, list[str]]] = {}
+    for exc, operation in skips:
+        key = (exc.code, exc.message, exc.at.key, exc.on_key)
+        grouped.setdefault(key, (exc, []))[1].append(operation)
+    out = []
+    for exc, operations in grouped.values():
+        shown = ", ".join(operations[:5])
+        if len(operations) > 5:
+            shown += f" and {len(operations) - 5} more"
+        what = "operation" if len(operations) == 1 else f"{len(operations)} operations"
+        diagnostic = exc.diagnostic()
+        out.append(replace(diagnostic, message=f"{diagnostic.message} ({what} skipped: {shown})"))
+    return out
+
+
+def no_credentials_note(tools: list[str], declared: bool) -> str:
+    shown = ", ".join(tools[:5]) + (f" and {len(tools) - 5} more" if len(tools) > 5 else "")
+    why = (
+        "no security scheme of the document that the import carries covers them"
+        if declared
+        else "the document declares no security scheme"
+    )
+    return (
+        f"{len(tools)} tool(s) will send no credentials ({shown}): their parameters carry one "
+        f"(Authorization, an API key or token), but {why}; give the Toolkit an http_client "
+        "that authenticates, or add a ${VAR} header to their specs"
+    )

@@ -16,8 +16,10 @@ is no HTTP token or one the HTTP client owns, is TN454.
 
 A header or query parameter that carries a credential is never an argument for the model to
 fill: one a security scheme of the document names (its apiKey's header or query name, or
-Authorization), or one whose name says it is a credential (`token`, `api_key`,
-`access_token`, `X-Api-Key`, ...). It is left out and the summary says so.
+Authorization), or, in a document that declares no security scheme, one whose name says it is
+a credential (`token`, `api_key`, `access_token`, `X-Api-Key`, ...). It is left out and the
+summary says so; where no header the import writes sends a credential instead, the summary says
+that those tools send none.
 """
 
 from __future__ import annotations
@@ -72,10 +74,15 @@ class Security:
                     self.covered.add((scheme["in"], scheme["name"].lower()))
 
     def is_credential(self, place: str, name: str) -> bool:
-        """A header or query parameter whose value is a credential: never a model argument."""
+        """A header or query parameter whose value is a credential: never a model argument.
+        The document's security schemes say which those are; only a document that declares
+        none is judged by the parameter's name (a `token` of a bearer-secured API is a page
+        token, an argument)."""
         if place not in ("header", "query"):
             return False
-        return (place, name.lower()) in self.covered or bool(CREDENTIAL_NAME.match(name))
+        if (place, name.lower()) in self.covered:
+            return True
+        return not self.schemes and bool(CREDENTIAL_NAME.match(name))
 
     def headers(self, operation: dict[str, Any], op_at: At, origin: str) -> dict[str, str]:
         """Headers for the first security requirement whose schemes can all be carried."""
