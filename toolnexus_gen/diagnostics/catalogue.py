@@ -524,11 +524,13 @@ CODES: dict[str, tuple[str, str]] = {
         "Fix: nothing to do, unless you need the tool on those targets (then ask upstream).",
     ),
     "TN417": (
-        "MCP tool that runs only as a task, left out",
+        "MCP tool no model may call, left out",
         'The server declares `execution.taskSupport: "required"` for the tool: it must be called as an\n'
         "MCP task (create, poll, fetch the result), which the runtime does not do, so every call would\n"
-        "fail. The tool is left out of the snapshot; the server's other tools are synced.\n"
-        "Fix: nothing to do; use a task-capable client for that tool.",
+        "fail. Or it marks the tool for its app only (MCP Apps: `_meta.ui.visibility` lists `app` but\n"
+        "not `model`): the server's own UI calls it, and a model is never to be offered it. The tool\n"
+        "is left out of the snapshot; the server's other tools are synced.\n"
+        "Fix: nothing to do; use a task-capable client (or the server's app) for that tool.",
     ),
     "TN418": (
         "sourced tools break a whole-set limit",

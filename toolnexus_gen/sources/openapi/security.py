@@ -16,10 +16,12 @@ is no HTTP token or one the HTTP client owns, is TN454.
 
 A header or query parameter that carries a credential is never an argument for the model to
 fill: one a security scheme of the document names (its apiKey's header or query name, or
-Authorization), or, in a document that declares no security scheme, one whose name says it is
-a credential (`token`, `api_key`, `access_token`, `X-Api-Key`, ...). It is left out and the
-summary says so; where no header the import writes sends a credential instead, the summary says
-that those tools send none.
+Authorization), or one whose name says it is a credential (`api_key`, `access_token`,
+`X-Api-Key`, a `token` header, ...). A query parameter named just `token` is judged by the
+document's schemes: when it declares some and none of them is that parameter, the credential
+goes where they say (a bearer header), and `token` is a page or continuation token, an argument.
+A credential parameter is left out and the summary says so; where no header the import writes
+sends a credential instead, the summary says that those tools send none.
 """
 
 from __future__ import annotations
@@ -75,14 +77,17 @@ class Security:
 
     def is_credential(self, place: str, name: str) -> bool:
         """A header or query parameter whose value is a credential: never a model argument.
-        The document's security schemes say which those are; only a document that declares
-        none is judged by the parameter's name (a `token` of a bearer-secured API is a page
-        token, an argument)."""
+        One a security scheme of the document names, or one whose name says so; but a query
+        parameter called just `token` is judged by the schemes: where the document declares
+        them and none puts a credential there, it is a page or continuation token (an
+        argument), not a credential."""
         if place not in ("header", "query"):
             return False
         if (place, name.lower()) in self.covered:
             return True
-        return not self.schemes and bool(CREDENTIAL_NAME.match(name))
+        if place == "query" and name.lower() == "token" and self.schemes:
+            return False
+        return bool(CREDENTIAL_NAME.match(name))
 
     def headers(self, operation: dict[str, Any], op_at: At, origin: str) -> dict[str, str]:
         """Headers for the first security requirement whose schemes can all be carried."""
