@@ -366,7 +366,7 @@ class Operation:
             if "$ref" not in schema:  # beside a $ref it would be lost to strict modes' rules
                 schema.setdefault("description", body["description"])
         encoding = self._encoding(media_object, plain, inputs) if mode == "form" else None
-        content_type = self._content_type(media) if mode == "json" else None
+        content_type = self._content_type(media) if mode == "json" and media else None
         if plain is not None:
             properties, body_required, closed = plain
             if not set(properties) & taken and (needed or not body_required):
