@@ -202,3 +202,29 @@ def test_tools_that_will_send_no_credentials_are_said(tmp_path: Path) -> None:
     (tmp_path / "s").mkdir()
     again = run_import(tmp_path / "s", secured)
     assert again.exit_code == 0 and "send no credentials" not in again.stderr
+
+
+def test_each_servers_login_has_its_own_variable_never_a_schemes(tmp_path: Path) -> None:
+    doc = document(
+        {
+            "/a": get("a", servers=[{"url": "https://u1:first-password@a.example"}]),
+            "/b": get("b", servers=[{"url": "https://u2:second-password@b.example"}]),
+            "/c": get("c", security=[{"serverLogin": []}]),
+        },
+        # a scheme whose variable would be the login's: the login takes another name
+        components={
+            "securitySchemes": {"serverLogin": {"type": "apiKey", "in": "header", "name": "X-K"}}
+        },
+        servers=[{"url": "https://u1:first-password@a.example"}],
+    )
+    result = run_import(tmp_path, doc)
+    assert result.exit_code == 0, result.stderr
+    first = spec(tmp_path, "a")["http"]["headers"]["Authorization"]
+    second = spec(tmp_path, "b")["http"]["headers"]["Authorization"]
+    assert first == "Basic ${TOOLNEXUS_FAULTS_SERVER_LOGIN_2}"
+    assert second == "Basic ${TOOLNEXUS_FAULTS_SERVER_LOGIN_3}"
+    assert spec(tmp_path, "c")["http"]["headers"] == {
+        "X-K": "${TOOLNEXUS_FAULTS_SERVER_LOGIN}",  # the scheme's own variable
+        "Authorization": "Basic ${TOOLNEXUS_FAULTS_SERVER_LOGIN_2}",  # a.example's login
+    }
+    assert "password" not in "".join(p.read_text() for p in (tmp_path / "specs").rglob("*"))

@@ -306,3 +306,17 @@ def test_an_mcp_proxied_tool_with_an_unknown_argument_is_not_sent(tmp_path: Path
         right = tk.execute_sync("r_add", {"a": 1, "b": 2})
     assert wrong.is_error and "c: not an argument of this tool" in wrong.output
     assert (right.is_error, right.output) == (False, "3")
+
+
+def test_many_or_long_unknown_names_are_said_within_bounds(tmp_path: Path) -> None:
+    specs = {"one.json": {"description": "One", "input_schema": ITEM}}
+    pkg = build_in(tmp_path, specs, "--target", "openai")
+
+    class Handlers(pkg.ToolHandlers):  # type: ignore[misc, name-defined]
+        def one(self, args: Any, ctx: Any) -> str:
+            return "ran"
+
+    tk = pkg.Toolkit(Handlers())
+    many = tk.execute_sync("one", {f"extra{i}": i for i in range(500)} | {"x" * 100_000: 1})
+    assert many.is_error and "and 491 more arguments this tool does not take" in many.output
+    assert len(many.output) < 3_000

@@ -26,6 +26,8 @@ from .schemas import _schema_text, load_schema
 from .toolsets import members
 
 H = TypeVar("H")
+MAX_UNKNOWN = 10  # unknown argument names reported one by one
+MAX_NAME = 100  # characters of an unknown name repeated in the message
 
 
 class _Entry(NamedTuple):
@@ -182,12 +184,15 @@ def _kept(error: Any) -> Any:
 def unknown_arguments(
     arguments: dict[str, Any], declared: frozenset[str], known: list[str]
 ) -> list[Any]:
-    """One error per name the tool does not declare, with the closest declared name."""
+    """One error per name the tool does not declare, with the closest declared name (the
+    first MAX_UNKNOWN of them, each name cut at MAX_NAME characters: a model's text is echoed
+    back, never without bound)."""
     errors: list[Any] = []
-    for key in arguments:
-        if key in declared:
-            continue
-        close = get_close_matches(str(key), known, n=1, cutoff=0.6) if known else []
+    unknown = [key for key in arguments if key not in declared]
+    for key in unknown[:MAX_UNKNOWN]:
+        name = str(key)
+        shown = name if len(name) <= MAX_NAME else f"{name[:MAX_NAME]}..."
+        close = get_close_matches(name, known, n=1, cutoff=0.6) if known and name == shown else []
         if close:
             text = f"not an argument of this tool (did you mean {close[0]!r}?"
         elif known:
@@ -199,8 +204,17 @@ def unknown_arguments(
         errors.append(
             {
                 "type": PydanticCustomError("unknown_argument", "{text}", {"text": text}),
-                "loc": (key,),
+                "loc": (shown,),
                 "input": arguments[key],
+            }
+        )
+    if len(unknown) > MAX_UNKNOWN:
+        more = f"and {len(unknown) - MAX_UNKNOWN} more arguments this tool does not take"
+        errors.append(
+            {
+                "type": PydanticCustomError("unknown_argument", "{text}", {"text": more}),
+                "loc": (),
+                "input": None,
             }
         )
     return errors

@@ -27,6 +27,7 @@ from urllib.parse import urlsplit, urlunsplit
 from toolnexus_gen.diagnostics import Diagnostic, DiagnosticsError, Severity
 from toolnexus_gen.progress import Progress, unseen
 from toolnexus_gen.sources.openapi.document import At, Files, Skip, load
+from toolnexus_gen.sources.openapi.naming import env_name
 from toolnexus_gen.sources.openapi.operation import Operation
 from toolnexus_gen.sources.openapi.schemas import Shared
 from toolnexus_gen.sources.openapi.security import Security, default_prefix, prefix_problem
@@ -99,6 +100,7 @@ class Reader:
         self.uncredentialed: list[str] = []
         # a server URL without its user:password -> the variable its Basic credentials are in
         self.logins: dict[str, str] = {}
+        self.login_origins: dict[str, str] = {}  # that variable -> the origin it is sent to
         self.warnings: list[Diagnostic] = []
         self.server_notes: list[str] = []
         self.shared: Shared
@@ -273,7 +275,7 @@ class Reader:
             return url
         clean = urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2]))
         if clean not in self.logins:
-            var = f"{self.security.prefix}_SERVER_LOGIN"
+            var = self._login_var(_origin_of(clean))
             self.logins[clean] = var
             self.warnings.append(
                 Skip(
@@ -286,6 +288,21 @@ class Reader:
                 ).diagnostic(Severity.WARNING)
             )
         return clean
+
+    def _login_var(self, origin: str) -> str:
+        """The variable a server's Basic credentials are read from: one per origin (one
+        server's password is never sent to another), named from the prefix alone (never from
+        the URL) and never the name a security scheme of the document gets."""
+        for var, other in self.login_origins.items():
+            if other == origin:
+                return var
+        schemes = {env_name(name, self.security.prefix) for name in self.security.schemes}
+        base = var = f"{self.security.prefix}_SERVER_LOGIN"
+        n = 2
+        while var in schemes or var in self.login_origins:
+            var, n = f"{base}_{n}", n + 1
+        self.login_origins[var] = origin
+        return var
 
     def login_header(self, base: str, origin: str, headers: dict[str, str]) -> dict[str, str]:
         """The headers, with the Basic credentials the server URL held (when no security
@@ -323,6 +340,11 @@ class Reader:
                 self.server_notes.append(note)
             url = f"https:{url}"
         return url.rstrip("/")
+
+
+def _origin_of(url: str) -> str:
+    parts = urlsplit(url)
+    return f"{parts.scheme.lower()}://{parts.netloc.lower()}"
 
 
 def python_keys(name: str) -> list[str]:
