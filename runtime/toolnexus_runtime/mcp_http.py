@@ -21,13 +21,12 @@ import hashlib
 import hmac
 import json
 import logging
-import math
-import time
 from collections.abc import Collection
 from contextlib import AsyncExitStack, asynccontextmanager
-from dataclasses import dataclass
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
+
+from .mcp_sessions import Sessions, check_sessions
 
 if TYPE_CHECKING:
     from .core import ToolkitCore
@@ -89,7 +88,7 @@ def asgi_app(
     - session_idle_timeout (default 1800 seconds): a session with no request in flight for
       this long is ended (its id then answers 404) and no longer counts; None keeps sessions
       until the client ends them."""
-    _check_sessions(max_sessions_per_token, session_idle_timeout)
+    check_sessions(max_sessions_per_token, session_idle_timeout)
     digests = _token_digests(bearer_tokens, allow_anonymous)
     origins = _patterns(allowed_origins, "allowed_origins")
     hosts = None if allowed_hosts is None else _patterns(allowed_hosts, "allowed_hosts")
@@ -118,7 +117,7 @@ def asgi_app(
         )
         for in_json in ((True, False) if stateless and stream_calls else (stateless,))
     ]
-    sessions = _Sessions(max_sessions_per_token, session_idle_timeout)
+    sessions = Sessions(max_sessions_per_token, session_idle_timeout)
     if digests is None and not allow_anonymous:
         logger.warning(
             "asgi_app serves %s without bearer tokens: anyone who can reach it can call its "
@@ -296,155 +295,17 @@ class _Guard:
 
 
 async def _reply(
-    send: Any,
-    status: int,
-    body: bytes,
-    headers: list[tuple[bytes, bytes]] | None = None,
-    content_type: bytes = b"text/plain; charset=utf-8",
+    send: Any, status: int, body: bytes, headers: list[tuple[bytes, bytes]] | None = None
 ) -> None:
     await send(
         {
             "type": "http.response.start",
             "status": status,
             "headers": [
-                (b"content-type", content_type),
+                (b"content-type", b"text/plain; charset=utf-8"),
                 (b"content-length", str(len(body)).encode()),
                 *(headers or []),
             ],
         }
     )
     await send({"type": "http.response.body", "body": body})
-
-
-# -- sessions per token (stateless=False) --------------------------------------------------------
-
-
-def _check_sessions(per_token: Any, idle: Any) -> None:
-    if per_token is not None and (
-        isinstance(per_token, bool) or not isinstance(per_token, int) or per_token < 1
-    ):
-        raise ValueError(
-            f"max_sessions_per_token must be a positive integer or None, not {per_token!r}"
-        )
-    if idle is not None and (
-        isinstance(idle, bool)
-        or not isinstance(idle, (int, float))
-        or not math.isfinite(idle)
-        or idle <= 0
-    ):
-        raise ValueError(
-            f"session_idle_timeout must be a positive number of seconds or None, not {idle!r}"
-        )
-
-
-@dataclass
-class _Session:
-    busy: int = 0  # requests in flight (an open GET stream is one)
-    last: float = 0.0  # when the last one ended (time.monotonic)
-
-
-class _Sessions:
-    """The sessions each bearer token holds open, so that one token cannot take them all.
-
-    Told by what passes through: a session is the id in the answer to the request that opened
-    it; it ends when a DELETE of it succeeds, when it answers 404 (the SDK ended it), or when it
-    has been idle (no request in flight) for the idle timeout, as the SDK then ends it. A
-    request that would open a session is counted while it runs, so concurrent ones cannot pass
-    the cap together."""
-
-    def __init__(self, per_token: int | None, idle: float | None) -> None:
-        self.per_token = per_token
-        self.idle = idle
-        self.open: dict[str, dict[str, _Session]] = {}  # token's client id -> session id -> state
-
-    async def handle(self, app: Any, scope: Any, receive: Any, send: Any) -> None:
-        token = _client_id(scope)
-        if token is None or self.per_token is None:
-            await app(scope, receive, send)
-            return
-        held = self.open.setdefault(token, {})
-        session_id = _header(scope, b"mcp-session-id")
-        if session_id is None:
-            await self._opening(held, app, scope, receive, send)
-            return
-        state = held.get(session_id)
-        if state is not None:
-            state.busy += 1
-        status: list[int] = []
-        try:
-            await app(scope, receive, _watching(send, status, None))
-        finally:
-            if state is not None:
-                state.busy -= 1
-                state.last = time.monotonic()
-                ended = status and (
-                    status[0] == 404 or (scope["method"] == "DELETE" and status[0] < 300)
-                )
-                if ended:
-                    held.pop(session_id, None)
-
-    async def _opening(
-        self, held: dict[str, _Session], app: Any, scope: Any, receive: Any, send: Any
-    ) -> None:
-        self._forget_idle(held)
-        if len(held) >= (self.per_token or 0):
-            body = json.dumps(
-                {
-                    "jsonrpc": "2.0",
-                    "id": None,
-                    "error": {
-                        "code": -32600,
-                        "message": f"Too many open sessions for this token ({self.per_token}): "
-                        "end one (DELETE) or wait for one to expire",
-                    },
-                }
-            ).encode()
-            await _reply(send, 429, body, content_type=b"application/json")
-            return
-        pending = f"pending-{id(scope)}"  # holds a place while the session is opened
-        held[pending] = _Session(busy=1)
-        status: list[int] = []
-        opened: list[str] = []
-        try:
-            await app(scope, receive, _watching(send, status, opened))
-        finally:
-            del held[pending]
-            if opened and status and status[0] < 400:
-                held[opened[0]] = _Session(last=time.monotonic())
-
-    def _forget_idle(self, held: dict[str, _Session]) -> None:
-        if self.idle is None:
-            return
-        now = time.monotonic()
-        for session_id, state in list(held.items()):
-            if not state.busy and now - state.last >= self.idle:
-                del held[session_id]
-
-
-def _client_id(scope: Any) -> str | None:
-    """The bearer token a request authenticated with (its client id), None when anonymous."""
-    access = getattr(scope.get("user"), "access_token", None)
-    client = getattr(access, "client_id", None)
-    return client if isinstance(client, str) else None
-
-
-def _header(scope: Any, name: bytes) -> str | None:
-    for key, value in scope["headers"]:
-        if key.lower() == name:
-            return str(value.decode("latin-1"))
-    return None
-
-
-def _watching(send: Any, status: list[int], opened: list[str] | None) -> Any:
-    """`send`, noting the response's status (and the session id it gives, into `opened`)."""
-
-    async def watched(message: Any) -> None:
-        if message.get("type") == "http.response.start":
-            status.append(message["status"])
-            if opened is not None:
-                for key, value in message.get("headers", []):
-                    if key.lower() == b"mcp-session-id":
-                        opened.append(value.decode("latin-1"))
-        await send(message)
-
-    return watched

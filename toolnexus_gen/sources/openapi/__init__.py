@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
@@ -27,14 +27,14 @@ from urllib.parse import urlsplit, urlunsplit
 from toolnexus_gen.diagnostics import Diagnostic, DiagnosticsError, Severity
 from toolnexus_gen.progress import Progress, unseen
 from toolnexus_gen.sources.openapi.document import At, Files, Skip, load
-from toolnexus_gen.sources.openapi.naming import env_name
+from toolnexus_gen.sources.openapi.naming import distinct_name, env_name, python_keys
 from toolnexus_gen.sources.openapi.operation import Operation
+from toolnexus_gen.sources.openapi.report import named_skips, no_credentials_note
 from toolnexus_gen.sources.openapi.schemas import Shared
 from toolnexus_gen.sources.openapi.security import Security, default_prefix, prefix_problem
 from toolnexus_gen.targets.reading import Imported
 from toolnexus_gen.toolspec.http import placeholders
 from toolnexus_gen.toolspec.load import LoadError
-from toolnexus_gen.toolspec.naming import python_names
 
 __all__ = ["OpenApiImport", "env_prefix_problem", "read"]
 
@@ -345,57 +345,3 @@ class Reader:
 def _origin_of(url: str) -> str:
     parts = urlsplit(url)
     return f"{parts.scheme.lower()}://{parts.netloc.lower()}"
-
-
-def python_keys(name: str) -> list[str]:
-    """The Python names a tool gets (handler method, model class, model module), as keys that
-    two tools must not share (modules compared ignoring case, as file systems may)."""
-    names = python_names(name)
-    return [f"method:{names.method}", f"model:{names.model}", f"module:{names.module.lower()}"]
-
-
-def distinct_name(name: str, python: dict[str, str], notes: list[str], label: str) -> str:
-    """`name`, or `name_2`, `name_3`, ... when another tool already has one of the Python names
-    it would get (operationIds that differ only in case: "List Rules", "List rules")."""
-    candidate, n = name, 2
-    while any(key in python for key in python_keys(candidate)):
-        candidate, n = f"{name}_{n}", n + 1
-    if candidate != name:
-        other = next(python[key] for key in python_keys(name) if key in python)
-        notes.append(
-            f"{candidate}: {label} would be {name!r}, which differs from {other!r} only in case "
-            f"or punctuation (one Python name for both); imported as {candidate!r}"
-        )
-    return candidate
-
-
-def named_skips(skips: list[tuple[Skip, str]]) -> list[Diagnostic]:
-    """One warning per reason and place, naming every operation it skipped (a shared request
-    body skips each operation that uses it, at the body's one place)."""
-    grouped: dict[tuple[Any, ...], tuple[Skip, list[str]]] = {}
-    for exc, operation in skips:
-        key = (exc.code, exc.message, exc.at.key, exc.on_key)
-        grouped.setdefault(key, (exc, []))[1].append(operation)
-    out = []
-    for exc, operations in grouped.values():
-        shown = ", ".join(operations[:5])
-        if len(operations) > 5:
-            shown += f" and {len(operations) - 5} more"
-        what = "operation" if len(operations) == 1 else f"{len(operations)} operations"
-        diagnostic = exc.diagnostic()
-        out.append(replace(diagnostic, message=f"{diagnostic.message} ({what} skipped: {shown})"))
-    return out
-
-
-def no_credentials_note(tools: list[str], declared: bool) -> str:
-    shown = ", ".join(tools[:5]) + (f" and {len(tools) - 5} more" if len(tools) > 5 else "")
-    why = (
-        "no security scheme of the document that the import carries covers them"
-        if declared
-        else "the document declares no security scheme"
-    )
-    return (
-        f"{len(tools)} tool(s) will send no credentials ({shown}): their parameters carry one "
-        f"(Authorization, an API key or token), but {why}; give the Toolkit an http_client "
-        "that authenticates, or add a ${VAR} header to their specs"
-    )
