@@ -34,6 +34,8 @@ class _Entry(NamedTuple):
     validate: Callable[[Any], BaseModel]
     fn: Callable[..., Any]
     is_async: bool
+    # the argument names the tool declares, checked before `validate` (None: it takes others)
+    declared: frozenset[str] | None = None
 
 
 class Registry(Generic[H]):
@@ -70,17 +72,13 @@ class Registry(Generic[H]):
                     executors[kind] = make_executor(kind, self, sources)
                 bound = executors[kind].bind(spec)
                 # A bound tool may validate for itself (and be handed the arguments as sent).
-                entries[name] = _Entry(
-                    refusing_unknown(getattr(bound, "validate", validate), declared), bound, True
-                )
+                entries[name] = _Entry(getattr(bound, "validate", validate), bound, True, declared)
                 continue
             fn = None if spec.method is None else getattr(handlers, spec.method, None)
             if fn is None or getattr(fn, "__isabstractmethod__", False):
                 missing.append(spec.method or name)
                 continue
-            entries[name] = _Entry(
-                refusing_unknown(validate, declared), fn, iscoroutinefunction(fn)
-            )
+            entries[name] = _Entry(validate, fn, iscoroutinefunction(fn), declared)
         if missing:
             raise TypeError(
                 f"{type(handlers).__name__} does not implement the tool method(s): "
@@ -149,30 +147,19 @@ def declared_arguments(model: type[BaseModel]) -> frozenset[str] | None:
     return frozenset(names)
 
 
-def refusing_unknown(
-    validate: Callable[[Any], Any], declared: frozenset[str] | None
-) -> Callable[[Any], Any]:
-    """`validate`, refusing first an argument object that holds a name the tool does not
-    declare (a ValidationError naming each, with the closest declared name): a model that
-    wrote a body's fields flat, or misspelt one, is told so, and nothing is sent or run
-    (pydantic would drop the name silently, and a REST call go out without it)."""
-    if declared is None:
-        return validate
-    known = sorted(declared)
-
-    def checked(arguments: Any) -> Any:
-        if type(arguments) is dict and not arguments.keys() <= declared:
-            errors = []
-            try:  # what the declared arguments get wrong is said too, first
-                validate({k: v for k, v in arguments.items() if k in declared})
-            except ValidationError as exc:
-                errors = [_kept(error) for error in exc.errors(include_url=False)]
-            raise ValidationError.from_exception_data(
-                "arguments", errors + unknown_arguments(arguments, declared, known)
-            )
-        return validate(arguments)
-
-    return checked
+def unknown_arguments_error(entry: _Entry, arguments: dict[str, Any]) -> ValidationError:
+    """Why a call naming arguments the tool does not declare is refused: what the declared ones
+    get wrong (pydantic's own errors, first), then each unknown name with the closest declared
+    one. A model that wrote a body's fields flat, or misspelt one, is told so, and nothing is
+    sent or run (pydantic would drop the name silently, and a REST call go out without it)."""
+    declared = entry.declared or frozenset()
+    errors = []
+    try:
+        entry.validate({k: v for k, v in arguments.items() if k in declared})
+    except ValidationError as exc:
+        errors = [_kept(error) for error in exc.errors(include_url=False)]
+    unknown = unknown_arguments(arguments, declared, sorted(declared))
+    return ValidationError.from_exception_data("arguments", errors + unknown)
 
 
 def _kept(error: Any) -> Any:
