@@ -228,3 +228,14 @@ def test_each_servers_login_has_its_own_variable_never_a_schemes(tmp_path: Path)
         "Authorization": "Basic ${TOOLNEXUS_FAULTS_SERVER_LOGIN_2}",  # a.example's login
     }
     assert "password" not in "".join(p.read_text() for p in (tmp_path / "specs").rglob("*"))
+
+
+def test_a_server_url_that_is_no_url_is_located_not_a_traceback(tmp_path: Path) -> None:
+    doc = document({"/a": get("a")}, servers=[{"url": "https://[abc/x"}])
+    result = run_import(tmp_path, doc)
+    assert result.exit_code == 2
+    assert "error[TN450]: server url 'https://[abc/x' is not a URL" in result.stderr
+    assert not (tmp_path / "specs").exists()
+    (tmp_path / "doc.json").write_text(json.dumps(document({"/a": get("a")})))
+    flag = cli("import", "openapi", "doc.json", "--server", "https://[x", cwd=tmp_path)
+    assert flag.exit_code == 2 and "--server 'https://[x' must be an absolute" in flag.stderr

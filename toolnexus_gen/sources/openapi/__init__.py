@@ -282,8 +282,8 @@ class Reader:
                     "TN455",
                     f"the server URL holds a user name and password: left out of the specs "
                     f"(it would be copied into each of them and into dispatch.py); the tools "
-                    f"send it as Authorization: Basic ${{{var}}}: set {var} to the base64 of "
-                    "user:password",
+                    f"send it as Authorization: Basic ${{{var}}} (unless a security scheme "
+                    f"sends an Authorization header): set {var} to the base64 of user:password",
                     at,
                 ).diagnostic(Severity.WARNING)
             )
@@ -339,6 +339,12 @@ class Reader:
             if note not in self.server_notes:
                 self.server_notes.append(note)
             url = f"https:{url}"
+        try:
+            urlsplit(url)
+        except ValueError as exc:  # an unclosed IPv6 bracket, a port that is no number
+            raise Skip(
+                "TN450", f"server url {url!r} is not a URL ({exc})", at.join("url")
+            ) from None
         return url.rstrip("/")
 
 
