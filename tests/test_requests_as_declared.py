@@ -320,3 +320,24 @@ def test_many_or_long_unknown_names_are_said_within_bounds(tmp_path: Path) -> No
     many = tk.execute_sync("one", {f"extra{i}": i for i in range(500)} | {"x" * 100_000: 1})
     assert many.is_error and "and 491 more arguments this tool does not take" in many.output
     assert len(many.output) < 3_000
+
+
+@pytest.mark.parametrize(
+    ("http", "config", "expect"),
+    [
+        ({"url": "https://admin:pw@shop.example/a"}, "", "error[TN441]: http.url holds a user"),
+        ({"url": "/a", "base_url": "https://admin:pw@shop.example"}, "", "user:password"),
+        ({"url": "/a", "base_url": "https://[shop"}, "", "error[TN441]"),
+        ({"url": "/a"}, 'base_url = "https://u:pw@shop.example"\n', "without user:password"),
+        ({"url": "/a"}, 'base_url = "https://[shop"\n', "base_url must be an absolute"),
+    ],
+)
+def test_a_url_with_a_password_or_no_url_at_all_is_refused_at_build(
+    tmp_path: Path, http: dict[str, Any], config: str, expect: str
+) -> None:
+    (tmp_path / "pyproject.toml").write_text("[tool.toolnexus-gen]\n" + config)
+    write_specs(tmp_path / "specs", {"get_a.json": {"description": "A", "http": http}})
+    result = cli("build", "specs", "--out", "out", cwd=tmp_path)
+    assert result.exit_code == 2
+    assert expect in result.stderr and "Traceback" not in result.stderr
+    assert not (tmp_path / "out").exists()

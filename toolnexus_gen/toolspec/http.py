@@ -132,7 +132,8 @@ def http_binding(
         problem(
             "TN441",
             f"http.base_url {own_base!r} must be an absolute http(s) URL without placeholders, "
-            "query or fragment",
+            "user:password, query or fragment (credentials go in a header: 'Authorization: Basic "
+            "${VAR}')",
             "/http/base_url",
         )
     chosen_base = own_base if own_base is not None else base_url
@@ -289,6 +290,13 @@ def _check_url(url: str, base_url: str | None, problem: Add) -> None:
             problem(
                 "TN441", f"http.url {url!r} must be an absolute http(s) URL or a path", "/http/url"
             )
+        elif "@" in authority:
+            problem(
+                "TN441",
+                "http.url holds a user name or password: it would be copied into the generated "
+                "package; send credentials in a header ('Authorization: Basic ${VAR}')",
+                "/http/url",
+            )
         elif "{" in authority or "{" in scheme:
             problem(
                 "TN441",
@@ -308,10 +316,14 @@ def _check_url(url: str, base_url: str | None, problem: Add) -> None:
 
 
 def _absolute_base(text: str) -> bool:
-    parts = urlsplit(text)
+    try:
+        parts = urlsplit(text)
+    except ValueError:  # an unclosed IPv6 bracket
+        return False
     return (
         parts.scheme in ("http", "https")
         and bool(parts.netloc)
+        and "@" not in parts.netloc
         and not parts.query
         and not parts.fragment
         and "{" not in text
