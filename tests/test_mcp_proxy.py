@@ -338,8 +338,8 @@ def test_a_masking_server_hides_why_a_source_failed_but_not_what_the_tool_said(
         call_tool = getattr(entry, "handler", None) or entry[1]
         ctx = type("C", (), {"request_id": 1})()
         said = []
-        for name in ("r_add", "wiki_fail"):
-            params = types.CallToolRequestParams(name=name, arguments={"a": 1, "b": 1})
+        for name, arguments in (("r_add", {"a": 1, "b": 1}), ("wiki_fail", {})):
+            params = types.CallToolRequestParams(name=name, arguments=arguments)
             result = await call_tool(ctx, params)
             assert result.is_error
             said.append(result.content[0].text)

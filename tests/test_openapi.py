@@ -800,7 +800,8 @@ def test_a_broken_ref_names_the_file_pointer_and_line(tmp_path: Path) -> None:
     stderr = refused(tmp_path, text)
     assert (
         "api.yaml:12:23: error[TN451]: $ref '#/components/schemas/Nope' points to nothing in "
-        "this document (at /paths/~1pets/get/responses/200/content/application~1json/schema/$ref)"
+        "this document (operation skipped: get_pets (GET /pets)) "
+        "(at /paths/~1pets/get/responses/200/content/application~1json/schema/$ref)"
     ) in stderr
 
 

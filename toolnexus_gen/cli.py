@@ -529,6 +529,8 @@ def import_(
         _echo(f"note: {printable(note)}", err=True, fg="yellow")
     for skipped in getattr(imported, "skipped", []):  # located: the operation is not imported
         _echo(skipped.format(), err=True, fg="yellow")
+    for warning in getattr(imported, "warnings", []):  # located: what the import changed
+        _echo(warning.format(), err=True, fg="yellow")
     env: dict[str, str] = getattr(imported, "env", {})
     if env:
         servers: dict[str, list[str]] = getattr(imported, "env_servers", {})

@@ -39,7 +39,7 @@ from .failures import (
     unknown_tool,
 )
 from .portal import Started, capacity_limiter, in_thread, on_portal, run_sync, within
-from .registry import Registry, _Entry
+from .registry import Registry, _Entry, unknown_arguments_error
 from .watch import _late, _watched
 
 if TYPE_CHECKING:
@@ -131,7 +131,9 @@ class Execution(Registry[H]):
         entry = self._entries.get(name)
         # The fast path: a known tool and a dict of arguments.
         if entry is not None and type(args) is dict:
-            validate, fn, is_async = entry
+            validate, fn, is_async, declared = entry
+            if declared is not None and not args.keys() <= declared:
+                return _invalid(name, unknown_arguments_error(entry, args))
             try:
                 model = validate(args)
             except ValidationError as exc:
@@ -141,7 +143,7 @@ class Execution(Registry[H]):
             if type(prepared) is ToolResult:
                 return prepared
             entry, model = prepared  # type: ignore[misc]
-            validate, fn, is_async = entry
+            validate, fn, is_async, declared = entry
         if ctx is None:
             ctx = EMPTY_CONTEXT
         if timeout is None:
@@ -174,6 +176,8 @@ class Execution(Registry[H]):
                     return _not_json(name, exc)
             elif isinstance(args, Mapping):
                 args = dict(args)
+        if type(args) is dict and entry.declared is not None and not args.keys() <= entry.declared:
+            return _invalid(name, unknown_arguments_error(entry, args))
         try:
             return entry, entry.validate(args)
         except ValidationError as exc:

@@ -11,7 +11,8 @@ request. A tools/call is answered as an event stream when the client accepts one
 client does), so the call's progress and log messages reach it before the result; every other
 request as plain JSON. `stateless=False` keeps sessions in this process instead (one worker):
 `logging/setLevel` then lasts for the session, and GET (the session's own event stream) and
-DELETE (its end) are served.
+DELETE (its end) are served; each bearer token may hold at most `max_sessions_per_token`
+sessions, and one idle for `session_idle_timeout` seconds is ended.
 """
 
 from __future__ import annotations
@@ -25,12 +26,16 @@ from contextlib import AsyncExitStack, asynccontextmanager
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
+from .mcp_sessions import Sessions, check_sessions
+
 if TYPE_CHECKING:
     from .core import ToolkitCore
 
 logger = logging.getLogger("toolnexus_runtime")
 
 LOOPBACK = ("localhost", "127.0.0.1", "[::1]")
+DEFAULT_SESSIONS_PER_TOKEN = 32
+DEFAULT_SESSION_IDLE = 1800.0  # seconds (the mcp SDK's own default since 2.x)
 
 
 def asgi_app(
@@ -49,6 +54,8 @@ def asgi_app(
     toolset: str | None = None,
     stateless: bool = True,
     stream_calls: bool = True,
+    max_sessions_per_token: int | None = DEFAULT_SESSIONS_PER_TOKEN,
+    session_idle_timeout: float | None = DEFAULT_SESSION_IDLE,
 ) -> Any:
     """An ASGI application serving `toolkit` (or, with `toolset=`, that toolset's tools only)
     over MCP streamable HTTP at `path`.
@@ -71,7 +78,17 @@ def asgi_app(
       `allowed_origins=["*"]` allows any. Clients that send no Origin are not affected.
     - allowed_hosts: when given, a request whose `Host` is not in it gets 421 ("name:*" allows
       any port of name).
-    - mask_errors (default True): see `mcp_server`; `timeout` too."""
+    - mask_errors (default True): see `mcp_server`; `timeout` too.
+    With sessions (stateless=False):
+    - max_sessions_per_token (default 32): how many sessions one bearer token may hold open at
+      once; a request that would open one more gets 429 and opens nothing, so one token (a
+      leaked one, a client that never ends its sessions) cannot use up the server's sessions
+      and lock every other token out. None: no cap per token (the mcp SDK's cap on all
+      sessions still holds). Without bearer tokens there is no token to count by.
+    - session_idle_timeout (default 1800 seconds): a session with no request in flight for
+      this long is ended (its id then answers 404) and no longer counts; None keeps sessions
+      until the client ends them."""
+    check_sessions(max_sessions_per_token, session_idle_timeout)
     digests = _token_digests(bearer_tokens, allow_anonymous)
     origins = _patterns(allowed_origins, "allowed_origins")
     hosts = None if allowed_hosts is None else _patterns(allowed_hosts, "allowed_hosts")
@@ -93,10 +110,14 @@ def asgi_app(
     # client takes them); with sessions, one manager holds them all and streams.
     managers = [
         streamable.StreamableHTTPSessionManager(
-            app=server, stateless=stateless, json_response=in_json
+            app=server,
+            stateless=stateless,
+            json_response=in_json,
+            **({} if stateless else {"session_idle_timeout": session_idle_timeout}),
         )
         for in_json in ((True, False) if stateless and stream_calls else (stateless,))
     ]
+    sessions = Sessions(max_sessions_per_token, session_idle_timeout)
     if digests is None and not allow_anonymous:
         logger.warning(
             "asgi_app serves %s without bearer tokens: anyone who can reach it can call its "
@@ -106,7 +127,7 @@ def asgi_app(
 
     async def handle(scope: Any, receive: Any, send: Any) -> None:
         if not stateless:
-            await managers[0].handle_request(scope, receive, send)
+            await sessions.handle(managers[0].handle_request, scope, receive, send)
             return
         if scope["method"] != "POST":  # stateless: no event stream to open with GET
             body = b"Only POST: this stateless server holds no event stream open."

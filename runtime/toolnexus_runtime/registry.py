@@ -12,11 +12,13 @@ provider's payload becomes calls and replies (roundtrips.py); construction and l
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from difflib import get_close_matches
 from inspect import iscoroutinefunction
 from types import MappingProxyType
 from typing import Any, Generic, NamedTuple, TypeVar
 
-from pydantic import BaseModel
+from pydantic import BaseModel, RootModel, ValidationError
+from pydantic_core import PydanticCustomError
 
 from .datatypes import ToolSpec
 from .executors import Executor, SourceOptions, binding_kind, make_executor
@@ -24,12 +26,16 @@ from .schemas import _schema_text, load_schema
 from .toolsets import members
 
 H = TypeVar("H")
+MAX_UNKNOWN = 10  # unknown argument names reported one by one
+MAX_NAME = 100  # characters of an unknown name repeated in the message
 
 
 class _Entry(NamedTuple):
     validate: Callable[[Any], BaseModel]
     fn: Callable[..., Any]
     is_async: bool
+    # the argument names the tool declares, checked before `validate` (None: it takes others)
+    declared: frozenset[str] | None = None
 
 
 class Registry(Generic[H]):
@@ -59,6 +65,7 @@ class Registry(Generic[H]):
             # The model's validator itself: what model_validate calls, without its per-call
             # keyword handling (half the cost of a small model's validation).
             validate = spec.model.__pydantic_validator__.validate_python
+            declared = declared_arguments(spec.model)
             if spec.binding is not None:  # a tool from another source: its executor runs it
                 curated = spec.binding.get("curated") if len(spec.binding) == 1 else None
                 source = spec if curated is None else spec._replace(binding=curated["binding"])
@@ -72,13 +79,13 @@ class Registry(Generic[H]):
 
                     bound = Curated(name, spec.model, bound, curated)
                 # A bound tool may validate for itself (and be handed the arguments as sent).
-                entries[name] = _Entry(getattr(bound, "validate", validate), bound, True)
+                entries[name] = _Entry(getattr(bound, "validate", validate), bound, True, declared)
                 continue
             fn = None if spec.method is None else getattr(handlers, spec.method, None)
             if fn is None or getattr(fn, "__isabstractmethod__", False):
                 missing.append(spec.method or name)
                 continue
-            entries[name] = _Entry(validate, fn, iscoroutinefunction(fn))
+            entries[name] = _Entry(validate, fn, iscoroutinefunction(fn), declared)
         if missing:
             raise TypeError(
                 f"{type(handlers).__name__} does not implement the tool method(s): "
@@ -127,3 +134,81 @@ class Registry(Generic[H]):
         if not chosen:
             raise ValueError("tools= names no tool; pass None to offer every tool.")
         return chosen
+
+
+def declared_arguments(model: type[BaseModel]) -> frozenset[str] | None:
+    """The argument names a tool's model takes, or None when it takes others too: its schema
+    says so (`additionalProperties: true` or a schema: pydantic's extra='allow'), or its root
+    is not an object of named fields (a RootModel)."""
+    if issubclass(model, RootModel) or model.model_config.get("extra") == "allow":
+        return None
+    by_name = bool(
+        model.model_config.get("populate_by_name") or model.model_config.get("validate_by_name")
+    )
+    names: set[str] = set()
+    for field, info in model.model_fields.items():
+        alias = info.validation_alias if isinstance(info.validation_alias, str) else info.alias
+        names.add(alias or field)
+        if by_name or not alias:
+            names.add(field)
+    return frozenset(names)
+
+
+def unknown_arguments_error(entry: _Entry, arguments: dict[str, Any]) -> ValidationError:
+    """Why a call naming arguments the tool does not declare is refused: what the declared ones
+    get wrong (pydantic's own errors, first), then each unknown name with the closest declared
+    one. A model that wrote a body's fields flat, or misspelt one, is told so, and nothing is
+    sent or run (pydantic would drop the name silently, and a REST call go out without it)."""
+    declared = entry.declared or frozenset()
+    errors = []
+    try:
+        entry.validate({k: v for k, v in arguments.items() if k in declared})
+    except ValidationError as exc:
+        errors = [_kept(error) for error in exc.errors(include_url=False)]
+    unknown = unknown_arguments(arguments, declared, sorted(declared))
+    return ValidationError.from_exception_data("arguments", errors + unknown)
+
+
+def _kept(error: Any) -> Any:
+    """A pydantic error as it was worded, to be raised again beside others."""
+    text = PydanticCustomError(error["type"], "{text}", {"text": error["msg"]})
+    return {"type": text, "loc": error["loc"], "input": error.get("input")}
+
+
+def unknown_arguments(
+    arguments: dict[str, Any], declared: frozenset[str], known: list[str]
+) -> list[Any]:
+    """One error per name the tool does not declare, with the closest declared name (the
+    first MAX_UNKNOWN of them, each name cut at MAX_NAME characters: a model's text is echoed
+    back, never without bound)."""
+    errors: list[Any] = []
+    unknown = [key for key in arguments if key not in declared]
+    for key in unknown[:MAX_UNKNOWN]:
+        name = str(key)
+        shown = name if len(name) <= MAX_NAME else f"{name[:MAX_NAME]}..."
+        close = get_close_matches(name, known, n=1, cutoff=0.6) if known and name == shown else []
+        if close:
+            text = f"not an argument of this tool (did you mean {close[0]!r}?"
+        elif known:
+            listed = ", ".join(known[:20]) + (", ..." if len(known) > 20 else "")
+            text = f"not an argument of this tool (its arguments: {listed}"
+        else:
+            text = "not an argument of this tool (it takes no arguments"
+        text += "; the call was not made)"
+        errors.append(
+            {
+                "type": PydanticCustomError("unknown_argument", "{text}", {"text": text}),
+                "loc": (shown,),
+                "input": arguments[key],
+            }
+        )
+    if len(unknown) > MAX_UNKNOWN:
+        more = f"and {len(unknown) - MAX_UNKNOWN} more arguments this tool does not take"
+        errors.append(
+            {
+                "type": PydanticCustomError("unknown_argument", "{text}", {"text": more}),
+                "loc": (),
+                "input": None,
+            }
+        )
+    return errors

@@ -85,7 +85,10 @@ def read(
 
 
 def _absolute(url: str) -> bool:
-    parts = urlsplit(url)
+    try:
+        parts = urlsplit(url)
+    except ValueError:  # an unclosed IPv6 bracket
+        return False
     return parts.scheme in ("http", "https") and bool(parts.netloc) and not parts.fragment
 
 

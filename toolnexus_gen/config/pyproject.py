@@ -348,7 +348,10 @@ def load_config(start: Path) -> Config:
             options[name] = reach_options(name, options.get(name, {}))
     base_url = values.get("base_url")
     if base_url is not None and not _is_http_url(base_url):
-        bad("base_url", f"base_url must be an absolute http(s) URL, not {base_url!r}")
+        bad(
+            "base_url",
+            f"base_url must be an absolute http(s) URL without user:password, not {base_url!r}",
+        )
 
     def bad_at(place: tuple[int, int], code: str, message: str) -> None:
         problems.append(Diagnostic(display, place[0], place[1], code, message))
@@ -402,8 +405,16 @@ def _builtins_problem(value: Any) -> str | None:
 def _is_http_url(text: str) -> bool:
     from urllib.parse import urlsplit
 
-    parts = urlsplit(text)
-    return parts.scheme in ("http", "https") and bool(parts.hostname) and not parts.fragment
+    try:
+        parts = urlsplit(text)
+        return (
+            parts.scheme in ("http", "https")
+            and bool(parts.hostname)
+            and "@" not in parts.netloc  # user:password would be copied into dispatch.py
+            and not parts.fragment
+        )
+    except ValueError:  # an unclosed IPv6 bracket, a port that is no number
+        return False
 
 
 def _target_options(target: str, value: dict[str, Any], bad: Any) -> dict[str, Any]:

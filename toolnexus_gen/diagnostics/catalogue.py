@@ -385,6 +385,13 @@ CODES: dict[str, tuple[str, str]] = {
         "removed it (from the snapshot folder's .toolnexus-sync.json).\n"
         "Fix: remove the override (or that part of it), or override the tool that replaced it.",
     ),
+    "TN445": (
+        "http binding: body media type not usable",
+        "`http.content_type` names the media type a JSON body is sent as: application/json or a type\n"
+        "whose subtype ends in +json (application/merge-patch+json, application/json-patch+json,\n"
+        "application/vnd.api+json), without parameters, on a tool whose body is json.\n"
+        "Fix: correct the media type, set body to json, or remove content_type.",
+    ),
     "TN450": (
         "OpenAPI document malformed",
         "`toolnexus-gen import openapi` found something that is not OpenAPI 3.0 or 3.1 where the\n"
@@ -422,6 +429,15 @@ CODES: dict[str, tuple[str, str]] = {
         "document must not be able to put template syntax there, or choose which environment\n"
         "variable is read and sent to its server. Nothing is written.\n"
         "Fix: correct the name in the document.",
+    ),
+    "TN455": (
+        "OpenAPI server URL holds a user name and password",
+        "The server URL (the document's, or --server) is written `https://user:password@host/...`.\n"
+        "Copied as it is, the password would be in every spec and in the generated dispatch.py. The\n"
+        "import leaves it out of the URL and the tools send `Authorization: Basic ${VAR}` instead\n"
+        "(unless a security scheme already sends an Authorization header); the warning names the\n"
+        "variable, which holds the base64 of user:password, and the summary lists it.\n"
+        "Fix: set the variable where the tools run; remove the credentials from the document.",
     ),
     "TN470": (
         "OpenAPI: a Swagger 2 document",
@@ -604,11 +620,13 @@ CODES: dict[str, tuple[str, str]] = {
         "Fix: nothing to do, unless you need the tool on those targets (then ask upstream).",
     ),
     "TN417": (
-        "MCP tool that runs only as a task, left out",
+        "MCP tool no model may call, left out",
         'The server declares `execution.taskSupport: "required"` for the tool: it must be called as an\n'
         "MCP task (create, poll, fetch the result), which the runtime does not do, so every call would\n"
-        "fail. The tool is left out of the snapshot; the server's other tools are synced.\n"
-        "Fix: nothing to do; use a task-capable client for that tool.",
+        "fail. Or it marks the tool for its app only (MCP Apps: `_meta.ui.visibility` lists `app` but\n"
+        "not `model`): the server's own UI calls it, and a model is never to be offered it. The tool\n"
+        "is left out of the snapshot; the server's other tools are synced.\n"
+        "Fix: nothing to do; use a task-capable client (or the server's app) for that tool.",
     ),
     "TN418": (
         "sourced tools break a whole-set limit",

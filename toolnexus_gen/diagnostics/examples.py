@@ -940,9 +940,25 @@ EXAMPLES: dict[str, Example] = {
         },
         "specs/get_order.yaml:5:11: error[TN444]",
     ),
+    "TN445": Example(
+        {
+            "specs/patch_order.yaml": "description: Change an order\nhttp:\n"
+            "  method: PATCH\n  url: https://shop.example/orders\n"
+            "  content_type: text/plain\n"
+        },
+        "specs/patch_order.yaml:5:17: error[TN445]",
+    ),
     "TN450": Example(
         {"api.yaml": 'openapi: 3.0.0\ninfo: {title: Pets, version: "1"}\npaths: []\n'},
         "api.yaml:3:8: error[TN450]",
+        command="toolnexus-gen import openapi api.yaml",
+    ),
+    "TN455": Example(
+        {
+            "api.yaml": PETS.replace("https://pets.example", "https://shop:s3cret@pets.example")
+            % "      responses: {'200': {description: ok}}\n"
+        },
+        "api.yaml:3:17: warning[TN455]",
         command="toolnexus-gen import openapi api.yaml",
     ),
     "TN470": Example(

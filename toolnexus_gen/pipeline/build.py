@@ -11,7 +11,7 @@ import json
 import os
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -162,7 +162,9 @@ def analyse(
         )
     diagnostics += _alias_collisions(toolset)
     members, unknown = resolve(toolset.tools, options.many)
-    diagnostics += unknown
+    if not has_errors(diagnostics):  # a spec that failed is no tool: its toolsets are not wrong
+        diagnostics += unknown
+    diagnostics = _one_missing_base_url(diagnostics)
     toolset = with_toolsets(toolset, members)
     if not has_errors(diagnostics):  # per-request limits, over every tool a target carries
         toolset, relaxed = relax(toolset, options)
@@ -174,6 +176,25 @@ def analyse(
         diagnostics += check_set(toolset, options)
     diagnostics = sorted(set(d for d in diagnostics if not _ignored(d, options.ignore)))
     return Analysis(toolset, units, diagnostics)
+
+
+def _one_missing_base_url(diagnostics: list[Diagnostic]) -> list[Diagnostic]:
+    """Every spec with a relative URL and no base_url (an imported document without servers)
+    said once, at the first of them, rather than once per spec."""
+    from toolnexus_gen.toolspec.http import NO_BASE_URL
+
+    missing = sorted(d for d in diagnostics if d.code == "TN441" and NO_BASE_URL in d.message)
+    if len(missing) < 2:
+        return diagnostics
+    first = missing[0]
+    others = sorted({d.path for d in missing[1:]} - {first.path})
+    shown = ", ".join(others[:3]) + (f" and {len(others) - 3} more" if len(others) > 3 else "")
+    one = replace(
+        first,
+        message=f"{first.message} (so are the URLs of {len(others)} more specs: {shown}; one "
+        "base_url serves them all)",
+    )
+    return [d for d in diagnostics if d not in missing] + [one]
 
 
 def _rel(path: Path, specs: Path) -> str:

@@ -10,7 +10,9 @@ one located line; the others are listed all the same.
 
 A snapshot is `specs/<server>/<prefix>_<tool>.json`: the tool as the server sent it (title,
 description, inputSchema, outputSchema, annotations, in the server's key order) plus
-`source: {mcp: {server, tool}}`. It is rendered by `json.dumps` alone, so an unchanged server gives
+`source: {mcp: {server, tool}}`, and its `_meta` as `x-mcp-meta` (data the build ignores). A
+tool no model may call is left out with a warning (TN417): one that runs only as an MCP task,
+or one the server marks for its app's UI only (MCP Apps, `_meta.ui.visibility: ["app"]`). It is rendered by `json.dumps` alone, so an unchanged server gives
 the same bytes, and only files whose bytes change are written.
 """
 
@@ -42,6 +44,7 @@ MAX_PAGES = 1000  # of tools/list: a server whose cursor never ends is a protoco
 MAX_TOOLS = 10_000  # listed by one server: more is a server gone wrong, not a tool set
 SNAPSHOT_SUFFIX = ".json"
 MAX_NAME = 128  # characters of a spec name (and its file's stem): MCP's own limit for a name
+META_KEY = "x-mcp-meta"  # the tool's `_meta` in its snapshot, as the server sent it
 
 
 class SdkMissing(Exception):
@@ -373,6 +376,8 @@ def spec_of(server: Server, tool: dict[str, Any]) -> dict[str, Any]:
         if tool.get(sent) is not None:
             spec[key] = tool[sent]
     spec["source"] = {"mcp": {"server": server.name, "tool": name}}
+    if isinstance(tool.get("_meta"), dict):  # kept as sent; an x- key: the build ignores it
+        spec[META_KEY] = tool["_meta"]
     return spec
 
 
@@ -399,6 +404,18 @@ def snapshot(
                     f"server {server.name!r}: tool {tool['name']!r} is left out: it declares "
                     "execution.taskSupport 'required' (it runs only as an MCP task, which the "
                     "runtime does not start), so every call would fail",
+                    severity=Severity.WARNING,
+                )
+            )
+            continue
+        if app_only(tool):
+            warnings.append(
+                config.diagnostic(
+                    server,
+                    "TN417",
+                    f"server {server.name!r}: tool {tool['name']!r} is left out: it is for the "
+                    "server's app only (_meta.ui.visibility does not hold 'model', MCP Apps), "
+                    "so no model is offered it",
                     severity=Severity.WARNING,
                 )
             )
@@ -460,6 +477,15 @@ def task_only(tool: dict[str, Any]) -> bool:
     """Whether the tool can only be called as an MCP task (`execution.taskSupport: required`)."""
     execution = tool.get("execution")
     return isinstance(execution, dict) and execution.get("taskSupport") == "required"
+
+
+def app_only(tool: dict[str, Any]) -> bool:
+    """Whether the server offers the tool to its app's UI only, never to a model (MCP Apps:
+    `_meta.ui.visibility` lists who may call it; none listed means both)."""
+    meta = tool.get("_meta")
+    ui = meta.get("ui") if isinstance(meta, dict) else None
+    visibility = ui.get("visibility") if isinstance(ui, dict) else None
+    return isinstance(visibility, list) and bool(visibility) and "model" not in visibility
 
 
 def spec_text(spec: dict[str, Any], suffix: str = SNAPSHOT_SUFFIX) -> str:

@@ -58,7 +58,25 @@ def header_problem(name: str) -> str | None:
     return None
 
 
+# a JSON body's media type, without parameters (RFC 6838 names: nothing a header could not
+# carry, no `;`, no line break): application/json or any `+json` type
+MEDIA_TYPE = re.compile(
+    r"[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}"
+)
+
+
+def json_media_type(media: str) -> bool:
+    """Whether `media` is a media type a JSON body can be sent as: application/json, or one
+    whose subtype ends in +json (merge-patch+json, json-patch+json, vnd.api+json, ...)."""
+    if not MEDIA_TYPE.fullmatch(media):
+        return False
+    kind, _, subtype = media.lower().partition("/")
+    return (kind, subtype) == ("application", "json") or subtype.endswith("+json")
+
+
 SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
+# what TN441 says of a relative URL without a base_url: the build says it once for all specs
+NO_BASE_URL = "is relative, and there is no base_url to append it to"
 # the serialisation styles the runtime writes (toolnexus_runtime/executors/http_encode.py)
 QUERY_STYLES = frozenset({"form", "spaceDelimited", "pipeDelimited", "deepObject", "json"})
 PATH_STYLES = frozenset({"simple", "label", "matrix", "json"})
@@ -114,7 +132,8 @@ def http_binding(
         problem(
             "TN441",
             f"http.base_url {own_base!r} must be an absolute http(s) URL without placeholders, "
-            "query or fragment",
+            "user:password, query or fragment (credentials go in a header: 'Authorization: Basic "
+            "${VAR}')",
             "/http/base_url",
         )
     chosen_base = own_base if own_base is not None else base_url
@@ -178,6 +197,7 @@ def http_binding(
             where = used.get(body_arg, "query")
             problem("TN442", f"body_arg {body_arg!r} is already used by {where}", "/http/body_arg")
     _check_styles(http, arguments, used, body, problem)
+    _check_content_type(http, body, problem)
     if found:
         return None
     binding: dict[str, Any] = {"method": method, "url": url}
@@ -187,7 +207,7 @@ def http_binding(
         if http.get(key):
             binding[key] = http[key]
     binding["body"] = body
-    for key in ("body_arg", "timeout", "result", "styles", "encoding", "names"):
+    for key in ("body_arg", "content_type", "timeout", "result", "styles", "encoding", "names"):
         if key in http:
             binding[key] = http[key]
     return binding
@@ -230,6 +250,27 @@ def _check_styles(
             )
 
 
+def _check_content_type(http: dict[str, Any], body: str, problem: Add) -> None:
+    """content_type names the media type of a JSON body: one a header carries as it is."""
+    if "content_type" not in http:
+        return
+    media = http["content_type"]
+    if body != "json":
+        problem(
+            "TN445",
+            f"content_type is the media type of a JSON body; this tool's body is {body} "
+            "(set body to json, or remove content_type)",
+            "/http/content_type",
+        )
+    elif not json_media_type(media):
+        problem(
+            "TN445",
+            f"content_type {media!r} is not a JSON media type: application/json or a type/subtype "
+            "ending in +json (application/merge-patch+json), without parameters",
+            "/http/content_type",
+        )
+
+
 def _check_url(url: str, base_url: str | None, problem: Add) -> None:
     if "${" in url:
         problem(
@@ -249,6 +290,13 @@ def _check_url(url: str, base_url: str | None, problem: Add) -> None:
             problem(
                 "TN441", f"http.url {url!r} must be an absolute http(s) URL or a path", "/http/url"
             )
+        elif "@" in authority:
+            problem(
+                "TN441",
+                "http.url holds a user name or password: it would be copied into the generated "
+                "package; send credentials in a header ('Authorization: Basic ${VAR}')",
+                "/http/url",
+            )
         elif "{" in authority or "{" in scheme:
             problem(
                 "TN441",
@@ -260,7 +308,7 @@ def _check_url(url: str, base_url: str | None, problem: Add) -> None:
     if base_url is None:
         problem(
             "TN441",
-            f"http.url {url!r} is relative, and there is no base_url to append it to: set "
+            f"http.url {url!r} {NO_BASE_URL}: set "
             'base_url = "https://..." under [tool.toolnexus-gen] in pyproject.toml (or '
             "http.base_url in this spec), or write an absolute URL",
             "/http/url",
@@ -268,10 +316,14 @@ def _check_url(url: str, base_url: str | None, problem: Add) -> None:
 
 
 def _absolute_base(text: str) -> bool:
-    parts = urlsplit(text)
+    try:
+        parts = urlsplit(text)
+    except ValueError:  # an unclosed IPv6 bracket
+        return False
     return (
         parts.scheme in ("http", "https")
         and bool(parts.netloc)
+        and "@" not in parts.netloc
         and not parts.query
         and not parts.fragment
         and "{" not in text

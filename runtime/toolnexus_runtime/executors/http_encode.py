@@ -44,6 +44,10 @@ RESERVED_HEADERS = frozenset(
     {"host", "content-length", "transfer-encoding", "connection", "te", "upgrade", "expect"}
     | {"trailer", "keep-alive"}
 )
+# a JSON body's media type without parameters (RFC 6838 names): nothing else reaches the header
+MEDIA_TYPE = re.compile(
+    r"[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}"
+)
 # ${VAR} (the environment) or {name} (an argument)
 TOKEN = re.compile(r"\$\{([^{}]*)\}|\{([^{}]*)\}")
 
@@ -231,6 +235,14 @@ def fill_header(
             f"{unsendable(value, show=False)}"
         )
     return value
+
+
+def json_media_type(media: Any) -> bool:
+    """application/json, or a type whose subtype ends in +json (merge-patch+json, ...)."""
+    if not isinstance(media, str) or not MEDIA_TYPE.fullmatch(media):
+        return False
+    kind, _, subtype = media.lower().partition("/")
+    return (kind, subtype) == ("application", "json") or subtype.endswith("+json")
 
 
 def sendable_header(name: str) -> bool:

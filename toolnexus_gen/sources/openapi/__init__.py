@@ -22,11 +22,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 from toolnexus_gen.diagnostics import Diagnostic, DiagnosticsError, Severity
 from toolnexus_gen.progress import Progress, unseen
 from toolnexus_gen.sources.openapi.document import At, Files, Skip, load
+from toolnexus_gen.sources.openapi.naming import distinct_name, env_name, python_keys
 from toolnexus_gen.sources.openapi.operation import Operation
+from toolnexus_gen.sources.openapi.report import named_skips, no_credentials_note
 from toolnexus_gen.sources.openapi.schemas import Shared
 from toolnexus_gen.sources.openapi.security import Security, default_prefix, prefix_problem
 from toolnexus_gen.targets.reading import Imported
@@ -54,6 +57,7 @@ class OpenApiImport(Imported):
     folder: str = ""  # the shared schemas' folder under the spec folder (_<api>)
     shared: dict[str, Any] = field(default_factory=dict)  # file stem -> schema
     skipped: list[Diagnostic] = field(default_factory=list)  # located: why, per operation
+    warnings: list[Diagnostic] = field(default_factory=list)  # located: what was changed
     groups: dict[str, list[str]] = field(default_factory=dict)  # group -> its tools
 
 
@@ -92,6 +96,13 @@ class Reader:
         self.base_url_hint: str | None = None
         # (in, name) of a credential parameter -> the tools it was left out of
         self.credentials: dict[tuple[str, str], list[str]] = {}
+        # tools whose parameters carry a credential that no header of the import sends
+        self.uncredentialed: list[str] = []
+        # a server URL without its user:password -> the variable its Basic credentials are in
+        self.logins: dict[str, str] = {}
+        self.login_origins: dict[str, str] = {}  # that variable -> the origin it is sent to
+        self.warnings: list[Diagnostic] = []
+        self.server_notes: list[str] = []
         self.shared: Shared
         self.security: Security
         self.progress: Progress = unseen  # told of each operation made
@@ -129,10 +140,14 @@ class Reader:
             self.error("TN450", "paths must be an object", "/paths")
             return out
         seen: dict[str, str] = {}  # tool name -> the operation that gave it
+        python: dict[str, str] = {}  # each Python name a tool gets -> that tool
+        skips: list[tuple[Skip, str]] = []  # why an operation is skipped, and which
         found_tags: set[str] = set()
         for route, raw_item in paths.items():
             for operation in self._operations(route, raw_item, out, found_tags):
                 label = f"{operation.method.upper()} {route}"
+                if operation.name not in seen:
+                    operation.name = distinct_name(operation.name, python, out.notes, label)
                 try:
                     if operation.name in seen:
                         raise Skip(
@@ -146,23 +161,31 @@ class Reader:
                     spec = operation.spec()
                     self._check_env(spec, out, operation.op_at)
                 except Skip as exc:
-                    out.skipped.append(exc.diagnostic())
+                    skips.append((exc, f"{operation.name} ({label})"))
                     continue
                 finally:
                     out.notes.extend(operation.notes)
                 seen[operation.name] = label
+                if operation.sends_no_credentials:
+                    self.uncredentialed.append(operation.name)
+                python.update(dict.fromkeys(python_keys(operation.name), operation.name))
                 out.specs[operation.name] = spec
                 self.progress("operations", len(out.specs))
                 for group in spec.get("groups", ()):
                     out.groups.setdefault(group, []).append(operation.name)
+        out.skipped.extend(named_skips(skips))
+        out.notes.extend(self.server_notes)
         out.notes.extend(self.shared.notes)
         out.notes.extend(self.security.notes)
+        out.warnings = self.warnings
         for (place, name), tools in self.credentials.items():
             which = tools[0] if len(tools) == 1 else f"{len(tools)} operations"
             out.notes.append(
                 f"{place} parameter {name!r} carries a credential: it is no argument for a model "
                 f"({which}; the security headers, or your http_client, send it)"
             )
+        if self.uncredentialed:
+            out.notes.append(no_credentials_note(self.uncredentialed, bool(self.security.schemes)))
         out.env, out.env_servers = self.security.env, self.security.env_servers
         out.base_url_hint = self.base_url_hint
         out.shared = self.shared.texts() if out.specs else {}
@@ -233,14 +256,67 @@ class Reader:
         self, item: dict[str, Any], operation: dict[str, Any], op_at: At, item_at: At
     ) -> str:
         """The server the operation is sent to (variables at their defaults), "" for none."""
-        if self.server is not None:
-            return self.server
         root = At(self.files.root, "")
+        if self.server is not None:
+            return self._without_login(self.server, root)
         for holder, at in ((operation, op_at), (item, item_at), (self.data, root)):
             servers = holder.get("servers")
             if isinstance(servers, list) and servers:
-                return self._server_url(servers[0], at.join("servers", 0))
+                at = at.join("servers", 0)
+                return self._without_login(self._server_url(servers[0], at), at.join("url"))
         return ""
+
+    def _without_login(self, url: str, at: At) -> str:
+        """The server URL without a `user:password@` (a credential written into every spec
+        and dispatch.py otherwise): the import sends it as Basic credentials read from an
+        environment variable, with a warning, the first time it meets that URL."""
+        parts = urlsplit(url)
+        if "@" not in parts.netloc:
+            return url
+        clean = urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2]))
+        if clean not in self.logins:
+            var = self._login_var(_origin_of(clean))
+            self.logins[clean] = var
+            self.warnings.append(
+                Skip(
+                    "TN455",
+                    f"the server URL holds a user name and password: left out of the specs "
+                    f"(it would be copied into each of them and into dispatch.py); the tools "
+                    f"send it as Authorization: Basic ${{{var}}} (unless a security scheme "
+                    f"sends an Authorization header): set {var} to the base64 of user:password",
+                    at,
+                ).diagnostic(Severity.WARNING)
+            )
+        return clean
+
+    def _login_var(self, origin: str) -> str:
+        """The variable a server's Basic credentials are read from: one per origin (one
+        server's password is never sent to another), named from the prefix alone (never from
+        the URL) and never the name a security scheme of the document gets."""
+        for var, other in self.login_origins.items():
+            if other == origin:
+                return var
+        schemes = {env_name(name, self.security.prefix) for name in self.security.schemes}
+        base = var = f"{self.security.prefix}_SERVER_LOGIN"
+        n = 2
+        while var in schemes or var in self.login_origins:
+            var, n = f"{base}_{n}", n + 1
+        self.login_origins[var] = origin
+        return var
+
+    def login_header(self, base: str, origin: str, headers: dict[str, str]) -> dict[str, str]:
+        """The headers, with the Basic credentials the server URL held (when no security
+        scheme sends an Authorization header already)."""
+        var = self.logins.get(base)
+        if var is None or any(header.lower() == "authorization" for header in headers):
+            return headers
+        self.security.env.setdefault(
+            var, "the server URL's user:password, base64-encoded, sent as Authorization: Basic"
+        )
+        servers = self.security.env_servers.setdefault(var, [])
+        if origin not in servers:
+            servers.append(origin)
+        return {**headers, "Authorization": f"Basic ${{{var}}}"}
 
     def _server_url(self, server: Any, at: At) -> str:
         if not isinstance(server, dict) or not isinstance(server.get("url"), str):
@@ -258,4 +334,20 @@ class Reader:
             )
 
         url: str = re.sub(r"\{([^{}]+)\}", default, server["url"])
+        if url.startswith("//"):  # protocol-relative: the host is given, the scheme is not
+            note = f"the server {url!r} names no scheme: its tools call https:{url}"
+            if note not in self.server_notes:
+                self.server_notes.append(note)
+            url = f"https:{url}"
+        try:
+            urlsplit(url)
+        except ValueError as exc:  # an unclosed IPv6 bracket, a port that is no number
+            raise Skip(
+                "TN450", f"server url {url!r} is not a URL ({exc})", at.join("url")
+            ) from None
         return url.rstrip("/")
+
+
+def _origin_of(url: str) -> str:
+    parts = urlsplit(url)
+    return f"{parts.scheme.lower()}://{parts.netloc.lower()}"

@@ -7,6 +7,8 @@ import hashlib
 import re
 from typing import Any
 
+from toolnexus_gen.toolspec.naming import python_names
+
 MAX_NAME = 64  # what OpenAI, Gemini and Bedrock take
 GROUP = re.compile(r"[^A-Za-z0-9_.:-]+")  # what spec.schema.json lets a group name hold
 ARGUMENT = re.compile(r"[A-Za-z0-9_.-]{1,64}")  # a property name every provider takes
@@ -101,3 +103,25 @@ def argument_name(name: str, taken: set[str]) -> str:
     words = name.replace("<=", "_le").replace(">=", "_ge").replace("<", "_lt").replace(">", "_gt")
     safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", words).strip("_")[:60] or "arg"
     return free(safe, taken)
+
+
+def python_keys(name: str) -> list[str]:
+    """The Python names a tool gets (handler method, model class, model module), as keys that
+    two tools must not share (modules compared ignoring case, as file systems may)."""
+    names = python_names(name)
+    return [f"method:{names.method}", f"model:{names.model}", f"module:{names.module.lower()}"]
+
+
+def distinct_name(name: str, python: dict[str, str], notes: list[str], label: str) -> str:
+    """`name`, or `name_2`, `name_3`, ... when another tool already has one of the Python names
+    it would get (operationIds that differ only in case: "List Rules", "List rules")."""
+    candidate, n = name, 2
+    while any(key in python for key in python_keys(candidate)):
+        candidate, n = f"{name}_{n}", n + 1
+    if candidate != name:
+        other = next(python[key] for key in python_keys(name) if key in python)
+        notes.append(
+            f"{candidate}: {label} would be {name!r}, which differs from {other!r} only in case "
+            f"or punctuation (one Python name for both); imported as {candidate!r}"
+        )
+    return candidate

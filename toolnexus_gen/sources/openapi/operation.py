@@ -28,7 +28,7 @@ from urllib.parse import urlsplit
 from toolnexus_gen.sources.openapi.document import At, Skip
 from toolnexus_gen.sources.openapi.naming import argument_name, free, group_name, tool_name
 from toolnexus_gen.sources.openapi.schemas import INPUT, OUTPUT, Converter
-from toolnexus_gen.toolspec.http import header_problem
+from toolnexus_gen.toolspec.http import header_problem, json_media_type
 
 BODY_METHODS = ("POST", "PUT", "PATCH")  # where the binding's default body is json
 IGNORED_HEADERS = {"accept", "content-type", "authorization"}  # OpenAPI: SHALL be ignored
@@ -47,6 +47,7 @@ class Body:
     schema: Any = None
     required: bool = False
     encoding: dict[str, dict[str, Any]] | None = None
+    content_type: str | None = None  # a JSON body's media type, when not application/json
 
 
 class Operation:
@@ -67,6 +68,8 @@ class Operation:
         self.operation, self.op_at = operation, op_at
         self.name = tool_name(operation.get("operationId"), method, route)
         self.notes: list[str] = []
+        self.credential_params = False  # a parameter carries a credential (not an argument)
+        self.sends_no_credentials = False  # ... and no header of the import sends one
 
     def note(self, text: str) -> None:
         self.notes.append(f"{self.name}: {text}")
@@ -80,12 +83,14 @@ class Operation:
         absolute = bool(base) and urlsplit(base).scheme in ("http", "https")
         origin = _origin(base) if absolute else "the project's base_url"
         security = reader.security.headers(operation, self.op_at, origin)
+        security = reader.login_header(base, origin, security)
         secured = {header.lower() for header in security}
         params = [  # a header the security scheme sets is not an argument too
             (p, at)
             for p, at in self._parameters()
             if not (p["in"] == "header" and p["name"].lower() in secured)
         ]
+        self.sends_no_credentials = self.credential_params and not security
         query_names = {p["name"] for p, _ in params if p["in"] == "query"}
         taken = set(query_names)
         url = self.route.partition("#")[0]  # a fragment is never sent (Box names variants so)
@@ -115,8 +120,11 @@ class Operation:
                 if style and style["style"] == "simple":
                     style = None  # a string or an integer: simple is the text itself
             elif place == "header":
+                if "object" in inputs.kinds(schema):
+                    self._object_header(param)
+                    continue
                 headers[param["name"]] = f"{{{arg}}}"
-                schema = self._single(arg, schema, inputs, SCALARS | {"array", "object"}, "header")
+                schema = self._single(arg, schema, inputs, SCALARS | {"array"}, "header")
             else:
                 query.append(arg)
             if style is not None:
@@ -163,6 +171,8 @@ class Operation:
             http["body"] = body.mode
         if body.arg is not None:
             http["body_arg"] = body.arg
+        if body.content_type is not None:
+            http["content_type"] = body.content_type
         if styles:
             http["styles"] = styles
         if body.encoding:
@@ -248,9 +258,11 @@ class Operation:
                 self.note(f"cookie parameter {name!r} is not carried")
                 continue
             if place == "header" and name.lower() in IGNORED_HEADERS:
+                self.credential_params |= name.lower() == "authorization"
                 continue
             if security.is_credential(place, name):
                 self.reader.credentials.setdefault((place, name), []).append(self.name)
+                self.credential_params = True
                 continue
             why = header_problem(name) if place == "header" else None
             if why is not None:  # Host, Content-Length, ... or not a header name at all
@@ -289,6 +301,16 @@ class Operation:
         if param.get("deprecated") is True and isinstance(schema, dict):
             schema.setdefault("deprecated", True)
         return schema, style
+
+    def _object_header(self, param: dict[str, Any]) -> None:
+        """An object-valued header is left out: no model writes the key=value text its server
+        parses as the document means, and a value it cannot carry would be refused at call time."""
+        needed = (
+            " (required: give it with the Toolkit's http_client headers)"
+            if param.get("required") is True
+            else ""
+        )
+        self.note(f"header parameter {param['name']!r} takes an object; left out{needed}")
 
     def _single(
         self, arg: str, schema: Any, inputs: Converter, allowed: set[str], place: str
@@ -344,13 +366,40 @@ class Operation:
             if "$ref" not in schema:  # beside a $ref it would be lost to strict modes' rules
                 schema.setdefault("description", body["description"])
         encoding = self._encoding(media_object, plain, inputs) if mode == "form" else None
+        content_type = self._content_type(media) if mode == "json" and media else None
         if plain is not None:
             properties, body_required, closed = plain
             if not set(properties) & taken and (needed or not body_required):
-                return Body(mode, flat=(properties, body_required, closed), encoding=encoding)
+                return Body(
+                    mode,
+                    flat=(properties, body_required, closed),
+                    encoding=encoding,
+                    content_type=content_type,
+                )
         arg = free("body", taken)
         taken.add(arg)
-        return Body(mode, arg=arg, schema=schema, required=needed, encoding=encoding)
+        return Body(
+            mode,
+            arg=arg,
+            schema=schema,
+            required=needed,
+            encoding=encoding,
+            content_type=content_type,
+        )
+
+    def _content_type(self, media: str) -> str | None:
+        """The media type a JSON body is sent as, when the document's is not application/json
+        (a `+json` type: servers of JSON Patch or JSON:API refuse application/json, 415);
+        its parameters are not sent (JSON:API refuses most)."""
+        essence = media.split(";")[0].strip().lower()
+        if essence in ("application/json", "*/*", "application/*"):
+            return None
+        if json_media_type(essence):
+            return essence
+        self.note(
+            f"request body media type {media!r} is not sendable as is; sent as application/json"
+        )
+        return None
 
     def _encoding(
         self, media: dict[str, Any], plain: Any, inputs: Converter

@@ -16,8 +16,12 @@ is no HTTP token or one the HTTP client owns, is TN454.
 
 A header or query parameter that carries a credential is never an argument for the model to
 fill: one a security scheme of the document names (its apiKey's header or query name, or
-Authorization), or one whose name says it is a credential (`token`, `api_key`,
-`access_token`, `X-Api-Key`, ...). It is left out and the summary says so.
+Authorization), or one whose name says it is a credential (`api_key`, `access_token`,
+`X-Api-Key`, a `token` header, ...). A query parameter named just `token` is judged by the
+document's schemes: when it declares some and none of them is that parameter, the credential
+goes where they say (a bearer header), and `token` is a page or continuation token, an argument.
+A credential parameter is left out and the summary says so; where no header the import writes
+sends a credential instead, the summary says that those tools send none.
 """
 
 from __future__ import annotations
@@ -72,10 +76,18 @@ class Security:
                     self.covered.add((scheme["in"], scheme["name"].lower()))
 
     def is_credential(self, place: str, name: str) -> bool:
-        """A header or query parameter whose value is a credential: never a model argument."""
+        """A header or query parameter whose value is a credential: never a model argument.
+        One a security scheme of the document names, or one whose name says so; but a query
+        parameter called just `token` is judged by the schemes: where the document declares
+        them and none puts a credential there, it is a page or continuation token (an
+        argument), not a credential."""
         if place not in ("header", "query"):
             return False
-        return (place, name.lower()) in self.covered or bool(CREDENTIAL_NAME.match(name))
+        if (place, name.lower()) in self.covered:
+            return True
+        if place == "query" and name.lower() == "token" and self.schemes:
+            return False
+        return bool(CREDENTIAL_NAME.match(name))
 
     def headers(self, operation: dict[str, Any], op_at: At, origin: str) -> dict[str, str]:
         """Headers for the first security requirement whose schemes can all be carried."""
