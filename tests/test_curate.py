@@ -222,11 +222,14 @@ def test_calls_are_mapped_back_to_what_github_expects(
     server.route("GET", "/repos/octo-org/hello%20world/issues/7", Answer(200, {"number": 7}))
     server.route("GET", "/repos/octo-org/hello%20world/issues", Answer(200, []))
     tk = _toolkit(pkg, server)
-    # an `owner` or a `title` the model makes up is not what is sent: a fixed argument is never
-    # the model's, and a renamed one is sent under its source's name from its new name only
-    made = tk.execute_sync(
+    # an `owner` or a `title` the model makes up is refused, nothing sent: a fixed argument is
+    # never the model's, and a renamed one is taken under its new name only
+    refused = tk.execute_sync(
         "open_issue", {"headline": "Broken", "body": "It is.", "owner": "evil", "title": "evil"}
     )
+    assert refused.is_error and "owner: not an argument" in refused.output, refused.output
+    assert "title: not an argument" in refused.output and server.seen == []
+    made = tk.execute_sync("open_issue", {"headline": "Broken", "body": "It is."})
     assert (made.is_error, made.data) == (False, {"number": 7}), made.output
     got = tk.execute_sync("issues_get", {"issue_number": 7})
     assert not got.is_error, got.output
