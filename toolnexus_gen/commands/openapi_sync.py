@@ -194,6 +194,7 @@ def prepare(declared: Declared, config: Config, specs: Path) -> DocumentSync:
     if reader.problems:
         raise DiagnosticsError(out.diagnostics + reader.problems)
     out.diagnostics += imported.skipped
+    out.diagnostics += imported.warnings  # what the import changed (a login moved out of a URL)
     importer.carry(imported, config, out.folder, SUFFIX)
     out.notes = list(imported.notes)
     out.env = dict(imported.env)
