@@ -115,11 +115,6 @@ class Stream(Generic[T, R]):
         self.sent: list[multiprocessing.pool.MapResult[R]] = []
         self.unsent = 0  # items[unsent:] are not handed out yet
 
-    @property
-    def local(self) -> bool:
-        """Whether its items are made in this process (no workers took any)."""
-        return _pool is None and not self.sent
-
     def add(self, item: T) -> None:
         self.items.append(item)
         if _pool is not None and len(self.items) - self.unsent >= self.BATCH:

@@ -27,7 +27,7 @@ from toolnexus_gen.diagnostics import Diagnostic, DiagnosticsError, Severity, ha
 from toolnexus_gen.fs.paths import discover, display_path, escaping_links
 from toolnexus_gen.ir import Contribution, ToolInfo, ToolSet, Unit
 from toolnexus_gen.memo import Memo, digest_each
-from toolnexus_gen.parallel import PARALLEL_MIN, pool_for
+from toolnexus_gen.parallel import pool_for
 from toolnexus_gen.progress import Progress, unseen
 
 if TYPE_CHECKING:
@@ -248,19 +248,14 @@ def workers(options: BuildOptions, plan: Plan) -> Iterator[None]:
     what changed (incremental.plan's `ready`): while this process is small, before it reads the
     rest of the record. They import datamodel-code-generator while this process reads and
     checks the specs. For a few specs that only pays in a process's first build (a command line
-    run), and only when no resident is warm (toolnexus_gen.resident: that build hands them to
-    it); a process that builds again imports the generator itself, once, and reuses it."""
+    run); a process that builds again imports the generator itself, once, and reuses it."""
     global _first_build
     from toolnexus_gen.codegen.models import warm_up
-    from toolnexus_gen.resident import available
 
     fresh = 0 if not plan.first and _same_models(options, plan) else len(plan.changed)
     if plan.first:  # the sources' specs are made afresh too
         fresh += len(plan.contribution.specs)
     warm_few, _first_build = _first_build, False
-    if 0 < fresh < PARALLEL_MIN and available():  # a resident is warm already
-        yield
-        return
     with pool_for(fresh, warm_up, warm_few=warm_few):
         yield
 

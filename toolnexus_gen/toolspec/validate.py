@@ -38,8 +38,8 @@ from toolnexus_gen.toolspec.refs import (
 if TYPE_CHECKING:
     from jsonschema import Draft202012Validator
 
-# jsonschema (and referencing under it) is imported on first use: a build whose few changed
-# specs a resident checks (prevalidate) never needs it.
+# jsonschema (and referencing under it) is imported on first use: a build that checks no
+# schema afresh never needs it.
 
 ENVELOPE_KEYS_NOTE = "keys starting with x- are ignored"
 _JSON_TYPES = "array, boolean, integer, null, number, object, string"
@@ -364,8 +364,6 @@ def _check_envelope(envelope: dict[str, Any], out: _Collector, checks: _Checks) 
             "",
             show_pointer=False,
         )
-    if id(envelope) in checks.envelopes:
-        return  # a resident found it valid (prevalidate)
     for error in _envelope_validator().iter_errors(envelope):
         pointer = "".join(f"/{join_pointer('', p)[1:]}" for p in error.absolute_path)
         if error.validator in ("additionalProperties", "required") and not error.absolute_path:
@@ -383,7 +381,6 @@ class _Checks:
         self.memo = memo
         self.specs_dir = specs_dir
         self.load = load  # referenced files, read once for every tool that reaches them
-        self.envelopes: set[int] = set()  # this build's specs (by id) a resident found valid
 
     def schema_key(self, schema: Any, root_object: bool) -> str:
         return self.memo.key("schema", schema, root_object)
@@ -421,11 +418,9 @@ class _Checks:
             self.memo.mark_valid(key)
 
     def prevalidate(self, documents: Sequence[Document]) -> None:
-        """Meta-schema checks of schemas the memo does not know, on every core at once; for a
-        few specs, their checks by a warm resident, when one runs (`resident`: then jsonschema
-        is never imported unless one fails). What is found valid goes in the memo, under the
-        key of exactly what was checked; what is not is checked again in validate(), for its
-        diagnostics."""
+        """Meta-schema checks of schemas the memo does not know, on every core at once. What is
+        found valid goes in the memo, under the key of exactly what was checked; what is not is
+        checked again in validate(), for its diagnostics."""
         pending: dict[str, tuple[Any, bool]] = {}
         for document in documents:
             data = document.data
@@ -441,81 +436,13 @@ class _Checks:
                     if key not in self.memo.valid:
                         pending[key] = (schema, root)
         if len(pending) < PARALLEL_MIN:
-            self._ask_resident(documents, pending)
-            return  # the others are checked one by one in validate(), with their diagnostics
+            return  # checked one by one in validate(), with their diagnostics
         keys = list(pending)
         for key, valid in zip(
             keys, parallel_map(_schema_is_valid, [pending[k] for k in keys]), strict=True
         ):
             if valid:
                 self.memo.mark_valid(key)
-
-    def _ask_resident(
-        self, documents: Sequence[Document], schemas: dict[str, tuple[Any, bool]]
-    ) -> None:
-        from toolnexus_gen import resident
-
-        if not resident.allowed() or len(documents) >= PARALLEL_MIN:
-            return
-        asked: dict[str, list[Any]] = {
-            key: ["schema", schema, root] for key, (schema, root) in schemas.items()
-        }
-        for document in documents:
-            data = document.data
-            if not isinstance(data, dict) or is_bare_schema(data):
-                continue
-            asked[f"envelope {id(data)}"] = ["envelope", data]
-            examples, schema = data.get("examples"), data.get("input_schema")
-            if isinstance(examples, list) and examples and isinstance(schema, dict):
-                # only a schema whose $refs reach no file: the resident reads none
-                if not ref_closure(schema, document.path, self.specs_dir, self.load):
-                    key = self.examples_key(examples, schema, document)
-                    if key not in self.memo.valid:
-                        uri = document_uri(document.path)
-                        asked[key] = ["examples", examples, schema, uri]
-        if not asked:
-            return
-        keys = list(asked)
-        found = resident.ask("valid", [asked[key] for key in keys], lambda r: type(r) is bool)
-        for key, valid in zip(keys, found or [], strict=False):
-            if valid and key.startswith("envelope "):
-                self.envelopes.add(int(key.removeprefix("envelope ")))
-            elif valid:
-                self.memo.mark_valid(key)
-
-
-def is_valid(item: list[Any]) -> bool:
-    """What a resident answers for prevalidate: whether a check finds nothing wrong
-    (["schema", schema, root_object], ["envelope", spec], or ["examples", examples, schema,
-    uri] for a schema whose $refs reach no file: any other $ref fails to resolve here)."""
-    kind = item[0]
-    if kind == "schema":
-        return _schema_is_valid((item[1], bool(item[2])))
-    if kind == "envelope":
-        return next(_envelope_validator().iter_errors(item[1]), None) is None
-    if kind != "examples":
-        return False
-    import referencing
-    import referencing.exceptions
-    from jsonschema import Draft202012Validator
-    from referencing.jsonschema import DRAFT202012
-
-    examples, schema, uri = item[1], item[2], item[3]
-    registry: referencing.Registry[Any] = referencing.Registry().with_resource(
-        uri, DRAFT202012.create_resource(schema)
-    )
-    validator = Draft202012Validator({"$ref": uri}, registry=registry)
-    try:
-        return all(next(validator.iter_errors(example), None) is None for example in examples)
-    except (referencing.exceptions.Unresolvable, RecursionError):
-        return False
-
-
-def warm_up() -> None:
-    """Import jsonschema and make the validators a resident answers with."""
-    is_valid(["schema", {"type": "object"}, True])
-    is_valid(["envelope", {"description": "d", "input_schema": {"type": "object"}}])
-    is_valid(["examples", [{}], {"type": "object"}, "file:///warm.json"])
 
 
 def _schema_is_valid(item: tuple[Any, bool]) -> bool:
