@@ -188,7 +188,7 @@ def _full_build(
 
     # A build that writes stages the model modules the workers make while it waits for the rest
     # (output.Staging); whatever it did not use is removed once the build is over.
-    staging = None if check else output.Staging(chosen.out)
+    staging = None if check else output.Staging(chosen.out, planned.outputs)
     try:
         return _generate_and_write(chosen, planned, check, outcome, progress, staging)
     finally:

@@ -22,7 +22,7 @@ from toolnexus_gen.config.options import Header
 from toolnexus_gen.diagnostics import Diagnostic, DiagnosticsError
 from toolnexus_gen.ir import ModelJob, Tool
 from toolnexus_gen.memo import Memo
-from toolnexus_gen.parallel import Stream
+from toolnexus_gen.parallel import Stream, pooled
 from toolnexus_gen.progress import Progress, unseen
 from toolnexus_gen.toolspec.bundle import ONE_SCHEMA, SCHEMA_LISTS, SCHEMA_MAPS
 
@@ -115,6 +115,11 @@ class Models:
         self._text: str | None = None
         self.started: dict[str, ModelJob] = {}
         self.stream: Stream[tuple[dict[str, Any], str, str], tuple[bool, str]] = Stream(make_model)
+
+    @property
+    def awaited(self) -> bool:
+        """Whether models are being made on the workers: the build will wait for them."""
+        return bool(self.started) and pooled()
 
     def start(self, key: str, job: ModelJob) -> None:
         if key in self.memo.models or key in self.started:

@@ -269,7 +269,8 @@ def generate(
     """The files of a build, over its plan (incremental.plan: what changed since the last
     build, what to reuse of it, what to make); `progress` hears of each stage's steps. The
     specs made afresh are made on the workers if `workers` opened them; `made(file, text)`
-    hears of each model module as they make it (render_models), before the build is whole."""
+    hears of each model module as they make it (render_models), and of every other file while
+    they do, before the build is whole."""
     contribution = plan.contribution
     from toolnexus_gen.codegen.package import HANDLERS_HEAD, package_keys, update_handlers
     from toolnexus_gen.pipeline.render import model_maker, render, render_models
@@ -304,6 +305,10 @@ def generate(
             package["handlers.py"] = updated
     rendered = render(toolset, analysis.units, header, package, options.many, plan.assembled)
     rendered.files.update(contribution.files)
+    if made is not None and models.awaited:
+        # the workers are making models: meanwhile the other files are handed on (staged)
+        for name, text in rendered.files.items():
+            made(name, text)
     try:
         rendered.files.update(render_models(toolset, analysis.units, models, progress, made))
     except DiagnosticsError as exc:
