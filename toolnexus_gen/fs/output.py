@@ -391,16 +391,17 @@ def _claim(out_dir: Path, leftovers: bool = True) -> list[str]:
     return owned
 
 
-def _holds(path: Path, data: bytes, digest: str, known: list[Any] | None) -> bool:
-    """Whether the file at path holds exactly `data` (whose SHA-256 is digest)."""
+def _holds(path: Path, data: bytes, digest: str, known: list[Any] | None) -> list[Any] | None:
+    """The file's record ([size, mtime_ns, digest]) when the file at path holds exactly `data`
+    (whose SHA-256 is digest), else None."""
     if known is not None:
         try:
             stat = path.stat()
         except OSError:
-            return False
+            return None
         if [stat.st_size, stat.st_mtime_ns] == known[:2]:
-            return bool(known[2] == digest)
-    return _read(path) == data
+            return [stat.st_size, stat.st_mtime_ns, digest] if known[2] == digest else None
+    return _record(path, digest) if _read(path) == data else None
 
 
 def _record(path: Path, digest: str) -> list[Any]:
@@ -459,11 +460,13 @@ def _write_locked(
         path = out_dir / name
         data = text.encode("utf-8")
         digest = (staging.digest(name, text) if staging else None) or sha256(data).hexdigest()
-        if _holds(path, data, digest, recorded):
+        held = _holds(path, data, digest, recorded)
+        if held is not None:
             report.unchanged.append(name)
-        else:
-            put(name, path, text, data)
-            report.written.append(name)
+            report.recorded[name] = held
+            continue
+        put(name, path, text, data)
+        report.written.append(name)
         report.recorded[name] = _record(path, digest)
     for name, written, data in unhashed:  # once the package is whole: only the record waits
         staged = staging.digest(name, files[name]) if staging else None
