@@ -333,7 +333,8 @@ def tell_budget(options: BuildOptions, result: Generated) -> str:
     if not result.budget and result.files is not None and result.toolset is not None:
         from toolnexus_gen.pipeline.toolsets import budget, summary
 
-        result.budget = summary(budget(result.toolset, options), bool(result.toolset.toolsets))
+        estimated = budget(result.toolset, options, per_tool=False)
+        result.budget = summary(estimated, bool(result.toolset.toolsets))
     return result.budget
 
 
