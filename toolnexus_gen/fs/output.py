@@ -63,7 +63,12 @@ def _safe_relative(name: str) -> bool:
 
 
 def _manifest_text(files: list[str]) -> str:
-    return json.dumps({"generator": "toolnexus-gen", "files": sorted(files)}, indent=2) + "\n"
+    """json.dumps({"generator": "toolnexus-gen", "files": sorted(files)}, indent=2), each name
+    encoded by json's C encoder (indent makes json.dumps encode it all in Python)."""
+    if not files:
+        return '{\n  "generator": "toolnexus-gen",\n  "files": []\n}\n'
+    names = ",\n    ".join(map(json.dumps, sorted(files)))
+    return f'{{\n  "generator": "toolnexus-gen",\n  "files": [\n    {names}\n  ]\n}}\n'
 
 
 def _existing_files(out_dir: Path) -> list[str]:
@@ -391,21 +396,21 @@ def _claim(out_dir: Path, leftovers: bool = True) -> list[str]:
     return owned
 
 
-def _holds(path: Path, data: bytes, digest: str, known: list[Any] | None) -> list[Any] | None:
+def _holds(path: str, data: bytes, digest: str, known: list[Any] | None) -> list[Any] | None:
     """The file's record ([size, mtime_ns, digest]) when the file at path holds exactly `data`
     (whose SHA-256 is digest), else None."""
     if known is not None:
         try:
-            stat = path.stat()
+            stat = os.stat(path)
         except OSError:
             return None
         if [stat.st_size, stat.st_mtime_ns] == known[:2]:
             return [stat.st_size, stat.st_mtime_ns, digest] if known[2] == digest else None
-    return _record(path, digest) if _read(path) == data else None
+    return _record(path, digest) if _read(Path(path)) == data else None
 
 
-def _record(path: Path, digest: str) -> list[Any]:
-    stat = path.stat()
+def _record(path: Path | str, digest: str) -> list[Any]:
+    stat = os.stat(path)
     return [stat.st_size, stat.st_mtime_ns, digest]
 
 
@@ -457,14 +462,14 @@ def _write_locked(
             stat = path.stat()
             unhashed.append((name, [stat.st_size, stat.st_mtime_ns], data))
             continue
-        path = out_dir / name
         data = text.encode("utf-8")
         digest = (staging.digest(name, text) if staging else None) or sha256(data).hexdigest()
-        held = _holds(path, data, digest, recorded)
+        held = _holds(os.path.join(folder, name), data, digest, recorded)
         if held is not None:
             report.unchanged.append(name)
             report.recorded[name] = held
             continue
+        path = out_dir / name
         put(name, path, text, data)
         report.written.append(name)
         report.recorded[name] = _record(path, digest)
