@@ -1,6 +1,6 @@
 """`toolnexus-gen import openapi` and `build` on real documents at their full size (GitHub's
 13 MB document by default), each step in a process of its own: wall time, and peak memory
-(the largest resident set of the step's process and of any process it started).
+(the largest RSS, ru_maxrss, of the step's process and of any process it started).
 
 The baseline, measured in the same run: a process that only reads the document with
 `python -m json.tool` (parses it and writes it back: the least any import of it does). The targets for GitHub on a 2-core machine:
@@ -28,7 +28,7 @@ SETTINGS = (
     '[project]\nname = "bench"\nversion = "0"\n[tool.toolnexus-gen]\n'
     '[tool.toolnexus-gen.gemini]\nschema_field = "parametersJsonSchema"\n'
 )
-# runs argv[1:] as a module's command line, then prints the peak resident set (KiB) of this
+# runs argv[1:] as a module's command line, then prints the peak RSS (ru_maxrss, KiB) of this
 # process and of the processes it started
 MEASURED = (
     "import resource, runpy, sys\n"

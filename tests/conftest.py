@@ -33,9 +33,6 @@ if os.environ.get("TNX_DERANDOMIZE"):
     settings.register_profile("ci", derandomize=True, print_blob=True)
     settings.load_profile("ci")
 
-# No build of the suite starts or asks a resident model maker (codegen.resident), except the
-# tests of it, which give it a folder of their own: none outlives the suite.
-os.environ["TOOLNEXUS_GEN_RESIDENT"] = "0"
 os.environ.setdefault(
     "MYPY_CACHE_DIR", str(cache_root() / f"mypy-{sys.version_info[0]}.{sys.version_info[1]}")
 )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import shutil
 import subprocess
@@ -10,9 +11,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
 from conftest import ROOT, WEATHER, cli, cli_process, snapshot, write_specs
 
-from toolnexus_gen.fs.output import MANIFEST
+from toolnexus_gen.fs.output import MANIFEST, _manifest_text
 
 
 def test_build_then_check_is_fresh_and_unchanged_files_keep_mtime(tmp_path: Path) -> None:
@@ -321,3 +323,11 @@ def test_a_root_ref_to_an_object_is_an_object_root(build_package: Any) -> None:
     (declaration,) = pkg.to_gemini()[0]["functionDeclarations"]
     assert declaration["parameters"]["type"] == "object"
     assert pkg.CreateNoteArgs.model_validate({"title": "x"}).title == "x"
+
+
+@pytest.mark.parametrize(
+    "files", [[], ["a"], ["b/é.py", "a", 'q"x\\y', "tab\there"], [f"m/{i}.py" for i in range(12)]]
+)
+def test_the_manifest_is_indented_json_of_the_sorted_names(files: list[str]) -> None:
+    wanted = {"generator": "toolnexus-gen", "files": sorted(files)}
+    assert _manifest_text(files) == json.dumps(wanted, indent=2) + "\n"

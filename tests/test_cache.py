@@ -159,6 +159,33 @@ def test_memo_reuses_models_and_keys_cover_the_schema(project: Path) -> None:
     assert "days" in (project / "out/models/get_weather.py").read_text()
 
 
+def test_memo_keeps_what_the_specs_now_use_and_is_not_saved_again_unchanged(
+    project: Path,
+) -> None:
+    """Each spec's passed checks stay in the memo while the spec is unchanged (a later edit of
+    its description need not check its schema again); the checks of a schema edited away
+    leave it; a build that leaves the memo as it was does not write it again."""
+    memo_file = project / "out/.toolnexus-gen.cache/memo.json"
+    cold = set(cache.load_memo(project / "out").valid)
+    spec = project / "specs/forecast.yaml"
+    import yaml
+
+    data = yaml.safe_load(spec.read_text())
+    data["input_schema"]["properties"]["days"] = {"type": "integer"}
+    spec.write_text(json.dumps(data))
+    assert cli("build", "specs", "--out", "out", cwd=project).exit_code == 0
+    edited = set(cache.load_memo(project / "out").valid)
+    assert len(cold - edited) == 2 and len(edited - cold) == 2  # schema and examples, replaced
+    assert len(edited) == len(cold)  # every other spec's checks kept
+    mtime = memo_file.stat().st_mtime_ns
+    data["description"] = "Forecast, described anew"
+    spec.write_text(json.dumps(data))
+    assert cli("build", "specs", "--out", "out", cwd=project).exit_code == 0
+    assert memo_file.stat().st_mtime_ns == mtime  # nothing in it changed: not written again
+    assert set(cache.load_memo(project / "out").valid) == edited
+    assert generated(project / "out") == reference(project)
+
+
 @pytest.mark.parametrize("spec_changed", [False, True])
 def test_a_killed_builds_cache_temporary_files_are_removed_by_the_next_build(
     project: Path, spec_changed: bool

@@ -14,7 +14,7 @@ PACKAGE = ROOT / "toolnexus_gen"
 LAYERS = [
     {"toolnexus_gen", "ir", "diagnostics", "fs", "memo", "parallel", "progress"},
     {"config", "targets.registry"},
-    {"incremental", "resident"},  # the resident is keyed on the generator's fingerprint
+    {"incremental"},
     {"toolspec"},
     {"targets"},
     {"codegen"},

@@ -104,8 +104,7 @@ def test_a_build_in_the_same_process_starts_from_the_record_in_memory(
 
 def test_only_the_session_and_the_pipelines_ends_import_incremental() -> None:
     """The stages never import incremental/ (they get a plan): only session.py (plan) and
-    pipeline/build.py (save_build, and list's plan) do, and resident.py, which reads the
-    generator's fingerprint (its key) and nothing of a build's state."""
+    pipeline/build.py (save_build, and list's plan) do."""
     importers = set()
     for path in (ROOT / "toolnexus_gen").rglob("*.py"):
         if "incremental" in path.parts:
@@ -115,8 +114,4 @@ def test_only_the_session_and_the_pipelines_ends_import_incremental() -> None:
                 "toolnexus_gen.incremental"
             ):
                 importers.add(path.relative_to(ROOT).as_posix())
-    assert importers == {
-        "toolnexus_gen/session.py",
-        "toolnexus_gen/pipeline/build.py",
-        "toolnexus_gen/resident.py",
-    }
+    assert importers == {"toolnexus_gen/session.py", "toolnexus_gen/pipeline/build.py"}

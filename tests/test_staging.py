@@ -5,6 +5,7 @@ leaves the disk as it found it."""
 
 from __future__ import annotations
 
+import ast
 import os
 import subprocess
 import sys
@@ -12,7 +13,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, write_specs
+from conftest import ROOT, cli, generated, reference, write_specs
 
 from toolnexus_gen.fs import output
 from toolnexus_gen.fs.paths import TMP_SUFFIX
@@ -104,11 +105,13 @@ from toolnexus_gen.fs import output
 from toolnexus_gen.cli import main
 
 parallel.workers = lambda: 2  # real workers, whatever this machine has
-seen = []
+seen = []  # the model modules staged
+others = []  # the other files, staged while the workers make the models
 add = output.Staging.add
 
 def counted(self, name, text):
-    seen.append(name)
+    model = name.startswith("models/") and name != "models/__init__.py"
+    (seen if model else others).append(name)
     if {stop_at} and len(seen) == {stop_at}:
         raise KeyboardInterrupt
     add(self, name, text)
@@ -124,9 +127,9 @@ models.make_model = failing
 try:
     main(["build", "specs", "--out", "out", "-q"])
 except SystemExit as exc:
-    print("exit", exc.code, "staged", len(seen))
+    print("exit", exc.code, "staged", len(seen), "schemas/tools.json" in others)
 except KeyboardInterrupt:
-    print("interrupted", "staged", len(seen))
+    print("interrupted", "staged", len(seen), "schemas/tools.json" in others)
 """
 
 
@@ -163,7 +166,8 @@ def test_a_cold_build_stages_its_models_and_writes_the_package_a_plain_build_wri
     project, plain = tmp_path / "staged", tmp_path / "plain"
     write_specs(project / "specs", SPECS)
     write_specs(plain / "specs", SPECS)
-    assert _build(project) == "exit 0 staged 40"  # every model, as the workers made it
+    # every model, as the workers made it, and the other files before them
+    assert _build(project) == "exit 0 staged 40 True"
     out = project / "out"
     assert _tmp_files(out) == []
     # the same package as a build that stages nothing (one job: no workers, no staging)
@@ -192,9 +196,9 @@ def test_a_cold_build_stopped_while_staging_leaves_nothing_on_disk(
     write_specs(tmp_path / "specs", SPECS)
     result = _build(tmp_path, stop_at=stop_at, fail=fail)
     if fail:  # TN119 (invalid input: exit 2), once the other models are staged
-        assert result == "exit 2 staged 39"
+        assert result == "exit 2 staged 39 True"
     else:  # Ctrl-C while the models come in (click says "Aborted!", exit 1)
-        assert result == "exit 1 staged 10"
+        assert result == "exit 1 staged 10 True"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["specs"]
 
 
@@ -269,3 +273,55 @@ def test_closing_never_hides_the_error_of_a_folder_that_cannot_be(tmp_path: Path
     staging.close()  # and nothing raised
     with pytest.raises(OSError, match="afile/out"):
         output.write(out, {"models/a.py": "A = 1\n"}, staged=staging)
+
+
+REBUILD = """
+from toolnexus_gen import parallel
+from toolnexus_gen.fs import output
+from toolnexus_gen.cli import main
+
+parallel.workers = lambda: 2  # real workers, whatever this machine has
+staged = []
+add = output.Staging.add
+
+def counted(self, name, text):
+    add(self, name, text)
+    if name in self.staged:
+        staged.append(name)
+
+output.Staging.add = counted
+try:
+    main(["build", "specs", "--out", "out", "-q"])
+except SystemExit as exc:
+    print(exc.code, sorted(staged))
+"""
+
+
+def test_a_rebuild_stages_the_files_that_change_while_the_workers_make_its_model(
+    tmp_path: Path,
+) -> None:
+    project = tmp_path / "project"
+    write_specs(project / "specs", SPECS)
+    assert cli("build", "specs", "--out", "out", cwd=project).exit_code == 0
+    before = {p: p.stat().st_mtime_ns for p in (project / "out").rglob("*.py")}
+    edited = {**SPECS["tool_07.yaml"], "input_schema": {"type": "object", "properties": {}}}
+    write_specs(project / "specs", {"tool_07.yaml": edited})
+    done = subprocess.run(
+        [sys.executable, "-c", REBUILD],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        timeout=240,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    code, _, staged = done.stdout.strip().partition(" ")
+    assert code == "0", done.stderr[-3000:]
+    # the provider files carry the tool's schema; the package's Python files are unchanged
+    assert ast.literal_eval(staged) == [
+        f"schemas/{name}.json"
+        for name in ("anthropic", "bedrock", "gemini", "mcp", "openai", "openai_responses", "tools")
+    ]
+    after = {p: p.stat().st_mtime_ns for p in (project / "out").rglob("*.py")}
+    assert {p for p in before if after[p] != before[p]} == {project / "out/models/tool_07.py"}
+    assert _tmp_files(project / "out") == []
+    assert generated(project / "out") == reference(project)

@@ -192,11 +192,7 @@ def build(
     quiet: bool,
     watch: bool,
 ) -> None:
-    """Validate every spec in SPECS_DIR and write (or --check) the generated package.
-
-    A build that made argument models leaves a resident process that keeps the model generator
-    warm for the next few-spec builds (TOOLNEXUS_GEN_RESIDENT=0 turns it off; off under CI).
-    """
+    """Validate every spec in SPECS_DIR and write (or --check) the generated package."""
     if watch:
         if check:
             _fail("--watch writes the package on every change; it cannot be used with --check")
@@ -205,7 +201,7 @@ def build(
     global _built
     _built = True  # however it ends (its errors printed, or it exits 1 or 2)
     with _Shown("building", quiet) as bar:
-        outcome = _run(session.build, specs_dir, out_dir, targets, check, None, bar, True)
+        outcome = _run(session.build, specs_dir, out_dir, targets, check, None, bar)
     code = _show_build(outcome, check, quiet)
     if code:
         sys.exit(code)

@@ -165,6 +165,9 @@ class Unit:
     model_key: str | None = None
     model_job: ModelJob | None = None  # made in this build: what generates its model if need be
     model_input: str | None = None  # spec.load.model_input of the spec file
+    # the memo keys of the checks it passed (meta-schema, examples): kept in the memo while the
+    # unit is, so that an edit of the spec that leaves them as they are need not check again
+    passed: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

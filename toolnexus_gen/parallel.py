@@ -67,6 +67,12 @@ def pool_for(
         _stop()
 
 
+def pooled() -> bool:
+    """Whether workers are open: work handed to a Stream is made there, while this process
+    goes on."""
+    return _pool is not None
+
+
 def _start(initializer: Callable[[], None] | None) -> None:
     """A worker's start: Ctrl-C is the main process's to handle (it stops the pool), so a
     terminal's Ctrl-C, sent to every process of the group, prints no worker's traceback."""
@@ -114,11 +120,6 @@ class Stream(Generic[T, R]):
         self.items: list[T] = []
         self.sent: list[multiprocessing.pool.MapResult[R]] = []
         self.unsent = 0  # items[unsent:] are not handed out yet
-
-    @property
-    def local(self) -> bool:
-        """Whether its items are made in this process (no workers took any)."""
-        return _pool is None and not self.sent
 
     def add(self, item: T) -> None:
         self.items.append(item)

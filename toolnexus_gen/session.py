@@ -138,21 +138,15 @@ def build(
     check: bool,
     last: Record | None = None,
     progress: Progress = unseen,
-    resident: bool = False,
 ) -> BuildOutcome:
     """One build. `last`: what the previous build in this process recorded (build --watch);
-    `progress` hears of its stages' steps; `resident`: a command-line build, which may hand a
-    few specs' checks and models to a warm resident and, having made models itself, leaves
-    one running (toolnexus_gen.resident)."""
-    from toolnexus_gen import resident as maker
+    `progress` hears of its stages' steps."""
     from toolnexus_gen.config.options import header_for
     from toolnexus_gen.fs.paths import display_path
     from toolnexus_gen.incremental.plan import plan
 
     chosen = options(specs_dir, out_dir, targets)
-    maker.allow(resident)
     with os_errors(), ExitStack() as held:
-        held.callback(maker.allow, False)
         outcome = BuildOutcome(
             display_path(chosen.out), header_for(chosen).command, 0, len(chosen.targets), []
         )
@@ -179,10 +173,7 @@ def build(
             ]
             outcome.record = last
             return outcome
-        done = _full_build(chosen, planned, check, outcome, progress)
-        if not check:
-            maker.keep_warm()
-        return done
+        return _full_build(chosen, planned, check, outcome, progress)
 
 
 def _contribute(chosen: BuildOptions) -> Contribution:
@@ -198,7 +189,7 @@ def _full_build(
 
     # A build that writes stages the model modules the workers make while it waits for the rest
     # (output.Staging); whatever it did not use is removed once the build is over.
-    staging = None if check else output.Staging(chosen.out)
+    staging = None if check else output.Staging(chosen.out, planned.outputs)
     try:
         return _generate_and_write(chosen, planned, check, outcome, progress, staging)
     finally:

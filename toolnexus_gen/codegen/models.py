@@ -16,18 +16,15 @@ import unicodedata
 import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from toolnexus_gen.config.options import Header
 from toolnexus_gen.diagnostics import Diagnostic, DiagnosticsError
 from toolnexus_gen.ir import ModelJob, Tool
 from toolnexus_gen.memo import Memo
-from toolnexus_gen.parallel import Stream
+from toolnexus_gen.parallel import Stream, pooled
 from toolnexus_gen.progress import Progress, unseen
 from toolnexus_gen.toolspec.bundle import ONE_SCHEMA, SCHEMA_LISTS, SCHEMA_MAPS
-
-if TYPE_CHECKING:
-    from toolnexus_gen.resident import Pending
 
 # Below this many models made at once, their files are not staged while the workers make them:
 # what it saves is less than a second scan of the output folder costs.
@@ -85,7 +82,7 @@ def _options(header: str, class_name: str) -> dict[str, Any]:
         "use_schema_description": False,
         "allow_remote_refs": False,
         # The formatter reads the pyproject.toml nearest this folder: "/" rather than the working
-        # folder, so a model never depends on where the build runs (nor a resident's folder).
+        # folder, so a model never depends on where the build runs.
         "settings_path": Path(os.sep),
         "type_mappings": [f"{name}=string" for name in PATTERN_FORMATS],
     }
@@ -109,8 +106,7 @@ def model_key(memo: Memo, job: ModelJob, header: Header) -> str:
 
 class Models:
     """The build's argument models, by memo key: from the memo, or made by
-    datamodel-code-generator on the workers (or, for a command-line build that makes only a
-    few, by a warm resident: toolnexus_gen.resident), each started as soon as its unit is made
+    datamodel-code-generator on the workers, each started as soon as its unit is made
     (`start`), so they are made while this process checks and encodes the other specs."""
 
     def __init__(self, memo: Memo, header: Callable[[], str]) -> None:
@@ -119,7 +115,11 @@ class Models:
         self._text: str | None = None
         self.started: dict[str, ModelJob] = {}
         self.stream: Stream[tuple[dict[str, Any], str, str], tuple[bool, str]] = Stream(make_model)
-        self.asked: dict[int, Pending] = {}  # the items a resident was sent, by index
+
+    @property
+    def awaited(self) -> bool:
+        """Whether models are being made on the workers: the build will wait for them."""
+        return bool(self.started) and pooled()
 
     def start(self, key: str, job: ModelJob) -> None:
         if key in self.memo.models or key in self.started:
@@ -127,14 +127,7 @@ class Models:
         if self._text is None:
             self._text = self.header()
         self.started[key] = job
-        item = (job.schema, job.class_name, self._text)
-        self.stream.add(item)
-        if self.stream.local:
-            from toolnexus_gen import resident
-
-            pending = resident.send("model", [list(item)])
-            if pending is not None:
-                self.asked[len(self.stream.items) - 1] = pending
+        self.stream.add((job.schema, job.class_name, self._text))
 
     def sources(
         self,
@@ -162,7 +155,7 @@ class Models:
                 if result[0]:
                     tell(started[index], result[1].rstrip("\n") + "\n")
 
-        results = self._resident() or (self.stream.results(told, each) if self.started else [])
+        results = self.stream.results(told, each) if self.started else []
         finished = list(zip(self.started.items(), results, strict=True))
         failed = [_failure(job, why) for (_, job), (ok, why) in finished if not ok]
         if failed:
@@ -172,35 +165,6 @@ class Models:
             compile(source, f"models/{job.module}.py", "exec")  # never store a bad one
             self.memo.store_model(key, source)
         return [self.memo.models[key] for key in keys]
-
-    def _resident(self) -> list[tuple[bool, str]] | None:
-        """The models, when a resident was sent them (`start`): its answers, and what this
-        process makes itself of any it could not answer; None when it was sent none."""
-        from toolnexus_gen import resident
-
-        if not self.asked:
-            resident.note_made(len(self.started))  # made here, or on the workers
-            return None
-        results: list[tuple[bool, str]] = []
-        for index, item in enumerate(self.stream.items):
-            pending = self.asked.get(index)
-            answer = pending.results(_fits) if pending is not None else None
-            if answer is None or not answer[0][0]:  # a failure is made again here, for its why
-                resident.note_made(1)
-                results.append(make_model(item))
-            else:
-                results.append((True, answer[0][1]))
-        return results
-
-
-def _fits(result: Any) -> bool:
-    """A resident's answer to "model": (ok, the source or why it failed), as make_model gives."""
-    return (
-        isinstance(result, list)
-        and len(result) == 2
-        and isinstance(result[0], bool)
-        and isinstance(result[1], str)
-    )
 
 
 def warm_up() -> None:

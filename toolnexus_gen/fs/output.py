@@ -8,7 +8,6 @@ not generate are never overwritten or deleted.
 from __future__ import annotations
 
 import difflib
-import hashlib
 import json
 import os
 import signal
@@ -16,6 +15,7 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager, nullcontext
 from dataclasses import dataclass, field
+from hashlib import sha256
 from pathlib import Path
 from typing import Any
 
@@ -63,7 +63,12 @@ def _safe_relative(name: str) -> bool:
 
 
 def _manifest_text(files: list[str]) -> str:
-    return json.dumps({"generator": "toolnexus-gen", "files": sorted(files)}, indent=2) + "\n"
+    """json.dumps({"generator": "toolnexus-gen", "files": sorted(files)}, indent=2), each name
+    encoded by json's C encoder (indent makes json.dumps encode it all in Python)."""
+    if not files:
+        return '{\n  "generator": "toolnexus-gen",\n  "files": []\n}\n'
+    names = ",\n    ".join(map(json.dumps, sorted(files)))
+    return f'{{\n  "generator": "toolnexus-gen",\n  "files": [\n    {names}\n  ]\n}}\n'
 
 
 def _existing_files(out_dir: Path) -> list[str]:
@@ -127,7 +132,8 @@ def _locked(out_dir: Path) -> Iterator[None]:
 
 class Staging:
     """Files written ahead of `write`, while the build still makes the others (a cold build's
-    model modules, as the workers finish them): each into the temporary file `atomic_write`
+    model modules, as the workers finish them; the other files that changed, while the workers
+    make a rebuild's models): each into the temporary file `atomic_write`
     would use, which `write` renames into place with the rest once every file is made. Creating
     a file is the costly part of writing one, and here it is done while this process would
     otherwise wait for the workers.
@@ -141,9 +147,11 @@ class Staging:
     folders the staging made and the lock file it added, unless another build's package is
     there by then."""
 
-    def __init__(self, out_dir: Path) -> None:
+    def __init__(self, out_dir: Path, recorded: dict[str, list[Any]] | None = None) -> None:
         self.out_dir = out_dir
+        self.recorded = recorded or {}  # what the last build wrote: [size, mtime_ns, SHA-256]
         self.staged: dict[str, tuple[str, Path]] = {}  # name -> (text, temporary file)
+        self.digests: dict[str, tuple[str, str]] = {}  # name -> (text, its SHA-256), as added
         self._held: ExitStack | None = None
         self._refused = False
         self._made: list[Path] = []  # folders that were not there, outermost first
@@ -151,7 +159,15 @@ class Staging:
         self.written = False  # write took the staged files
 
     def add(self, name: str, text: str) -> None:
+        """Stage `name`, unless the last build wrote the same bytes there (`write` then leaves
+        the file alone); either way its digest is kept for `write`."""
         if self._refused or not self._open():
+            return
+        data = text.encode("utf-8")
+        digest = sha256(data).hexdigest()
+        self.digests[name] = (text, digest)
+        recorded = self.recorded.get(name)
+        if recorded is not None and recorded[2] == digest:
             return
         path = self.out_dir / name
         try:
@@ -166,7 +182,12 @@ class Staging:
             return  # not staged: write makes it, or says why it cannot
         self.staged[name] = (text, tmp)  # before a byte is in: `close` removes it whatever happens
         with open(handle, "wb") as stream:
-            stream.write(text.encode("utf-8"))
+            stream.write(data)
+
+    def digest(self, name: str, text: str) -> str | None:
+        """The SHA-256 of `text` when `add` was given that text for `name`."""
+        found = self.digests.get(name)
+        return found[1] if found is not None and found[0] is text else None
 
     def _open(self) -> bool:
         if self._held is not None:
@@ -375,20 +396,21 @@ def _claim(out_dir: Path, leftovers: bool = True) -> list[str]:
     return owned
 
 
-def _holds(path: Path, data: bytes, digest: str, known: list[Any] | None) -> bool:
-    """Whether the file at path holds exactly `data` (whose SHA-256 is digest)."""
+def _holds(path: str, data: bytes, digest: str, known: list[Any] | None) -> list[Any] | None:
+    """The file's record ([size, mtime_ns, digest]) when the file at path holds exactly `data`
+    (whose SHA-256 is digest), else None."""
     if known is not None:
         try:
-            stat = path.stat()
+            stat = os.stat(path)
         except OSError:
-            return False
+            return None
         if [stat.st_size, stat.st_mtime_ns] == known[:2]:
-            return bool(known[2] == digest)
-    return _read(path) == data
+            return [stat.st_size, stat.st_mtime_ns, digest] if known[2] == digest else None
+    return _record(path, digest) if _read(Path(path)) == data else None
 
 
-def _record(path: Path, digest: str) -> list[Any]:
-    stat = path.stat()
+def _record(path: Path | str, digest: str) -> list[Any]:
+    stat = os.stat(path)
     return [stat.st_size, stat.st_mtime_ns, digest]
 
 
@@ -440,17 +462,20 @@ def _write_locked(
             stat = path.stat()
             unhashed.append((name, [stat.st_size, stat.st_mtime_ns], data))
             continue
-        path = out_dir / name
         data = text.encode("utf-8")
-        digest = hashlib.sha256(data).hexdigest()
-        if _holds(path, data, digest, recorded):
+        digest = (staging.digest(name, text) if staging else None) or sha256(data).hexdigest()
+        held = _holds(os.path.join(folder, name), data, digest, recorded)
+        if held is not None:
             report.unchanged.append(name)
-        else:
-            put(name, path, text, data)
-            report.written.append(name)
+            report.recorded[name] = held
+            continue
+        path = out_dir / name
+        put(name, path, text, data)
+        report.written.append(name)
         report.recorded[name] = _record(path, digest)
     for name, written, data in unhashed:  # once the package is whole: only the record waits
-        report.recorded[name] = [*written, hashlib.sha256(data).hexdigest()]
+        staged = staging.digest(name, files[name]) if staging else None
+        report.recorded[name] = [*written, staged or sha256(data).hexdigest()]
     for name in stale:
         path = out_dir / name
         if path.is_file():
@@ -460,7 +485,7 @@ def _write_locked(
     final = union if not stale else _manifest_text(list(files)).encode()
     if _read(manifest_path) != final:
         atomic_write(manifest_path, final)
-    report.recorded[MANIFEST] = _record(manifest_path, hashlib.sha256(final).hexdigest())
+    report.recorded[MANIFEST] = _record(manifest_path, sha256(final).hexdigest())
     return report
 
 

@@ -83,12 +83,13 @@ def dist_version(module: str) -> str:
     return "-"
 
 
-def _load(path: Path) -> dict[str, Any] | None:
-    """A cache file's body, or None when missing, unreadable or not matching its checksum."""
+def _load(path: Path, checksum_of: str | None = None) -> dict[str, Any] | None:
+    """A cache file's body, or None when missing, unreadable or not matching its checksum
+    (nor `checksum_of`, when given: the one another file recorded for it)."""
     try:
         raw = path.read_bytes()
         checksum, _, text = raw.partition(b"\n")
-        if checksum.decode("ascii") != sha(text):
+        if checksum.decode("ascii") != sha(text) or checksum_of not in (None, checksum.decode()):
             return None
         body = json.loads(text)
         return body if isinstance(body, dict) else None
@@ -96,13 +97,18 @@ def _load(path: Path) -> dict[str, Any] | None:
         return None
 
 
-def _save(path: Path, body: dict[str, Any]) -> None:
+def _encoded(body: dict[str, Any]) -> bytes:
+    """A cache file's bytes: its checksum's line, then its body as JSON."""
+    text = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    return sha(text).encode("ascii") + b"\n" + text
+
+
+def _save(path: Path, body: dict[str, Any] | bytes) -> None:
     from toolnexus_gen.fs.output import (
         atomic_write,
     )  # the one module that writes into the output folder
 
-    text = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
-    atomic_write(path, sha(text).encode("ascii") + b"\n" + text)
+    atomic_write(path, body if isinstance(body, bytes) else _encoded(body))
 
 
 # -- inputs and outputs -------------------------------------------------------------------------
@@ -364,6 +370,7 @@ def save_state(
     is [size, mtime_ns, SHA-256] of each file as written (output.Report.recorded), `reuse`
     what lets the next build reuse parts of this one (reuse.records). Returns the two bodies
     saved (state.json's and units.json's)."""
+    data = _encoded(reuse)
     body = {
         "key": key,
         "inputs": inputs.inputs,
@@ -375,21 +382,20 @@ def save_state(
         "budget": budget,
         # each spec's model input (spec.load.model_input): read before any worker starts
         "models": {rel: unit.get("model_input") for rel, unit in reuse.get("units", {}).items()},
+        # apart, so the no-op path reads only the small state; tied to it by its checksum
+        "units": data.partition(b"\n")[0].decode("ascii"),
     }
-    # Apart, so the no-op path reads only the small state; tied to it by the outputs' digest.
-    kept = {"outputs": sha(canonical(outputs)), **reuse}
-    _save(options.out / CACHE_DIR / UNITS, kept)
+    _save(options.out / CACHE_DIR / UNITS, data)
     _save(options.out / CACHE_DIR / STATE, body)
-    return body, kept
+    return body, reuse
 
 
 def load_reuse(options: Any, state: dict[str, Any]) -> dict[str, Any]:
     """What the build that wrote `state` left for the next one to reuse (empty when the file
     is missing, damaged, or from another build)."""
-    body = _load(options.out / CACHE_DIR / UNITS)
-    if body is None or body.get("outputs") != sha(canonical(state["outputs"])):
-        return {}
-    return body
+    recorded = state.get("units")
+    body = _load(options.out / CACHE_DIR / UNITS, recorded) if isinstance(recorded, str) else None
+    return body or {}
 
 
 # -- per-tool memo ------------------------------------------------------------------------------

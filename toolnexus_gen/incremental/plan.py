@@ -118,9 +118,9 @@ def plan(
     else:
         kept = cache.load_reuse(options, state) if state else {}
         # `list` wants the memo only for the specs it makes afresh (below)
-        memo, written = cache.load_memo(options.out) if entries else None, None
+        memo, written = _loaded(made, cache.load_memo(options.out)) if entries else None, None
     if state is None:
-        made.memo = memo or cache.load_memo(options.out)
+        made.memo = memo or _loaded(made, cache.load_memo(options.out))
         made.memo.used_valid, made.memo.used_models = set(), set()
         return made
     if memo is not None:
@@ -144,7 +144,7 @@ def plan(
         verified=made.checked,
     )
     if memo is None and len(made.reused) < len(made.paths) + len(made.contribution.specs):
-        made.memo = cache.load_memo(options.out)
+        made.memo = _loaded(made, cache.load_memo(options.out))
     package = kept.get("package")
     if entries and isinstance(package, dict):
         made.package = package
@@ -153,6 +153,12 @@ def plan(
             if text is not None:
                 made.texts[name] = text
     return made
+
+
+def _loaded(made: Plan, memo: Memo) -> Memo:
+    """The memo as read from memo.json: what the file holds is known (Plan.memo_kept)."""
+    made.memo_kept = (frozenset(memo.valid), frozenset(memo.models))
+    return memo
 
 
 def save(

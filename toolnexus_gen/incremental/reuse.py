@@ -105,6 +105,8 @@ def reusable_units(
         verified[rel] = inputs
         if entries and memo.model(record["model"]) is None:
             return None
+        for key in record.get("passed", ()):  # kept in the memo while it holds them
+            memo.is_valid(key)
         known = had.get(rel)
         if known is not None and known.key == record["key"]:
             return known  # what the record would give, its entries as they were written
@@ -124,6 +126,7 @@ def reusable_units(
             record["model"],
             None,
             record.get("model_input"),
+            tuple(record.get("passed", ())),
         )
 
     found = []
@@ -163,6 +166,7 @@ def records(
             "info": _info_record(unit.info),
             "model": unit.model_key,
             "model_input": unit.model_input,
+            "passed": list(unit.passed),
             "entries": entries,
         }
     return {"units": kept, "package": digest_each(package_keys)}

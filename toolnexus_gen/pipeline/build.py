@@ -27,7 +27,7 @@ from toolnexus_gen.diagnostics import Diagnostic, DiagnosticsError, Severity, ha
 from toolnexus_gen.fs.paths import discover, display_path, escaping_links
 from toolnexus_gen.ir import Contribution, ToolInfo, ToolSet, Unit
 from toolnexus_gen.memo import Memo, digest_each
-from toolnexus_gen.parallel import PARALLEL_MIN, pool_for
+from toolnexus_gen.parallel import pool_for
 from toolnexus_gen.progress import Progress, unseen
 
 if TYPE_CHECKING:
@@ -276,19 +276,14 @@ def workers(options: BuildOptions, plan: Plan) -> Iterator[None]:
     what changed (incremental.plan's `ready`): while this process is small, before it reads the
     rest of the record. They import datamodel-code-generator while this process reads and
     checks the specs. For a few specs that only pays in a process's first build (a command line
-    run), and only when no resident is warm (toolnexus_gen.resident: that build hands them to
-    it); a process that builds again imports the generator itself, once, and reuses it."""
+    run); a process that builds again imports the generator itself, once, and reuses it."""
     global _first_build
     from toolnexus_gen.codegen.models import warm_up
-    from toolnexus_gen.resident import available
 
     fresh = 0 if not plan.first and _same_models(options, plan) else len(plan.changed)
     if plan.first:  # the sources' specs are made afresh too
         fresh += len(plan.contribution.specs)
     warm_few, _first_build = _first_build, False
-    if 0 < fresh < PARALLEL_MIN and available():  # a resident is warm already
-        yield
-        return
     with pool_for(fresh, warm_up, warm_few=warm_few):
         yield
 
@@ -302,7 +297,8 @@ def generate(
     """The files of a build, over its plan (incremental.plan: what changed since the last
     build, what to reuse of it, what to make); `progress` hears of each stage's steps. The
     specs made afresh are made on the workers if `workers` opened them; `made(file, text)`
-    hears of each model module as they make it (render_models), before the build is whole."""
+    hears of each model module as they make it (render_models), and of every other file while
+    they do, before the build is whole."""
     contribution = plan.contribution
     from toolnexus_gen.codegen.package import HANDLERS_HEAD, package_keys, update_handlers
     from toolnexus_gen.pipeline.render import model_maker, render, render_models
@@ -337,6 +333,10 @@ def generate(
             package["handlers.py"] = updated
     rendered = render(toolset, analysis.units, header, package, options.many, plan.assembled)
     rendered.files.update(contribution.files)
+    if made is not None and models.awaited:
+        # the workers are making models: meanwhile the other files are handed on (staged)
+        for name, text in rendered.files.items():
+            made(name, text)
     try:
         rendered.files.update(render_models(toolset, analysis.units, models, progress, made))
     except DiagnosticsError as exc:
@@ -361,7 +361,8 @@ def tell_budget(options: BuildOptions, result: Generated) -> str:
     if not result.budget and result.files is not None and result.toolset is not None:
         from toolnexus_gen.pipeline.toolsets import budget, summary
 
-        result.budget = summary(budget(result.toolset, options), bool(result.toolset.toolsets))
+        estimated = budget(result.toolset, options, per_tool=False)
+        result.budget = summary(estimated, bool(result.toolset.toolsets))
     return result.budget
 
 

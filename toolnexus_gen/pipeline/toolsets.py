@@ -378,7 +378,8 @@ def set_cost(target: str, tools: Sequence[ToolInfo], many: Many) -> int:
 SEARCH_TOOLS_TOKENS = 90  # the loops' search_tools definition (toolnexus_runtime.search)
 
 
-def budget(toolset: ToolSet, options: BuildOptions) -> Budget:
+def budget(toolset: ToolSet, options: BuildOptions, *, per_tool: bool = True) -> Budget:
+    """The estimates; `per_tool=False`: the sets' only (what a build's summary reads)."""
     by_name = {tool.name: tool for tool in toolset.tools}
     rows = [(ALL, list(toolset.tools))]
     rows += [(name, [by_name[n] for n in names]) for name, names in toolset.toolsets]
@@ -390,7 +391,7 @@ def budget(toolset: ToolSet, options: BuildOptions) -> Budget:
         )
         for label, tools in rows
     ]
-    per_tool = [
+    tools = [
         (
             tool.name,
             {
@@ -399,9 +400,9 @@ def budget(toolset: ToolSet, options: BuildOptions) -> Budget:
                 if tool.for_target(target)
             },
         )
-        for tool in toolset.tools
+        for tool in (toolset.tools if per_tool else ())
     ]
-    return Budget(options.targets, sets, per_tool)
+    return Budget(options.targets, sets, tools)
 
 
 def _budgets(toolset: ToolSet, options: BuildOptions) -> list[Diagnostic]:

@@ -195,6 +195,7 @@ def _unit(
         model_key(memo, job, header),
         job,
         model_input(document.data),
+        validator.passed,
     )
 
 

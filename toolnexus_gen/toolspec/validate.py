@@ -38,8 +38,9 @@ from toolnexus_gen.toolspec.refs import (
 if TYPE_CHECKING:
     from jsonschema import Draft202012Validator
 
-# jsonschema (and referencing under it) is imported on first use: a build whose few changed
-# specs a resident checks (prevalidate) never needs it.
+# jsonschema (and referencing under it) is imported on first use: a build that checks no
+# schema afresh, and spec keys whose schemas are plain (`_plainly_valid`: an edit of a
+# description), never needs it.
 
 ENVELOPE_KEYS_NOTE = "keys starting with x- are ignored"
 _JSON_TYPES = "array, boolean, integer, null, number, object, string"
@@ -179,8 +180,15 @@ class Validator:
     def prevalidate(self, documents: Sequence[Document]) -> None:
         self.checks.prevalidate(documents)
 
+    @property
+    def passed(self) -> tuple[str, ...]:
+        """The memo keys of the checks the last document passed."""
+        return tuple(self.checks.passed)
+
     def document(self, document: Document) -> tuple[Tool | None, list[Diagnostic]]:
-        """The document's tool (None when it has an error) and its diagnostics."""
+        """The document's tool (None when it has an error) and its diagnostics (`passed`: the
+        memo keys of the checks it passed)."""
+        self.checks.passed = []
         return _validate_document(
             document,
             self.specs_dir,
@@ -232,7 +240,7 @@ def _validate_document(
     else:
         envelope = data
         schema_pointer = "/input_schema"
-        _check_envelope(envelope, out, checks)
+        _check_envelope(envelope, out)
         if out.diagnostics:
             return None, out.diagnostics
 
@@ -345,7 +353,7 @@ def _binding(
 TOOL_NAME = re.compile(r"[A-Za-z0-9_.:-]{1,128}")  # as spec.schema.json says for `name`
 
 
-def _check_envelope(envelope: dict[str, Any], out: _Collector, checks: _Checks) -> None:
+def _check_envelope(envelope: dict[str, Any], out: _Collector) -> None:
     known = envelope_schema()["properties"]
     for key in envelope:
         if key not in known and not key.startswith("x-"):
@@ -364,8 +372,8 @@ def _check_envelope(envelope: dict[str, Any], out: _Collector, checks: _Checks) 
             "",
             show_pointer=False,
         )
-    if id(envelope) in checks.envelopes:
-        return  # a resident found it valid (prevalidate)
+    if not out.diagnostics and _plainly_valid(envelope):
+        return  # what jsonschema would find: nothing
     for error in _envelope_validator().iter_errors(envelope):
         pointer = "".join(f"/{join_pointer('', p)[1:]}" for p in error.absolute_path)
         if error.validator in ("additionalProperties", "required") and not error.absolute_path:
@@ -376,6 +384,74 @@ def _check_envelope(envelope: dict[str, Any], out: _Collector, checks: _Checks) 
         out.add("TN109", f"{_field(pointer)}: {error.message}", pointer)
 
 
+# The keywords a spec key's schema may use for `_plainly` to decide it, and the JSON types as
+# jsonschema tells them (a bool is no integer there, but these four never mix).
+_PLAIN_TYPES = {"string": str, "object": dict, "array": list, "boolean": bool}
+_TOP_KEYWORDS = {"$schema", "$id", "title", "description", "type", "properties"}
+
+
+@cache
+def _plain_top() -> bool:
+    """Whether the envelope schema relates no key to another, so that an envelope without an
+    unknown key (TN108) and with its description (TN110) is valid when each value is valid
+    against its key's schema."""
+    schema = envelope_schema()
+    return (
+        set(schema)
+        <= _TOP_KEYWORDS | {"patternProperties", "additionalProperties", "required", "$defs"}
+        and schema.get("type") == "object"
+        and schema.get("patternProperties") == {"^x-": True}
+        and schema.get("additionalProperties") is False
+        and schema.get("required") == ["description"]
+    )
+
+
+def _plainly_valid(envelope: dict[str, Any]) -> bool:
+    """True when jsonschema would find nothing wrong with an envelope that has no unknown key
+    and has its description, told without it for keys whose schemas use only a few plain
+    keywords (`_plainly`): a build that checks an edited description then never imports
+    jsonschema. False means only that jsonschema is asked (for its answer and diagnostics)."""
+    if not _plain_top():
+        return False
+    known = envelope_schema()["properties"]
+    return all(_plainly(known[key], value) for key, value in envelope.items() if key in known)
+
+
+def _plainly(schema: Any, value: Any) -> bool:
+    """Whether `value` is valid against `schema`, as jsonschema's keywords say (pattern and the
+    lengths apply to strings only, `items` to every item of an array, `properties` to the
+    properties an object has), for a schema of only these keywords; False for any other keyword
+    (undecided here)."""
+    if not isinstance(schema, dict):
+        return schema is True
+    for keyword, want in schema.items():
+        if keyword == "description":
+            continue
+        if keyword == "type":
+            kind = _PLAIN_TYPES.get(want) if isinstance(want, str) else None
+            if kind is None or not isinstance(value, kind):
+                return False
+        elif keyword == "pattern" and isinstance(want, str):
+            if isinstance(value, str) and re.search(want, value) is None:
+                return False
+        elif keyword in ("minLength", "maxLength") and type(want) is int:
+            if isinstance(value, str) and (
+                len(value) < want if keyword == "minLength" else len(value) > want
+            ):
+                return False
+        elif keyword == "items":
+            if isinstance(value, list) and not all(_plainly(want, item) for item in value):
+                return False
+        elif keyword == "properties" and isinstance(want, dict):
+            if isinstance(value, dict) and not all(
+                _plainly(want[key], item) for key, item in value.items() if key in want
+            ):
+                return False
+        else:
+            return False
+    return True
+
+
 class _Checks:
     """The expensive checks (meta-schema, examples), skipped when the memo knows them valid."""
 
@@ -383,7 +459,7 @@ class _Checks:
         self.memo = memo
         self.specs_dir = specs_dir
         self.load = load  # referenced files, read once for every tool that reaches them
-        self.envelopes: set[int] = set()  # this build's specs (by id) a resident found valid
+        self.passed: list[str] = []  # the memo keys of the checks the document passed
 
     def schema_key(self, schema: Any, root_object: bool) -> str:
         return self.memo.key("schema", schema, root_object)
@@ -395,11 +471,13 @@ class _Checks:
     def schema(self, schema: Any, pointer: str, out: _Collector, *, root_object: bool) -> None:
         key = self.schema_key(schema, root_object)
         if self.memo.is_valid(key):
+            self.passed.append(key)
             return
         before = len(out.diagnostics)
         _check_schema(schema, pointer, out, root_object=root_object)
         if len(out.diagnostics) == before:
             self.memo.mark_valid(key)
+            self.passed.append(key)
 
     def examples(
         self,
@@ -414,18 +492,18 @@ class _Checks:
             return
         key = self.examples_key(examples, schema, document)
         if self.memo.is_valid(key):
+            self.passed.append(key)
             return
         before = len(out.diagnostics)
         _check_examples(examples, pointer, schema, document, registry, out)
         if len(out.diagnostics) == before:
             self.memo.mark_valid(key)
+            self.passed.append(key)
 
     def prevalidate(self, documents: Sequence[Document]) -> None:
-        """Meta-schema checks of schemas the memo does not know, on every core at once; for a
-        few specs, their checks by a warm resident, when one runs (`resident`: then jsonschema
-        is never imported unless one fails). What is found valid goes in the memo, under the
-        key of exactly what was checked; what is not is checked again in validate(), for its
-        diagnostics."""
+        """Meta-schema checks of schemas the memo does not know, on every core at once. What is
+        found valid goes in the memo, under the key of exactly what was checked; what is not is
+        checked again in validate(), for its diagnostics."""
         pending: dict[str, tuple[Any, bool]] = {}
         for document in documents:
             data = document.data
@@ -441,81 +519,13 @@ class _Checks:
                     if key not in self.memo.valid:
                         pending[key] = (schema, root)
         if len(pending) < PARALLEL_MIN:
-            self._ask_resident(documents, pending)
-            return  # the others are checked one by one in validate(), with their diagnostics
+            return  # checked one by one in validate(), with their diagnostics
         keys = list(pending)
         for key, valid in zip(
             keys, parallel_map(_schema_is_valid, [pending[k] for k in keys]), strict=True
         ):
             if valid:
                 self.memo.mark_valid(key)
-
-    def _ask_resident(
-        self, documents: Sequence[Document], schemas: dict[str, tuple[Any, bool]]
-    ) -> None:
-        from toolnexus_gen import resident
-
-        if not resident.allowed() or len(documents) >= PARALLEL_MIN:
-            return
-        asked: dict[str, list[Any]] = {
-            key: ["schema", schema, root] for key, (schema, root) in schemas.items()
-        }
-        for document in documents:
-            data = document.data
-            if not isinstance(data, dict) or is_bare_schema(data):
-                continue
-            asked[f"envelope {id(data)}"] = ["envelope", data]
-            examples, schema = data.get("examples"), data.get("input_schema")
-            if isinstance(examples, list) and examples and isinstance(schema, dict):
-                # only a schema whose $refs reach no file: the resident reads none
-                if not ref_closure(schema, document.path, self.specs_dir, self.load):
-                    key = self.examples_key(examples, schema, document)
-                    if key not in self.memo.valid:
-                        uri = document_uri(document.path)
-                        asked[key] = ["examples", examples, schema, uri]
-        if not asked:
-            return
-        keys = list(asked)
-        found = resident.ask("valid", [asked[key] for key in keys], lambda r: type(r) is bool)
-        for key, valid in zip(keys, found or [], strict=False):
-            if valid and key.startswith("envelope "):
-                self.envelopes.add(int(key.removeprefix("envelope ")))
-            elif valid:
-                self.memo.mark_valid(key)
-
-
-def is_valid(item: list[Any]) -> bool:
-    """What a resident answers for prevalidate: whether a check finds nothing wrong
-    (["schema", schema, root_object], ["envelope", spec], or ["examples", examples, schema,
-    uri] for a schema whose $refs reach no file: any other $ref fails to resolve here)."""
-    kind = item[0]
-    if kind == "schema":
-        return _schema_is_valid((item[1], bool(item[2])))
-    if kind == "envelope":
-        return next(_envelope_validator().iter_errors(item[1]), None) is None
-    if kind != "examples":
-        return False
-    import referencing
-    import referencing.exceptions
-    from jsonschema import Draft202012Validator
-    from referencing.jsonschema import DRAFT202012
-
-    examples, schema, uri = item[1], item[2], item[3]
-    registry: referencing.Registry[Any] = referencing.Registry().with_resource(
-        uri, DRAFT202012.create_resource(schema)
-    )
-    validator = Draft202012Validator({"$ref": uri}, registry=registry)
-    try:
-        return all(next(validator.iter_errors(example), None) is None for example in examples)
-    except (referencing.exceptions.Unresolvable, RecursionError):
-        return False
-
-
-def warm_up() -> None:
-    """Import jsonschema and make the validators a resident answers with."""
-    is_valid(["schema", {"type": "object"}, True])
-    is_valid(["envelope", {"description": "d", "input_schema": {"type": "object"}}])
-    is_valid(["examples", [{}], {"type": "object"}, "file:///warm.json"])
 
 
 def _schema_is_valid(item: tuple[Any, bool]) -> bool:
