@@ -105,6 +105,17 @@ KEYS: dict[str, Key] = {
             _boolean,
         ),
         Key(
+            "codegen_keywords",
+            "boolean",
+            "`false`",
+            "The project's own specs may use the model generator's keywords that name Python "
+            "code (`customTypePath`, `customBasePath`, `x-python-type`, `x-python-import`, any "
+            "`custom...` or `x-python-...`): the argument models then import what they name. "
+            "A synced server's snapshot never may, and `sync` and `import openapi` strip them.",
+            "true",
+            _boolean,
+        ),
+        Key(
             "profile",
             "string",
             "none",
@@ -219,6 +230,7 @@ class Config:
     targets: tuple[str, ...] | None = None
     ignore: frozenset[str] = frozenset()
     name_aliases: bool = False
+    codegen_keywords: bool = False  # the project's own specs may name Python code for models
     profile: str | None = None
     base_url: str | None = None  # what relative `http` URLs in specs are appended to
     mcp_config: Path | None = None
@@ -345,6 +357,7 @@ def load_config(start: Path) -> Config:
         targets=tuple(values["targets"]) if "targets" in values else None,
         ignore=frozenset(values.get("ignore", [])),
         name_aliases=bool(values.get("name_aliases", False)),
+        codegen_keywords=bool(values.get("codegen_keywords", False)),
         profile=profile,
         base_url=base_url,
         mcp_config=root / values["mcp_config"] if "mcp_config" in values else None,

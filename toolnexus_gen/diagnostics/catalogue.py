@@ -136,6 +136,23 @@ CODES: dict[str, tuple[str, str]] = {
         "it. Nothing outside the spec folder is ever read, so the link is refused, not followed.\n"
         "Fix: copy the file into the spec folder, or move the link's target under it.",
     ),
+    "TN122": (
+        "schema keyword that names Python code",
+        "A schema holds a keyword the argument-model generator (datamodel-code-generator) reads as\n"
+        "an instruction, not as a schema: `customTypePath`, `customBasePath`, `x-python-type`,\n"
+        "`x-python-import`, `x-is-base-class`, `x-is-classvar`, or any other `custom...` or\n"
+        "`x-python-...` keyword. It would put `from <module> import <name>` in the generated package,\n"
+        "so whoever wrote the schema would choose code that `import tools` runs.\n"
+        "Fix: remove the keyword. For the project's own specs, `codegen_keywords = true` under\n"
+        "[tool.toolnexus-gen] allows them; a synced MCP snapshot never may (sync strips them).",
+    ),
+    "TN123": (
+        "keyword that names Python code removed from a server's schema",
+        "A tool's inputSchema or outputSchema, as an MCP server sent it, held a keyword that would\n"
+        "name Python code for the generated package (see TN122). `sync` writes the snapshot without\n"
+        "it and names the keyword and where it was; the rest of the schema is kept.\n"
+        "Fix: nothing to do; tell the server's authors if the keyword matters to them.",
+    ),
     "TN201": (
         "tool name invalid for Gemini",
         'Gemini: "Invalid function name. Must start with a letter or an underscore. Must be alphameric\n'
