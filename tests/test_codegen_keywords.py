@@ -83,14 +83,16 @@ def test_build_refuses_them_where_they_are_written_fragments_too(tmp_path: Path)
     lines = [line for line in result.stderr.splitlines() if "[TN122]" in line]
     keywords = ["customTypePath", "customBasePath", "x-python-type", "x-python-import"]
     for keyword in keywords:
-        assert any(line.startswith("specs/steer.json:") and f"'{keyword}'" in line for line in lines)
+        assert any(
+            line.startswith("specs/steer.json:") and f"'{keyword}'" in line for line in lines
+        )
     assert any(line.startswith("specs/_shared/q.yaml:2:1: error[TN122]") for line in lines)
     assert snapshot(folder) == before  # nothing written
 
 
 def test_the_project_may_opt_in_for_its_own_specs_not_for_snapshots(tmp_path: Path) -> None:
     folder = tmp_path / "p"
-    _pyproject(folder, "codegen_keywords = true\ntargets = [\"openai\"]\n")
+    _pyproject(folder, 'codegen_keywords = true\ntargets = ["openai"]\n')
     own = _spec({"n": {"type": "string", "customTypePath": "decimal.Decimal"}})
     write_specs(folder / "specs", {"own.json": own})
     result = cli("build", cwd=folder)
