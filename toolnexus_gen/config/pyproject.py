@@ -13,6 +13,7 @@ from toolnexus_gen.config.many import Many, read_many
 from toolnexus_gen.diagnostics import Diagnostic, DiagnosticsError
 from toolnexus_gen.fs.paths import display_path
 from toolnexus_gen.targets.registry import NAMES, OPTIONS, reach_options
+from toolnexus_gen.toolspec.numbers import json_number_problem
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -278,6 +279,11 @@ def load_config(start: Path) -> Config:
         line, col = _toml_error_position(str(exc))
         raise DiagnosticsError(
             [Diagnostic(display, line, col, "TN801", f"invalid TOML: {exc}")]
+        ) from None
+    except ValueError as exc:  # an integer too long to read (tomllib lets it through)
+        message, line, col = json_number_problem(text, exc) or (str(exc), 1, 1)
+        raise DiagnosticsError(
+            [Diagnostic(display, line, col, "TN801", f"invalid TOML: {message}")]
         ) from None
     section = data.get("tool", {}).get(SECTION)
     if section is None:

@@ -25,7 +25,9 @@ CODES: dict[str, tuple[str, str]] = {
     "TN101": (
         "malformed JSON or YAML",
         "The file does not parse. The message gives the parser's complaint and its line and column.\n"
-        "Fix: correct the syntax there. NaN and Infinity are not JSON numbers and are refused too.",
+        "Fix: correct the syntax there. NaN and Infinity are not JSON numbers and are refused too,\n"
+        "as are numbers JSON cannot carry: an integer of more than 4,300 digits (in decimal or\n"
+        "hexadecimal) and a float past the double range (`1e999`); write such a value as a string.",
     ),
     "TN102": (
         "unreadable file",
@@ -39,8 +41,10 @@ CODES: dict[str, tuple[str, str]] = {
     ),
     "TN104": (
         "document too deep or too large",
-        "The document is nested deeper than the limit, or YAML aliases expand it past the value\n"
-        "limit (an 'alias bomb').\nFix: flatten the schema with $defs and $ref.",
+        "The document is nested deeper than the limit, or YAML aliases expand it by more than\n"
+        "200,000 values (an 'alias bomb'; the same limit for every YAML text toolnexus-gen reads:\n"
+        "specs, fragments, OpenAPI documents, SKILL.md front matter).\n"
+        "Fix: flatten the schema with $defs and $ref; write repeated YAML out, or use $ref.",
     ),
     "TN105": (
         "duplicate or non-string key",
