@@ -10,9 +10,10 @@ traceback, a step over its time limit, or an error that points nowhere fails it.
 Used by tests/test_soak_directory.py (`make soak-directory`) and from the command line:
 
     python tests/directory_soak.py RESULTS.jsonl [--build] [--limit SECONDS] [--only GLOB]
+        [--every N] [--reverse] [--summary]
 
 which walks the whole directory (resuming a results file), one JSON line per document, and
-prints the counts.
+prints the counts (`--summary`: only the counts of a results file).
 """
 
 from __future__ import annotations
@@ -180,18 +181,22 @@ def summary(outcomes: list[Outcome]) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("results", type=Path)
+    parser.add_argument("--summary", action="store_true", help="only count the results file")
     parser.add_argument("--build", action="store_true", help="build each imported document")
     parser.add_argument("--limit", type=float, default=IMPORT_LIMIT, help="seconds per step")
     parser.add_argument("--only", default="*", help="a glob over the documents' paths")
     parser.add_argument("--every", type=int, default=1, help="every Nth document only")
     parser.add_argument("--reverse", action="store_true", help="from the last document back")
     args = parser.parse_args()
-    api = directory()
     done: dict[str, Outcome] = {}
     if args.results.exists():
         for line in args.results.read_text().splitlines():
             outcome = Outcome(**json.loads(line))
             done[outcome.document] = outcome
+    if args.summary:
+        print(summary(sorted(done.values(), key=lambda o: o.document)))
+        return
+    api = directory()
     chosen = [d for d in documents(api) if d.relative_to(api).match(args.only)][:: args.every]
     if args.reverse:
         chosen.reverse()
