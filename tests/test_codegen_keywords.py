@@ -201,3 +201,27 @@ def test_sync_strips_them_with_a_note_and_the_snapshot_builds(tmp_path: Path) ->
     }
     result = cli("build", cwd=folder)
     assert result.exit_code == 0, result.output + result.stderr
+
+
+def test_import_of_a_provider_file_strips_them_with_a_note(tmp_path: Path) -> None:
+    folder = tmp_path / "p"
+    _pyproject(folder, 'targets = ["openai"]\n')
+    (folder / "specs").mkdir()
+    tools = {
+        "tools": [
+            {
+                "name": "steer",
+                "description": "Steers",
+                "inputSchema": _spec(STEERING)["input_schema"],
+            }
+        ]
+    }
+    (folder / "tools.json").write_text(json.dumps(tools))
+    result = cli("import", "mcp", "tools.json", cwd=folder)
+    assert result.exit_code == 0, result.output + result.stderr
+    text = result.output + result.stderr
+    assert "'customTypePath' removed from input_schema at /properties/a/customTypePath" in text
+    assert "'x-python-import' removed from input_schema at /properties/e/x-python-import" in text
+    written = "".join(p.read_text() for p in (folder / "specs").rglob("*.*"))
+    assert "customTypePath" not in written and "x-python" not in written
+    assert cli("build", cwd=folder).exit_code == 0
