@@ -51,13 +51,15 @@ def test_found_reads_keywords_not_names_nor_data() -> None:
             "z": {"dependencies": {"customTypePath": {"x-python-import": {"module": "os"}}}},
         },
         "$defs": {"D": {"x-is-classvar": True}},
-        "x-vendor": {"anyOf": [{"customBasePath": "m.B"}]},
+        "x-vendor": {"anyOf": [{"customBasePath": "m.B"}]},  # an extension's value: data
+        "dependentRequired": {"customTypePath": ["x"]},  # property names
+        "not": {"x-python-type": "os.system"},
     }
     assert found(schema) == [
         "/properties/y/items/0/customFooPath",
         "/properties/z/dependencies/customTypePath/x-python-import",
         "/$defs/D/x-is-classvar",
-        "/x-vendor/anyOf/0/customBasePath",
+        "/not/x-python-type",
     ]
     stripped, removed = strip(schema)
     assert found(stripped) == [] and len(removed) == 4

@@ -28,8 +28,8 @@ NAMED = frozenset({"customTypePath", "customBasePath", "x-is-base-class", "x-is-
 PREFIXES = ("x-python-", "x-datamodel-code-generator")
 _CUSTOM = re.compile(r"custom[A-Z]")
 # Keywords whose value is data (never read for keywords), and those whose keys are names.
-DATA = frozenset({"enum", "const", "default", "examples", "example"})
-NAME_MAPS = frozenset({*SCHEMA_MAPS, "dependencies"})
+DATA = frozenset({"enum", "const", "default", "examples", "example", "discriminator", "xml"})
+NAME_MAPS = frozenset({*SCHEMA_MAPS, "dependencies", "dependentRequired"})
 SETTING = "codegen_keywords"  # the [tool.toolnexus-gen] key that lets the project's own specs
 
 
@@ -40,7 +40,7 @@ def is_codegen_keyword(key: str) -> bool:
 def found(schema: Any, pointer: str = "") -> list[str]:
     """The pointer of every code-generation keyword in a schema, in document order. Any object
     under a schema is searched (an unknown keyword's too) but data (enum, const, default,
-    examples) and property names are not keywords."""
+    examples, an extension's value) and property names are not keywords."""
     out: list[str] = []
     stack: list[tuple[Any, str]] = [(schema, pointer)]
     while stack:
@@ -53,7 +53,7 @@ def found(schema: Any, pointer: str = "") -> list[str]:
                 at = join_pointer(here, key)
                 if is_codegen_keyword(key):
                     out.append(at)
-                elif key in DATA:
+                elif key in DATA or key.startswith("x-"):  # an extension's value is its own
                     continue
                 elif key in NAME_MAPS and isinstance(value, dict):
                     children += [(v, join_pointer(at, name)) for name, v in value.items()]
