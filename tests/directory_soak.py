@@ -10,7 +10,7 @@ traceback, a step over its time limit, or an error that points nowhere fails it.
 Used by tests/test_soak_directory.py (`make soak-directory`) and from the command line:
 
     python tests/directory_soak.py RESULTS.jsonl [--build] [--limit SECONDS] [--only GLOB]
-        [--every N] [--reverse] [--summary]
+        [--every N] [--offset K] [--reverse] [--summary]
 
 which walks the whole directory (resuming a results file), one JSON line per document, and
 prints the counts (`--summary`: only the counts of a results file).
@@ -186,6 +186,7 @@ def main() -> None:
     parser.add_argument("--limit", type=float, default=IMPORT_LIMIT, help="seconds per step")
     parser.add_argument("--only", default="*", help="a glob over the documents' paths")
     parser.add_argument("--every", type=int, default=1, help="every Nth document only")
+    parser.add_argument("--offset", type=int, default=0, help="start at the Kth document")
     parser.add_argument("--reverse", action="store_true", help="from the last document back")
     args = parser.parse_args()
     done: dict[str, Outcome] = {}
@@ -197,7 +198,9 @@ def main() -> None:
         print(summary(sorted(done.values(), key=lambda o: o.document)))
         return
     api = directory()
-    chosen = [d for d in documents(api) if d.relative_to(api).match(args.only)][:: args.every]
+    chosen = [d for d in documents(api) if d.relative_to(api).match(args.only)][
+        args.offset :: args.every
+    ]
     if args.reverse:
         chosen.reverse()
     with args.results.open("a") as results:
