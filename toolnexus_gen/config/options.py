@@ -38,6 +38,7 @@ class BuildOptions:
     target_options: dict[str, dict[str, Any]] = field(default_factory=dict)
     ignore: frozenset[str] = frozenset()
     name_aliases: bool = False  # names a target rejects get aliases it accepts
+    codegen_keywords: bool = False  # the project's own specs may name Python code for models
     profile: str | None = None  # a named set of settings ("reach")
     builtins: Setting | None = None  # which built-in tools join the build (sources/builtins.py)
     skills: Setting | None = None  # the folder of SKILL.md files (sources/skills.py)
@@ -94,6 +95,7 @@ def resolve_options(
         target_options=config.target_options,
         ignore=config.ignore,
         name_aliases=config.name_aliases,
+        codegen_keywords=config.codegen_keywords,
         profile=config.profile,
         builtins=config.builtins,
         skills=config.skills,

@@ -14,6 +14,7 @@ from toolnexus_gen.config.many import Many, read_many
 from toolnexus_gen.diagnostics import Diagnostic, DiagnosticsError
 from toolnexus_gen.fs.paths import display_path
 from toolnexus_gen.targets.registry import NAMES, OPTIONS, reach_options
+from toolnexus_gen.toolspec.numbers import json_number_problem
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -102,6 +103,17 @@ KEYS: dict[str, Key] = {
             '`false` (`true` under `profile = "reach"`)',
             "A tool or property name a target rejects gets, in that target's file only, a "
             "deterministic alias it accepts; every round trip maps it back.",
+            "true",
+            _boolean,
+        ),
+        Key(
+            "codegen_keywords",
+            "boolean",
+            "`false`",
+            "The project's own specs may use the model generator's keywords that name Python "
+            "code (`customTypePath`, `customBasePath`, `x-python-type`, `x-python-import`, any "
+            "`custom...` or `x-python-...`): the argument models then import what they name. "
+            "A synced server's snapshot never may, and `sync` and `import openapi` strip them.",
             "true",
             _boolean,
         ),
@@ -244,6 +256,7 @@ class Config:
     targets: tuple[str, ...] | None = None
     ignore: frozenset[str] = frozenset()
     name_aliases: bool = False
+    codegen_keywords: bool = False  # the project's own specs may name Python code for models
     profile: str | None = None
     base_url: str | None = None  # what relative `http` URLs in specs are appended to
     mcp_config: Path | None = None
@@ -292,6 +305,11 @@ def load_config(start: Path) -> Config:
         line, col = _toml_error_position(str(exc))
         raise DiagnosticsError(
             [Diagnostic(display, line, col, "TN801", f"invalid TOML: {exc}")]
+        ) from None
+    except ValueError as exc:  # an integer too long to read (tomllib lets it through)
+        message, line, col = json_number_problem(text, exc) or (str(exc), 1, 1)
+        raise DiagnosticsError(
+            [Diagnostic(display, line, col, "TN801", f"invalid TOML: {message}")]
         ) from None
     section = data.get("tool", {}).get(SECTION)
     if section is None:
@@ -375,6 +393,7 @@ def load_config(start: Path) -> Config:
         targets=tuple(values["targets"]) if "targets" in values else None,
         ignore=frozenset(values.get("ignore", [])),
         name_aliases=bool(values.get("name_aliases", False)),
+        codegen_keywords=bool(values.get("codegen_keywords", False)),
         profile=profile,
         base_url=base_url,
         mcp_config=root / values["mcp_config"] if "mcp_config" in values else None,

@@ -25,7 +25,9 @@ CODES: dict[str, tuple[str, str]] = {
     "TN101": (
         "malformed JSON or YAML",
         "The file does not parse. The message gives the parser's complaint and its line and column.\n"
-        "Fix: correct the syntax there. NaN and Infinity are not JSON numbers and are refused too.",
+        "Fix: correct the syntax there. NaN and Infinity are not JSON numbers and are refused too,\n"
+        "as are numbers JSON cannot carry: an integer of more than 4,300 digits (in decimal or\n"
+        "hexadecimal) and a float past the double range (`1e999`); write such a value as a string.",
     ),
     "TN102": (
         "unreadable file",
@@ -39,8 +41,10 @@ CODES: dict[str, tuple[str, str]] = {
     ),
     "TN104": (
         "document too deep or too large",
-        "The document is nested deeper than the limit, or YAML aliases expand it past the value\n"
-        "limit (an 'alias bomb').\nFix: flatten the schema with $defs and $ref.",
+        "The document is nested deeper than the limit, or YAML aliases expand it by more than\n"
+        "200,000 values (an 'alias bomb'; the same limit for every YAML text toolnexus-gen reads:\n"
+        "specs, fragments, OpenAPI documents, SKILL.md front matter).\n"
+        "Fix: flatten the schema with $defs and $ref; write repeated YAML out, or use $ref.",
     ),
     "TN105": (
         "duplicate or non-string key",
@@ -135,6 +139,23 @@ CODES: dict[str, tuple[str, str]] = {
         "A spec file, or a folder under the spec folder, is a symbolic link to something outside\n"
         "it. Nothing outside the spec folder is ever read, so the link is refused, not followed.\n"
         "Fix: copy the file into the spec folder, or move the link's target under it.",
+    ),
+    "TN122": (
+        "schema keyword that names Python code",
+        "A schema holds a keyword the argument-model generator (datamodel-code-generator) reads as\n"
+        "an instruction, not as a schema: `customTypePath`, `customBasePath`, `x-python-type`,\n"
+        "`x-python-import`, `x-is-base-class`, `x-is-classvar`, or any other `custom...` or\n"
+        "`x-python-...` keyword. It would put `from <module> import <name>` in the generated package,\n"
+        "so whoever wrote the schema would choose code that `import tools` runs.\n"
+        "Fix: remove the keyword. For the project's own specs, `codegen_keywords = true` under\n"
+        "[tool.toolnexus-gen] allows them; a synced MCP snapshot never may (sync strips them).",
+    ),
+    "TN123": (
+        "keyword that names Python code removed from a server's schema",
+        "A tool's inputSchema or outputSchema, as an MCP server sent it, held a keyword that would\n"
+        "name Python code for the generated package (see TN122). `sync` writes the snapshot without\n"
+        "it and names the keyword and where it was; the rest of the schema is kept.\n"
+        "Fix: nothing to do; tell the server's authors if the keyword matters to them.",
     ),
     "TN201": (
         "tool name invalid for Gemini",

@@ -297,6 +297,23 @@ EXAMPLES: dict[str, Example] = {
         command="ln -s /etc/hostname specs/_shared.json && toolnexus-gen build",
         not_run="a symbolic link is not a file an example can hold",
     ),
+    "TN122": Example(
+        {
+            "specs/get_weather.yaml": "description: Current weather\ninput_schema:\n"
+            "  type: object\n  properties:\n"
+            "    city: {type: string, customTypePath: os.system}\n"
+        },
+        "specs/get_weather.yaml:5:26: error[TN122]",
+    ),
+    "TN123": Example(
+        _raw(
+            '[{"name": "get_weather", "description": "Current weather", "inputSchema": '
+            '{"type": "object", "properties": {"city": {"type": "string", '
+            '"x-python-type": "os.system"}}}}]'
+        ),
+        "mcp.json:1:17: warning[TN123]",
+        command="toolnexus-gen sync",
+    ),
     "TN201": Example(
         _spec("2fa_code.yaml", "description: A two-factor code\n", "gemini"),
         "specs/2fa_code.yaml:1:1: error[TN201]",

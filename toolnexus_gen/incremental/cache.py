@@ -262,6 +262,7 @@ def build_key(options: Any) -> str:
                 "options": options.target_options,
                 "ignore": sorted(options.ignore),
                 "name_aliases": options.name_aliases,
+                "codegen_keywords": options.codegen_keywords,
                 # the sources' settings, with where they stand (their diagnostics point there)
                 "builtins": _setting(options.builtins),
                 "skills": _setting(options.skills, options.root),

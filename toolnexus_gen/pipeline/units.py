@@ -29,6 +29,7 @@ from toolnexus_gen.progress import Progress, unseen
 from toolnexus_gen.targets import TARGETS
 from toolnexus_gen.targets.base import encode_entries, entry_depth
 from toolnexus_gen.toolspec.bundle import bundle_tool
+from toolnexus_gen.toolspec.codegen_keywords import refusals
 from toolnexus_gen.toolspec.digest import model_input
 from toolnexus_gen.toolspec.load import Loader, LoadError, load_document
 from toolnexus_gen.toolspec.refs import ref_closure
@@ -131,7 +132,7 @@ def _unit(
     key = unit_key(rel, sha(document.raw), reached)
     files = tuple(path for path, _ in reached)
     tool, broken = bundle_tool(tool, options.specs, load)
-    diagnostics += broken
+    diagnostics += broken + refusals(tool, options.codegen_keywords)
     if has_errors(diagnostics):
         return Unit(rel, key, files, tuple(diagnostics), None)
     if options.curated.overrides:  # the project's changes, over the source's pristine spec

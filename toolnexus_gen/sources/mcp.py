@@ -33,6 +33,7 @@ from toolnexus_gen.config.options import BuildOptions
 from toolnexus_gen.diagnostics import Diagnostic, Severity
 from toolnexus_gen.fs.paths import discover, display_path
 from toolnexus_gen.sources.mcp_config import McpConfig, Server, hide, spec_name
+from toolnexus_gen.toolspec.codegen_keywords import strip_spec as strip_codegen_keywords
 from toolnexus_gen.toolspec.pointer import join_pointer
 
 SDK_HINT = (
@@ -421,6 +422,10 @@ def snapshot(
             )
             continue
         spec = spec_of(server, tool)
+        warnings += [
+            config.diagnostic(server, "TN123", message, severity=Severity.WARNING)
+            for message in strip_codegen_keywords(spec, f"server {server.name!r}: tool")
+        ]
         if not tool["name"] or not usable_name(spec["name"]):
             unusable.append(tool["name"])
             continue

@@ -7,6 +7,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from toolnexus_gen.toolspec.codegen_keywords import strip_spec
+
 SAFE_STEM = re.compile(r"[A-Za-z0-9_.:-]+")
 
 
@@ -68,6 +70,7 @@ def add_spec(
     if input_schema is not None:
         spec["input_schema"] = input_schema
     spec.update(extra)
+    out.notes += strip_spec(spec, "tool")  # a provider file's schemas are data, as a server's
     for key in sorted(leftovers):
         out.notes.append(f"{name}: {key!r} is not imported (a spec has no place for it)")
     out.specs[name] = spec

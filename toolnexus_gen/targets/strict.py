@@ -32,6 +32,13 @@ REMOVED_IN_STRICT = frozenset(
     {"not", "if", "then", "else", "dependentSchemas", "propertyNames", "contains"}
 )
 TYPED = frozenset({"type", "anyOf", "oneOf", "$ref", "enum", "const"})
+# Keywords that say an object without named properties still takes some (free-form, its keys
+# or count constrained): at the root too, where an object with none of them is a tool without
+# arguments, such an object cannot be closed to no properties at all.
+TAKES_PROPERTIES = frozenset(
+    {"propertyNames", "minProperties", "dependentRequired", "dependentSchemas"}
+    | {"if", "then", "else", "not", "unevaluatedProperties"}
+)
 SHAPED_ELSEWHERE = frozenset({"anyOf", "oneOf", "$ref", "allOf"})  # an object's shape in branches
 _NOTHING = object()
 
@@ -72,11 +79,13 @@ def blocker(located: Located) -> tuple[str, str] | None:
             return pointer, f"{what}: strict mode needs one type per value"
         if is_object(node):
             extra = node.get("additionalProperties")
-            if extra not in (None, False):
-                return pointer, (
-                    f"an object that takes other properties (additionalProperties: "
-                    f"{'true' if extra is True else 'a schema'}): strict mode closes every object"
-                )
+            for keyword in ("additionalProperties", "unevaluatedProperties"):
+                if node.get(keyword) not in (None, False):
+                    return pointer, (
+                        f"an object that takes other properties ({keyword}: "
+                        f"{'true' if node[keyword] is True else 'a schema'}): strict mode "
+                        "closes every object"
+                    )
             if "patternProperties" in node:
                 return pointer, (
                     "an object that takes properties by pattern (patternProperties): strict mode "
@@ -93,9 +102,12 @@ def blocker(located: Located) -> tuple[str, str] | None:
                     f"an object that requires properties it does not name ({unnamed}): strict "
                     "mode closes every object"
                 )
-            if pointer and not node.get("properties") and extra is None:
+            free = sorted(TAKES_PROPERTIES & set(node))
+            if not node.get("properties") and extra is None and (pointer or free):
+                what = f" ({', '.join(free)})" if free else ""
                 return pointer, (
-                    "an object without properties (any properties): strict mode closes every object"
+                    f"an object without named properties that takes some (a free-form object"
+                    f"{what}): strict mode would close it to no properties at all"
                 )
         if "array" in types_of(node) and node.get("items", True) is True:
             return pointer, "an array of any items (no items): strict mode needs a type per item"
@@ -128,7 +140,9 @@ def strictify(located: Located) -> tuple[Located, ArgMap, dict[str, ArgMap]]:
             out = {**node, "properties": made, "required": list(made)}
             out.setdefault("additionalProperties", False)
             return out
-        if node.get("type") == "object" and "additionalProperties" not in node:
+        if node.get("type") == "object" and node.get("additionalProperties", False) is False:
+            # closed with no properties (a tool without arguments, `{}` only): written out in
+            # full, as OpenAI's strict mode wants it ("object schema missing properties")
             return {**node, "properties": {}, "required": [], "additionalProperties": False}
         return node
 

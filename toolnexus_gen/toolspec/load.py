@@ -1,7 +1,8 @@
 """Stage 1: find spec files and parse them (JSON or YAML) into plain data plus source positions.
 
 Positions are kept per JSON pointer so every later stage can say `path:line:col`. Parsing is
-strict: NaN/Infinity, duplicate keys, YAML tags that construct objects, and alias bombs are refused.
+strict: NaN/Infinity, numbers JSON cannot carry (toolspec/numbers.py), duplicate keys, YAML tags
+that construct objects, and alias bombs are refused.
 """
 
 from __future__ import annotations
@@ -16,11 +17,11 @@ from typing import Any
 from toolnexus_gen.diagnostics import Diagnostic
 from toolnexus_gen.fs.paths import display_path
 from toolnexus_gen.ir import Document, Positions
+from toolnexus_gen.toolspec.numbers import finite_float, json_number_problem
 from toolnexus_gen.toolspec.pointer import join_pointer
 
 MAX_FILE_BYTES = 2 * 1024 * 1024
 MAX_DEPTH = 64
-MAX_NODES = 200_000
 
 
 class LoadError(Exception):
@@ -113,10 +114,13 @@ def parse_json(text: str, fail: Any) -> tuple[Any, Positions]:
     """Strict JSON with the position of every key and value; `fail(code, message, line, col)`
     makes the exception raised for a problem (TN101 syntax, TN104 depth, TN105 duplicate key)."""
     try:
-        data = json.loads(text, parse_constant=_reject_constant)
+        data = json.loads(text, parse_constant=_reject_constant, parse_float=finite_float)
     except json.JSONDecodeError as exc:
         raise fail("TN101", f"invalid JSON: {exc.msg}", exc.lineno, exc.colno) from None
     except ValueError as exc:
+        number = json_number_problem(text, exc)
+        if number is not None:
+            raise fail("TN101", *number) from None
         raise fail("TN101", f"invalid JSON: {exc}") from None
     except RecursionError:
         raise fail("TN104", f"document is nested too deeply (limit {MAX_DEPTH} levels)") from None
@@ -252,7 +256,7 @@ def parse_yaml(text: str, display: str) -> tuple[Any, Positions]:
 def _parse_yaml(text: str, fail: Any, scalar_keys: bool = False) -> tuple[Any, Positions]:
     from toolnexus_gen.toolspec.yaml_text import parse
 
-    return parse(text, fail, scalar_keys, MAX_DEPTH, MAX_NODES)
+    return parse(text, fail, scalar_keys, MAX_DEPTH)
 
 
 def iter_pointers(data: Any, pointer: str = "") -> Iterator[tuple[str, Any]]:

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Sequence
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from urllib.parse import unquote
+from urllib.parse import unquote, urlsplit
 
 from toolnexus_gen.diagnostics import Diagnostic, Severity
 from toolnexus_gen.ir import Document, Tool
@@ -22,7 +22,7 @@ from toolnexus_gen.parallel import PARALLEL_MIN, parallel_map
 from toolnexus_gen.targets.registry import NAMES
 from toolnexus_gen.toolspec.cross import cross_tool as cross_tool  # names across specs
 from toolnexus_gen.toolspec.http import http_binding
-from toolnexus_gen.toolspec.load import Loader
+from toolnexus_gen.toolspec.load import Loader, LoadError
 from toolnexus_gen.toolspec.naming import python_names
 from toolnexus_gen.toolspec.pointer import join_pointer
 from toolnexus_gen.toolspec.pointer import resolve as resolve_pointer
@@ -283,10 +283,10 @@ def _validate_document(
             input_schema = opened
     if input_schema is not None:
         checks.schema(input_schema, schema_pointer, out, root_object=True)
-        _check_refs(input_schema, schema_pointer, document, specs_dir, out)
+        _check_refs(input_schema, schema_pointer, document, specs_dir, out, checks.load)
     if output_schema is not None:
         checks.schema(output_schema, "/output_schema", out, root_object=False)
-        _check_refs(output_schema, "/output_schema", document, specs_dir, out)
+        _check_refs(output_schema, "/output_schema", document, specs_dir, out, checks.load)
 
     examples = envelope.get("examples", [])
     if isinstance(examples, list) and not out.diagnostics:
@@ -562,12 +562,18 @@ def _check_schema(schema: Any, pointer: str, out: _Collector, *, root_object: bo
 
 
 def _check_refs(
-    schema: Any, pointer: str, document: Document, specs_dir: Path, out: _Collector
+    schema: Any, pointer: str, document: Document, specs_dir: Path, out: _Collector, load: Loader
 ) -> None:
     for where, ref in iter_refs(schema, pointer):
         problem = ref_problem(ref, document.path, specs_dir)
         if problem:
             out.add("TN120", problem, where)
+        elif urlsplit(ref).path:  # a file it names that does not parse: its own error, there
+            try:
+                load(document.path.parent / unquote(urlsplit(ref).path))
+            except LoadError as exc:
+                if exc.diagnostic not in out.diagnostics:
+                    out.diagnostics.append(exc.diagnostic)
     for where, problem in base_problems(schema, pointer):
         out.add("TN120", problem, where)
 

@@ -22,10 +22,10 @@ from toolnexus_gen.diagnostics import Diagnostic, Severity
 from toolnexus_gen.fs.paths import display_path
 from toolnexus_gen.ir import Document, Positions
 from toolnexus_gen.toolspec.load import LoadError
+from toolnexus_gen.toolspec.numbers import finite_float, json_number_problem
 from toolnexus_gen.toolspec.pointer import MISSING, join_pointer, resolve, unescape
 
 MAX_DEPTH = 256  # nesting; Kubernetes' documents go deepest among the real ones
-MAX_NODES = 50_000_000  # YAML values (aliases expand): far above any real document
 SWAGGER = re.compile(rb"""^\s*(?:\{\s*)?["']?swagger["']?\s*:\s*["']?(\d[\w.]*)""")
 
 
@@ -152,16 +152,21 @@ def load(path: Path, display: str | None = None) -> Document:
         raise fail("TN103", "file is empty")
     if path.suffix.lower() == ".json" or text.lstrip().startswith(("{", "[")):
         try:
-            data = json.loads(text, parse_constant=_no_constant)
+            data = json.loads(text, parse_constant=_no_constant, parse_float=finite_float)
         except json.JSONDecodeError as exc:
             raise fail("TN101", f"invalid JSON: {exc.msg}", exc.lineno, exc.colno) from None
-        except (ValueError, RecursionError) as exc:
+        except ValueError as exc:
+            number = json_number_problem(text, exc)
+            if number is not None:
+                raise fail("TN101", *number) from None
+            raise fail("TN101", f"invalid JSON: {exc}") from None
+        except RecursionError as exc:
             raise fail("TN101", f"invalid JSON: {exc}") from None
         positions: Positions = _LazyJsonPositions(text)
     else:
         from toolnexus_gen.toolspec.yaml_text import parse
 
-        data, positions = parse(text, fail, True, MAX_DEPTH, MAX_NODES)
+        data, positions = parse(text, fail, True, MAX_DEPTH)
     if isinstance(data, dict) and "swagger" in data and "openapi" not in data:
         line, col = positions.key("/swagger")
         raise fail("TN470", swagger_message(str(data["swagger"])), line, col)

@@ -12,7 +12,9 @@ twice: `<Name>.json` for responses and `<Name>_input.json` for requests.
 
 Conversion: OpenAPI 3.0's `nullable` becomes a `null` type (or an anyOf with null), boolean
 `exclusiveMinimum`/`exclusiveMaximum` become numbers, `example` becomes `examples`;
-`discriminator`, `xml`, `externalDocs` and `x-` extensions are dropped. `nullable: true` in a
+`discriminator`, `xml`, `externalDocs` and `x-` extensions are dropped, and so, with a note, are
+the keywords that would name Python code for the argument models (datamodel-code-generator's
+`customTypePath`, `x-python-type`, ...: toolspec/codegen_keywords.py). `nullable: true` in a
 3.1 document is read the same way (its author's intent is plain; 3.1 itself ignores it). A
 `default` its own `type` refuses (OpenAI's `max_tokens: {type: integer, default: inf}`) is left
 out, with a note: a model field cannot hold it, and a server never sees a default anyway.
@@ -32,7 +34,9 @@ from typing import Any
 from toolnexus_gen.sources.openapi.document import At, Files, Skip
 from toolnexus_gen.sources.openapi.naming import component_name, free
 from toolnexus_gen.toolspec.bundle import ANNOTATIONS, ONE_SCHEMA, SCHEMA_LISTS, SCHEMA_MAPS
+from toolnexus_gen.toolspec.codegen_keywords import DATA, is_codegen_keyword, strip
 from toolnexus_gen.toolspec.metaschema import MetaCheck
+from toolnexus_gen.toolspec.pointer import unescape
 
 DROPPED = {"discriminator", "xml", "externalDocs", "nullable", "example"}
 INPUT, OUTPUT = "input", "output"
@@ -294,6 +298,9 @@ class Converter:
                 return out
         hidden = HIDDEN[self.direction]
         for key, value in node.items():
+            if is_codegen_keyword(key):
+                self._steering(at.join(key))
+                continue
             if key == "$ref" or key in DROPPED or key.startswith("x-"):
                 continue
             where = at.join(key)
@@ -307,8 +314,12 @@ class Converter:
                     for k, v in value.items()
                     if not (key == "properties" and self.shared.flagged(v, where.join(k), hidden))
                 }
-            else:
+            elif key in DATA:
                 out[key] = value
+            else:  # an unknown keyword's value may hold schemas a model generator reads
+                out[key], removed = strip(value)
+                for pointer in removed:
+                    self._steering(At(where.doc, where.pointer + pointer))
         if isinstance(node.get("exclusiveMinimum"), bool):
             _exclusive(out, "exclusiveMinimum", "minimum")
         if isinstance(node.get("exclusiveMaximum"), bool):
@@ -332,6 +343,16 @@ class Converter:
             if note not in self.shared.notes:
                 self.shared.notes.append(note)
         return out
+
+    def _steering(self, at: At) -> None:
+        keyword = at.pointer.rpartition("/")[2]
+        note = (
+            f"{at}: {unescape(keyword)!r} left out: it would name Python code for the generated "
+            "package to import (a keyword of datamodel-code-generator), and a document's schema "
+            "is data"
+        )
+        if note not in self.shared.notes:
+            self.shared.notes.append(note)
 
     def _nullable(self, out: dict[str, Any], at: At) -> dict[str, Any]:
         if not set(out) - ANNOTATIONS:
