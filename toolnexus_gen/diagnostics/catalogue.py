@@ -247,6 +247,18 @@ CODES: dict[str, tuple[str, str]] = {
         "(a null still means absent), and the argument model checks every call.\n"
         "Fix: nothing to do; split a toolset to keep more tools strict.",
     ),
+    "TN230": (
+        "schema too large once its $refs are inlined",
+        "A target that has no references (Gemini `parameters` and `response`, or the inline_refs\n"
+        "transform) needs every $ref replaced by a copy of what it names. A definition named by\n"
+        "several $refs is copied once per path to it, so a graph of shared definitions (each level\n"
+        "naming the next twice) doubles at every level. The copy is counted before it is made, and\n"
+        "past 20,000 schema nodes the target refuses the tool, at the $ref that adds the most.\n"
+        'Under profile = "reach" the Gemini declaration goes out with parametersJsonSchema instead\n'
+        "(TN222), which keeps $defs.\n"
+        'Fix: set schema_field = "parametersJsonSchema" for gemini, exclude the target for the tool\n'
+        "(targets: {exclude: [gemini]}), or share less of the schema.",
+    ),
     "TN420": (
         "unknown built-in tool",
         "`builtins` in [tool.toolnexus-gen] names a tool that is not one of the ten built-ins: bash,\n"

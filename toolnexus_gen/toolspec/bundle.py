@@ -303,6 +303,22 @@ def _broken(located: Located, message: str, pointer: str) -> Diagnostic:
 # -- inlining -----------------------------------------------------------------------------------
 
 
+# How many schema nodes an inlined schema may hold: past it (a definition named twice at every
+# level of a DAG doubles it per level) the inlined form is refused (TooLarge), never built.
+INLINE_BUDGET = 20_000
+
+
+class TooLarge(Exception):
+    """A schema whose inlined form would hold more than `budget` nodes (`size`, counted before
+    any copy is made); `pointer` is the bundled pointer of the $ref that adds the most."""
+
+    def __init__(self, size: int, budget: int, pointer: str) -> None:
+        super().__init__(f"{size} nodes once inlined (budget {budget})")
+        self.size = size
+        self.budget = budget
+        self.pointer = pointer
+
+
 class Cycle(Exception):
     """A recursive schema: `path` lists the refs of the loop, first one repeated at the end."""
 
@@ -322,6 +338,7 @@ def inline(located: Located, *, keep_recursive: bool = False) -> Located:
     result = located.derive(located.schema)
     root = located.schema
     kept_refs: set[str] = set()
+    _check_size(root)
 
     def expand(node: Any, pointer: str, stack: tuple[str, ...]) -> Any:
         if isinstance(node, list):
@@ -370,6 +387,88 @@ def inline(located: Located, *, keep_recursive: bool = False) -> Located:
                 schema[key] = root[key]
     result.schema = schema
     return result
+
+
+def first_cycle(located: Located) -> Cycle | None:
+    """The first loop of local $refs that inlining would meet (in the order it walks), found
+    with each definition walked once: what `inline` would raise, without making the copy."""
+    root = located.schema
+    done: set[str] = set()
+
+    def visit(node: Any, pointer: str, stack: tuple[str, ...]) -> Cycle | None:
+        if isinstance(node, list):
+            for i, item in enumerate(node):
+                found = visit(item, f"{pointer}/{i}", stack)
+                if found is not None:
+                    return found
+            return None
+        if not isinstance(node, dict):
+            return None
+        pointer = located.moved.get(id(node), pointer)
+        ref = node.get("$ref")
+        if isinstance(ref, str) and ref.startswith("#"):
+            target = unquote(ref[1:])
+            if target in stack:
+                loop = [*stack[stack.index(target) :], target]
+                return Cycle([f"#{p}" for p in loop], f"{pointer}/$ref")
+            if target not in done:
+                found = _resolve(root, target)
+                if found is not _MISSING:
+                    cycle = visit(found, target, (*stack, target))
+                    if cycle is not None:
+                        return cycle
+                done.add(target)
+        for key, value in node.items():
+            if key in ("$defs", "definitions") and pointer == "" or key in _DATA or key == "$ref":
+                continue
+            cycle = visit(value, f"{pointer}/{key}", stack)
+            if cycle is not None:
+                return cycle
+        return None
+
+    return visit(root, "", ())
+
+
+def inlined_size(root: dict[str, Any]) -> tuple[int, str]:
+    """How many nodes the schema holds once every local $ref is inlined (a recursive ref counted
+    as one), and the pointer of the $ref that adds the most; each definition counted once."""
+    sizes: dict[str, int] = {}
+    biggest = [0, ""]
+
+    def size(node: Any, pointer: str, stack: tuple[str, ...]) -> int:
+        if isinstance(node, list):
+            return sum(size(item, f"{pointer}/{i}", stack) for i, item in enumerate(node))
+        if not isinstance(node, dict):
+            return 0
+        total = 1
+        ref = node.get("$ref")
+        if isinstance(ref, str) and ref.startswith("#"):
+            target = unquote(ref[1:])
+            if target not in stack:
+                if target not in sizes:
+                    sizes[target] = 0  # a ref back here while it is counted adds nothing
+                    found = _resolve(root, target)
+                    sizes[target] = size(found, target, (*stack, target)) if found is not _MISSING else 0
+                if sizes[target] > biggest[0]:
+                    biggest[:] = [sizes[target], f"{pointer}/$ref"]
+                total += sizes[target]
+        for key, value in node.items():
+            if key in ("$defs", "definitions") and pointer == "" or key in _DATA or key == "$ref":
+                continue
+            total += size(value, f"{pointer}/{key}", stack)
+        return total
+
+    return size(root, "", ("",)), str(biggest[1])
+
+
+_DATA = ("enum", "const", "default", "examples")
+
+
+def _check_size(root: dict[str, Any], budget: int | None = None) -> None:
+    limit = INLINE_BUDGET if budget is None else budget
+    total, pointer = inlined_size(root)
+    if total > limit:
+        raise TooLarge(total, limit, pointer)
 
 
 def has_refs(schema: Any) -> bool:
