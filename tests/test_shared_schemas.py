@@ -1,0 +1,179 @@
+"""Work that grows with the document, not with the paths through its `$ref` graph: a document
+whose shared schemas form a DAG (each level names the next twice, no cycle) imports and builds
+for every target at depth 30 (2**30 paths), its argument maps hold each definition once, and a
+target that must inline refuses it at a budget (TN230) instead of copying it out."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import cli, write_specs
+from sdk_check import assert_accepted
+
+from toolnexus_gen.ir import Located
+from toolnexus_gen.targets.argmaps import argument_map
+from toolnexus_gen.toolspec.bundle import Cycle, TooLarge, first_cycle, inline, inlined_size
+from toolnexus_runtime.aliases import _absent_nulls, _unalias
+
+DEPTH = 30
+
+
+def dag_document(depth: int, operations: int = 1) -> dict[str, Any]:
+    """An OpenAPI document whose schema L<i> has two properties that both name L<i+1>."""
+    schemas: dict[str, Any] = {
+        f"L{i}": {
+            "type": "object",
+            "properties": {
+                "a": {"$ref": f"#/components/schemas/L{i + 1}"},
+                "b": {"$ref": f"#/components/schemas/L{i + 1}"},
+            },
+        }
+        for i in range(depth - 1)
+    }
+    schemas[f"L{depth - 1}"] = {"type": "object", "properties": {"v": {"type": "string"}}}
+    body = {"content": {"application/json": {"schema": {"$ref": "#/components/schemas/L0"}}}}
+    paths = {
+        f"/things{k}": {
+            "post": {
+                "operationId": f"make{k}",
+                "requestBody": body,
+                "responses": {"200": {"description": "ok", **body}},
+            }
+        }
+        for k in range(operations)
+    }
+    return {
+        "openapi": "3.1.0",
+        "info": {"title": "Dag", "version": "1"},
+        "servers": [{"url": "https://dag.example"}],
+        "paths": paths,
+        "components": {"schemas": schemas},
+    }
+
+
+def dag_schema(depth: int) -> dict[str, Any]:
+    """The same graph as one input schema with $defs."""
+    defs: dict[str, Any] = {
+        f"L{i}": {
+            "type": "object",
+            "properties": {"a": {"$ref": f"#/$defs/L{i + 1}"}, "b": {"$ref": f"#/$defs/L{i + 1}"}},
+        }
+        for i in range(depth - 1)
+    }
+    defs[f"L{depth - 1}"] = {"type": "object", "properties": {"v": {"type": "string"}}}
+    return {"type": "object", "properties": {"top": {"$ref": "#/$defs/L0"}}, "$defs": defs}
+
+
+def test_a_dag_of_shared_schemas_imports_and_builds_for_every_target(tmp_path: Path) -> None:
+    document = tmp_path / "dag.json"
+    document.write_text(json.dumps(dag_document(DEPTH)))
+    (tmp_path / "pyproject.toml").write_text("[tool.toolnexus-gen]\n")
+    imported = cli("import", "openapi", str(document), "--specs", "specs", cwd=tmp_path)
+    assert imported.exit_code == 0, imported.stderr
+    shared = sorted((tmp_path / "specs" / "_dag").glob("*.json"))
+    assert len(shared) == DEPTH  # each schema written once, whatever reaches it
+    specs_size = sum(p.stat().st_size for p in (tmp_path / "specs").rglob("*.*"))
+    assert specs_size < 20_000
+
+    built = cli("build", "specs", "--out", "dag_tools", cwd=tmp_path)
+    assert built.exit_code == 0, built.stderr
+    schemas = tmp_path / "dag_tools" / "schemas"
+    sizes = {p.name: p.stat().st_size for p in schemas.glob("*.json")}
+    # each file holds every definition once: it grows with the depth, never with 2**depth
+    assert sizes and max(sizes.values()) < 60_000, sizes
+
+    # Gemini `parameters` would be 2**30 copies: refused at the budget (TN230), and under
+    # profile "reach" the declaration goes out with parametersJsonSchema, $defs kept
+    assert "1 Gemini declaration via parametersJsonSchema" in built.stderr
+    (declaration,) = json.loads((schemas / "gemini.json").read_text())[0]["functionDeclarations"]
+    assert "parameters" not in declaration
+    assert len(declaration["parametersJsonSchema"]["$defs"]) == DEPTH - 1
+    targets = ("openai", "anthropic", "mcp", "gemini", "bedrock", "openai_responses")
+    assert_accepted({t: json.loads((schemas / f"{t}.json").read_text()) for t in targets})
+
+    # strictify's null map: each definition once, named by the entries that reach it
+    aliases = json.loads((schemas / "aliases.json").read_text())
+    nulls = aliases["nulls"]["openai"]["make0"]
+    refs = aliases["null_refs"]["openai"]["make0"]
+    assert set(refs) == {f"/$defs/L{i}" for i in range(1, DEPTH)}
+    assert nulls["a"] == [True, {}, ["/$defs/L1"]]
+    deep: Any = {"v": None}
+    for _ in range(DEPTH - 1):
+        deep = {"a": deep, "b": None}
+    assert _absent_nulls(deep, nulls, refs) == _expected_absent(deep)
+
+
+def _expected_absent(value: Any) -> Any:
+    """Every null dropped (each property of the DAG is optional)."""
+    if isinstance(value, dict):
+        return {k: _expected_absent(v) for k, v in value.items() if v is not None}
+    return value
+
+
+def test_argument_maps_hold_each_definition_once() -> None:
+    schema = dag_schema(40)
+    nulls, refs = argument_map(schema, lambda node, name, child: (name, True), lambda n: False)
+    assert len(json.dumps([nulls, refs])) < 5_000
+    assert set(refs) == {f"/$defs/L{i}" for i in range(1, 40)}  # L0: one ref, expanded
+
+
+def test_shared_maps_mean_what_expanded_maps_mean() -> None:
+    """At a depth where expanding is cheap, the map with shared definitions translates a call
+    exactly as the map of the fully inlined schema does."""
+    schema = dag_schema(5)
+    schema["$defs"]["L2"]["properties"]["a-b"] = {"type": "string"}  # an alias inside
+
+    def entry(node: dict[str, Any], name: str, child: Any) -> tuple[str, Any] | None:
+        return (name.replace("-", "_"), name) if "-" in name else None
+
+    shared = argument_map(schema, entry, lambda name: name)
+    inlined = inline(Located(schema, ())).schema
+    expanded = argument_map(inlined, entry, lambda name: name)
+    assert expanded[1] == {} and shared[1]
+    level2 = {"a_b": "x", "a": {"a": {"v": "z"}}}  # L2 holds the aliased property
+    call = {"top": {"a": {"a": level2, "b": level2}, "b": {"b": level2}}}
+    assert _unalias(call, *shared) == _unalias(call, expanded[0]) != call
+
+
+def test_inlining_is_refused_past_the_budget_before_any_copy() -> None:
+    schema = dag_schema(DEPTH)
+    size, pointer = inlined_size(schema)
+    assert size > 2**DEPTH and pointer == "/properties/top/$ref"
+    with pytest.raises(TooLarge) as refused:
+        inline(Located(schema, ()))
+    assert refused.value.size == size
+
+
+def test_a_cycle_is_found_as_inlining_finds_it() -> None:
+    schema = dag_schema(DEPTH)
+    schema["$defs"][f"L{DEPTH - 1}"]["properties"]["back"] = {"$ref": "#/$defs/L3"}
+    cycle = first_cycle(Located(schema, ()))
+    assert cycle is not None and cycle.path[0] == "#/$defs/L3" == cycle.path[-1]
+    small = dag_schema(4)
+    small["$defs"]["L3"]["properties"]["back"] = {"$ref": "#/$defs/L1"}
+    with pytest.raises(Cycle) as inlined:
+        inline(Located(small, ()))
+    found = first_cycle(Located(small, ()))
+    assert found is not None and (found.path, found.pointer) == (
+        inlined.value.path,
+        inlined.value.pointer,
+    )
+    assert first_cycle(Located(dag_schema(DEPTH), ())) is None
+
+
+def test_a_spec_with_a_shared_dag_builds_for_gemini_parameters_as_an_error(
+    tmp_path: Path,
+) -> None:
+    """Without profile "reach", the Gemini `parameters` form is refused where it stands."""
+    specs = write_specs(
+        tmp_path / "specs",
+        {"order.json": {"description": "An order", "input_schema": dag_schema(DEPTH)}},
+    )
+    (tmp_path / "pyproject.toml").write_text('[tool.toolnexus-gen]\ntargets = ["gemini"]\n')
+    result = cli("build", str(specs), "--out", "out", cwd=tmp_path)
+    assert result.exit_code == 2
+    assert "error[TN230]" in result.stderr and "/properties/top/$ref" in result.stderr
+    assert not (tmp_path / "out").exists()
