@@ -90,6 +90,15 @@ class _Bundler:
         self.imported: dict[tuple[Path, str], str] = {}
         self.new_defs: dict[str, Any] = {}
         self.origins: list[Origin] = []
+        # What adopting a shared definition did, kept for the build (on the Loader) so that the
+        # next tool that reaches it takes the same definitions without rewriting them again:
+        # every tool of an API reaches the same shared schemas. The log holds, in order, each
+        # definition adopted (["new", key, name, base name, document, pointer, node]) and each
+        # one named again (["use", key, name]); `_specific` counts refs whose answer depends on
+        # the tool's own file, which are never kept.
+        self.cache: dict[Any, tuple[list[Any], ...]] = load.bundled
+        self._log: list[list[Any]] = []
+        self._specific = 0
 
     def rewrite(self, node: Any, document: Document, base: str) -> Any:
         """A copy of node with refs that leave `document`'s schema rewritten into the root $defs."""
@@ -115,8 +124,10 @@ class _Bundler:
             if document is self.document:
                 return ref  # local to the tool's own schema: unchanged
             return self.adopt(document, base + fragment, document.path.stem)
-        path = (document.path.parent / unquote(parts.path)).resolve()
-        own = self.document.path.resolve()
+        path = self.load.resolved(document.path.parent / unquote(parts.path))
+        own = self.load.resolved(self.document.path)
+        if path == own:
+            self._specific += 1
         if path == own and (fragment == self.base or fragment.startswith(self.base + "/")):
             return "#" + fragment[len(self.base) :]  # back into the tool's own schema
         try:
@@ -126,29 +137,73 @@ class _Bundler:
         return self.adopt(target, fragment, path.stem)
 
     def adopt(self, document: Document, pointer: str, stem: str) -> str:
-        key = (document.path.resolve(), pointer)
-        if key not in self.imported:
+        key = (self.load.resolved(document.path), pointer)
+        if key in self.imported:
+            self._log.append(["use", key, self.imported[key]])
+        else:
             node = _resolve(document.data, pointer)
             if node is _MISSING:
                 return f"{document.display}#{pointer}"  # stays unresolved: reported later
-            name = self._name(pointer, stem)
-            self.imported[key] = name
-            base = _schema_base(document)
-            self.origins.append(Origin(f"/{self.defs_key}/{escape(name)}", document, pointer))
-            self.new_defs[name] = None  # reserve the name before recursing (cycles)
-            self.new_defs[name] = self.rewrite(node, document, base)
+            kept = self.cache.get((self.defs_key, key)) if document is not self.document else None
+            if kept is None or not self._replay(kept):
+                self._adopt(document, pointer, stem, key, node)
         return f"#/{self.defs_key}/{escape(self.imported[key])}"
 
+    def _adopt(
+        self, document: Document, pointer: str, stem: str, key: tuple[Path, str], node: Any
+    ) -> None:
+        start, specific = len(self._log), self._specific
+        name, base_name = self._name(pointer, stem), _base_name(pointer, stem)
+        event: list[Any] = ["new", key, name, base_name, document, pointer, None]
+        self._log.append(event)
+        self.imported[key] = name
+        base = _schema_base(document)
+        self.origins.append(Origin(f"/{self.defs_key}/{escape(name)}", document, pointer))
+        self.new_defs[name] = None  # reserve the name before recursing (cycles)
+        self.new_defs[name] = event[6] = self.rewrite(node, document, base)
+        if self._specific == specific and document is not self.document and name == base_name:
+            self.cache[(self.defs_key, key)] = tuple(self._log[start:])
+
+    def _replay(self, log: tuple[list[Any], ...]) -> bool:
+        """Take what adopting a definition did for an earlier tool, when this tool would name
+        every definition it reaches alike (else False, and nothing is changed)."""
+        planned: dict[tuple[Path, str], list[Any]] = {}
+        names: set[str] = set()
+        for event in log:
+            key, name = event[1], event[2]
+            have = self.imported.get(key)
+            if have is None and key in planned:
+                have = planned[key][2]
+            if have is not None:
+                if have != name:
+                    return False
+            elif event[0] != "new" or name != event[3] or name in self.taken or name in names:
+                return False
+            else:
+                planned[key] = event
+                names.add(name)
+        for key, (_, _, name, _, document, pointer, node) in planned.items():
+            self.imported[key] = name
+            self.taken.add(name)
+            self.origins.append(Origin(f"/{self.defs_key}/{escape(name)}", document, pointer))
+            self.new_defs[name] = node
+        self._log.extend(log)
+        return True
+
     def _name(self, pointer: str, stem: str) -> str:
-        last = pointer.rstrip("/").rpartition("/")[2] if pointer.strip("/") else stem.lstrip("_")
-        base = re.sub(r"[^A-Za-z0-9_.-]", "_", unescape(unquote(last)))
-        base = base or "schema"
+        base = _base_name(pointer, stem)
         name, n = base, 1
         while name in self.taken:
             n += 1
             name = f"{base}_{n}"
         self.taken.add(name)
         return name
+
+
+def _base_name(pointer: str, stem: str) -> str:
+    """A definition's name in a tool's $defs before any other takes it."""
+    last = pointer.rstrip("/").rpartition("/")[2] if pointer.strip("/") else stem.lstrip("_")
+    return re.sub(r"[^A-Za-z0-9_.-]", "_", unescape(unquote(last))) or "schema"
 
 
 _MISSING = object()

@@ -121,14 +121,14 @@ def ref_closure(
             parts = urlsplit(ref)
             if parts.scheme or parts.netloc or not parts.path:
                 continue
-            target = (base.parent / unquote(parts.path)).resolve()
-            if target in seen or not target.is_relative_to(root) or not target.is_file():
+            target = load.resolved(base.parent / unquote(parts.path))
+            if target in seen or not target.is_relative_to(root) or not load.is_file(target):
                 continue
             try:
                 document = load(target)
             except LoadError:
                 seen[target] = sha(target.read_bytes())  # unreadable: its bytes still count
                 continue
-            seen[target] = sha(document.raw)
+            seen[target] = load.digest(target)
             stack.append((document.data, target))
     return sorted((path.relative_to(root).as_posix(), digest) for path, digest in seen.items())
