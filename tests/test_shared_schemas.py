@@ -55,6 +55,46 @@ def dag_document(depth: int, operations: int = 1) -> dict[str, Any]:
     }
 
 
+def union_document(depth: int) -> dict[str, Any]:
+    """A document whose schema L<i> is an anyOf of two refs to L<i+1> (a string at the end),
+    used as a query parameter, a body property and a response property."""
+    schemas: dict[str, Any] = {
+        f"L{i}": {
+            "anyOf": [
+                {"$ref": f"#/components/schemas/L{i + 1}"},
+                {"$ref": f"#/components/schemas/L{i + 1}", "description": "again"},
+            ]
+        }
+        for i in range(depth - 1)
+    }
+    schemas[f"L{depth - 1}"] = {"type": "string"}
+    holder = {"type": "object", "properties": {"r": {"$ref": "#/components/schemas/L0"}}}
+    content = {"content": {"application/json": {"schema": holder}}}
+    query = {"name": "q", "in": "query", "schema": {"$ref": "#/components/schemas/L0"}}
+    return {
+        "openapi": "3.1.0",
+        "info": {"title": "Unions", "version": "1"},
+        "servers": [{"url": "https://unions.example"}],
+        "paths": {
+            "/look": {
+                "get": {
+                    "operationId": "look",
+                    "parameters": [query],
+                    "responses": {"200": {"description": "ok", **content}},
+                }
+            },
+            "/put": {
+                "post": {
+                    "operationId": "put",
+                    "requestBody": content,
+                    "responses": {"204": {"description": "done"}},
+                }
+            },
+        },
+        "components": {"schemas": schemas},
+    }
+
+
 def dag_schema(depth: int) -> dict[str, Any]:
     """The same graph as one input schema with $defs."""
     defs: dict[str, Any] = {
@@ -180,3 +220,25 @@ def test_a_spec_with_a_shared_dag_builds_for_gemini_parameters_as_an_error(
     assert result.exit_code == 2
     assert "error[TN230]" in result.stderr and "/properties/top/$ref" in result.stderr
     assert not (tmp_path / "out").exists()
+
+
+def test_a_dag_of_unions_imports_and_builds(tmp_path: Path) -> None:
+    """A parameter's kinds, an object made of allOf branches and strictify's "takes null" are
+    judged once per definition (each was a walk over every path)."""
+    document = tmp_path / "unions.json"
+    document.write_text(json.dumps(union_document(40)))
+    (tmp_path / "pyproject.toml").write_text("[tool.toolnexus-gen]\n")
+    imported = cli("import", "openapi", str(document), "--specs", "specs", cwd=tmp_path)
+    assert imported.exit_code == 0, imported.stderr
+    look = (tmp_path / "specs" / "look.yaml").read_text()
+    assert "q:" in look  # the query parameter, a string however deep its unions go
+    built = cli("build", "specs", "--out", "union_tools", cwd=tmp_path)
+    assert built.exit_code == 0, built.stderr
+    openai = json.loads((tmp_path / "union_tools" / "schemas" / "openai.json").read_text())
+    (put,) = [e["function"] for e in openai if e["function"]["name"] == "put"]
+    assert put["strict"] is True
+    assert put["parameters"]["properties"]["r"] == {
+        "anyOf": [{"$ref": "#/$defs/L0"}, {"type": "null"}]
+    }
+    sizes = [p.stat().st_size for p in (tmp_path / "union_tools" / "schemas").glob("*.json")]
+    assert max(sizes) < 100_000
