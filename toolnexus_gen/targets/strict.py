@@ -107,10 +107,10 @@ def strictify(located: Located) -> tuple[Located, ArgMap, dict[str, ArgMap]]:
     and nullable. Returns it with the map of the properties made nullable (argmaps.py: payload
     True where strictify made the property nullable) and the maps of recursive refs."""
     root = located.schema
-    refs: dict[str, bool] = {}  # accepts_null's answer for each $ref, for the whole schema
+    judged: dict[str, bool] = {}  # accepts_null's answer for each $ref, for the whole schema
 
     def made_nullable(node: dict[str, Any], name: str, child: Any) -> tuple[str, Any] | None:
-        if name in required_of(node) or accepts_null(child, root, refs):
+        if name in required_of(node) or accepts_null(child, root, judged):
             return None
         return name, True
 
@@ -122,7 +122,7 @@ def strictify(located: Located) -> tuple[Located, ArgMap, dict[str, ArgMap]]:
             required = required_of(node)
             made = {}
             for name, child in properties.items():
-                if name not in required and not accepts_null(child, root, refs):
+                if name not in required and not accepts_null(child, root, judged):
                     place = join_pointer(f"{pointer}/properties", name)
                     child = result.mark(_nullable(child), result.moved.get(id(child), place))
                 made[name] = child

@@ -393,6 +393,10 @@ def inline(located: Located, *, keep_recursive: bool = False) -> Located:
     result = located.derive(located.schema)
     root = located.schema
     kept_refs: set[str] = set()
+    if not keep_recursive:  # found before any copy is made (what expand would meet first)
+        cycle = first_cycle(located)
+        if cycle is not None:
+            raise cycle
     _check_size(root)
 
     def expand(node: Any, pointer: str, stack: tuple[str, ...]) -> Any:
@@ -412,15 +416,7 @@ def inline(located: Located, *, keep_recursive: bool = False) -> Located:
                 raise Cycle([f"#{p}" for p in loop], f"{pointer}/$ref")
             target = _resolve(root, target_pointer)
             siblings = {k: v for k, v in node.items() if k != "$ref"}
-            if (
-                target is _MISSING
-                or not isinstance(target, dict)
-                or any(  # a keyword on both sides with different values: kept as a ref
-                    key in target and target[key] != value
-                    for key, value in siblings.items()
-                    if key not in ANNOTATIONS
-                )
-            ):
+            if not _followed(node, target):  # a clashing keyword: kept as a ref
                 return {k: expand(v, f"{pointer}/{k}", stack) for k, v in node.items()}
             body = expand(target, target_pointer, (*stack, target_pointer))
             merged = {
@@ -466,15 +462,14 @@ def first_cycle(located: Located) -> Cycle | None:
             if target in stack:
                 loop = [*stack[stack.index(target) :], target]
                 return Cycle([f"#{p}" for p in loop], f"{pointer}/$ref")
-            if target not in done:
-                found = _resolve(root, target)
-                if found is not _MISSING:
-                    cycle = visit(found, target, (*stack, target))
-                    if cycle is not None:
-                        return cycle
+            found = _resolve(root, target)
+            if target not in done and _followed(node, found):
+                cycle = visit(found, target, (*stack, target))
+                if cycle is not None:
+                    return cycle
                 done.add(target)
         for key, value in node.items():
-            if key in ("$defs", "definitions") and pointer == "" or key in _DATA or key == "$ref":
+            if key in ("$defs", "definitions") and pointer == "" or key == "$ref":
                 continue
             cycle = visit(value, f"{pointer}/{key}", stack)
             if cycle is not None:
@@ -482,6 +477,16 @@ def first_cycle(located: Located) -> Cycle | None:
         return None
 
     return visit(root, "", ())
+
+
+def _followed(node: dict[str, Any], target: Any) -> bool:
+    """Whether inlining replaces this $ref by its target: not when a sibling keyword clashes
+    with the target's (the same value on both sides is no clash), nor when it names nothing."""
+    return isinstance(target, dict) and not any(
+        key in target and target[key] != value
+        for key, value in node.items()
+        if key != "$ref" and key not in ANNOTATIONS
+    )
 
 
 def inlined_size(root: dict[str, Any]) -> tuple[int, str]:
