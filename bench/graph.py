@@ -53,7 +53,9 @@ def main() -> None:
         out = project / "graph_tools" / "schemas"
         files = {p.name: p.stat().st_size for p in sorted(out.glob("*.json"))}
     mb = source.stat().st_size / 1e6
-    print(f"graph: {mb:.1f} MB document{' (tags: ' + ', '.join(args.tag) + ')' if args.tag else ''}")
+    print(
+        f"graph: {mb:.1f} MB document{' (tags: ' + ', '.join(args.tag) + ')' if args.tag else ''}"
+    )
     print(
         f"  import: {imp_s:.1f} s, peak {imp_kb / 1024:.0f} MiB; {len(specs)} tools, "
         f"{len(shared)} shared schema files, {toolsets} toolsets; specs written: {size / 1e6:.1f} MB"

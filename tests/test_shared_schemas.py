@@ -13,11 +13,11 @@ import pytest
 from conftest import cli, write_specs
 from provider_rules import violations
 from sdk_check import assert_accepted
+from toolnexus_runtime.aliases import _absent_nulls, _unalias
 
 from toolnexus_gen.ir import Located
 from toolnexus_gen.targets.argmaps import argument_map
 from toolnexus_gen.toolspec.bundle import Cycle, TooLarge, first_cycle, inline, inlined_size
-from toolnexus_runtime.aliases import _absent_nulls, _unalias
 
 DEPTH = 30
 

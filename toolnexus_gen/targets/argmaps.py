@@ -57,7 +57,9 @@ def argument_map(
             inner, more = of(resolve(schema, target, None), (*stack, target))
             if inner:
                 refs[target] = inner
-            named[target] = sorted({r for r in more if r != target} | ({target} if inner else set()))
+            named[target] = sorted(
+                {r for r in more if r != target} | ({target} if inner else set())
+            )
         return named[target]
 
     def of(node: Any, stack: tuple[str, ...]) -> tuple[ArgMap, list[str]]:

@@ -493,9 +493,10 @@ def inlined_size(root: dict[str, Any]) -> tuple[int, str]:
     """How many nodes the schema holds once every local $ref is inlined (a recursive ref counted
     as one), and the pointer of the $ref that adds the most; each definition counted once."""
     sizes: dict[str, int] = {}
-    biggest = [0, ""]
+    biggest: tuple[int, str] = (0, "")
 
     def size(node: Any, pointer: str, stack: tuple[str, ...]) -> int:
+        nonlocal biggest
         if isinstance(node, list):
             return sum(size(item, f"{pointer}/{i}", stack) for i, item in enumerate(node))
         if not isinstance(node, dict):
@@ -508,9 +509,11 @@ def inlined_size(root: dict[str, Any]) -> tuple[int, str]:
                 if target not in sizes:
                     sizes[target] = 0  # a ref back here while it is counted adds nothing
                     found = _resolve(root, target)
-                    sizes[target] = size(found, target, (*stack, target)) if found is not _MISSING else 0
+                    sizes[target] = (
+                        size(found, target, (*stack, target)) if found is not _MISSING else 0
+                    )
                 if sizes[target] > biggest[0]:
-                    biggest[:] = [sizes[target], f"{pointer}/$ref"]
+                    biggest = (sizes[target], f"{pointer}/$ref")
                 total += sizes[target]
         for key, value in node.items():
             if key in ("$defs", "definitions") and pointer == "" or key in _DATA or key == "$ref":
@@ -518,7 +521,8 @@ def inlined_size(root: dict[str, Any]) -> tuple[int, str]:
             total += size(value, f"{pointer}/{key}", stack)
         return total
 
-    return size(root, "", ("",)), str(biggest[1])
+    total = size(root, "", ("",))
+    return total, biggest[1]
 
 
 _DATA = ("enum", "const", "default", "examples")
