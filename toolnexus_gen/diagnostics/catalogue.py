@@ -136,6 +136,14 @@ CODES: dict[str, tuple[str, str]] = {
         "it. Nothing outside the spec folder is ever read, so the link is refused, not followed.\n"
         "Fix: copy the file into the spec folder, or move the link's target under it.",
     ),
+    "TN130": (
+        "schema too large",
+        "A tool's input_schema or output_schema, with every shared schema its $refs reach (bundled\n"
+        "into its $defs), holds more than 100,000 schema nodes. Every later stage (provider rules,\n"
+        "transforms, argument models, token estimates, breaking) works over it, and no provider\n"
+        "takes a tool definition that large. An OpenAPI import leaves such a tool out (TN415).\n"
+        "Fix: reach fewer shared schemas from the tool, or split it.",
+    ),
     "TN201": (
         "tool name invalid for Gemini",
         'Gemini: "Invalid function name. Must start with a letter or an underscore. Must be alphameric\n'

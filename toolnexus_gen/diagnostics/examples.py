@@ -281,6 +281,16 @@ EXAMPLES: dict[str, Example] = {
         command="ln -s /etc/hostname specs/_shared.json && toolnexus-gen build",
         not_run="a symbolic link is not a file an example can hold",
     ),
+    "TN130": Example(
+        {
+            "specs/_part{n}.json": '{"type": "array", "prefixItems": [' + "{}, " * 999 + "{}]}\n",
+            "specs/load_all.yaml": "description: Load everything\ninput_schema:\n"
+            "  type: object\n  properties:\n"
+            + "".join(f"    p{n}: {{$ref: _part{n}.json}}\n" for n in range(101)),
+        },
+        "specs/load_all.yaml:3:3: error[TN130]",
+        copies=101,
+    ),
     "TN201": Example(
         _spec("2fa_code.yaml", "description: A two-factor code\n", "gemini"),
         "specs/2fa_code.yaml:1:1: error[TN201]",

@@ -312,6 +312,22 @@ def bundle_tool(tool: Tool, specs_dir: Path, load: Loader) -> tuple[Tool, list[D
         output_located, broken = bundle(output, tool.source, "/output_schema", specs_dir, load)
         output = output_located.schema
         problems += [_broken(output_located, *item) for item in broken]
+    for key, made in (("input_schema", located), ("output_schema", output_located)):
+        count = 0 if made is None else sum(1 for _ in walk(made))
+        if count > MAX_SCHEMA_NODES:
+            line, col = tool.place(key)
+            problems.append(
+                Diagnostic(
+                    tool.display,
+                    line,
+                    col,
+                    "TN130",
+                    f"{key} holds {count:,} schema nodes with the shared schemas its $refs "
+                    f"reach (the limit is {MAX_SCHEMA_NODES:,}): no provider takes a tool "
+                    "definition that large; reach fewer shared schemas from this tool",
+                    pointer=f"/{key}",
+                )
+            )
     bundled = replace(
         tool,
         input_schema=schema,
@@ -358,6 +374,9 @@ def _broken(located: Located, message: str, pointer: str) -> Diagnostic:
 # -- inlining -----------------------------------------------------------------------------------
 
 
+# How many schema nodes a tool's input or output schema may hold once bundled (its shared
+# definitions with it): the work of every later stage grows with it (TN130 past it).
+MAX_SCHEMA_NODES = 100_000
 # How many schema nodes an inlined schema may hold: past it (a definition named twice at every
 # level of a DAG doubles it per level) the inlined form is refused (TooLarge), never built.
 INLINE_BUDGET = 20_000
