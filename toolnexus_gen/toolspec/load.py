@@ -39,6 +39,7 @@ class Loader:
         self._files: dict[Path, bool] = {}
         self._digests: dict[Path, str] = {}
         self.bundled: dict[Any, Any] = {}  # shared definitions as bundled (toolspec/bundle.py)
+        self.named: dict[Path, list[Path]] = {}  # the files a file's $refs name (refs.py)
 
     def resolved(self, path: Path) -> Path:
         """path.resolve(), once per path for the build: every tool's every `$ref` asks."""
