@@ -39,7 +39,7 @@ def main() -> None:
         project = Path(folder)
         (project / "pyproject.toml").write_text("[tool.toolnexus-gen]\n")
         flags = [f"--tag={tag}" for tag in args.tag]
-        imp_s, imp_kb, _ = step(
+        imp_s, imp_kb, imp_err = step(
             ["toolnexus_gen", "import", "openapi", str(source), "--specs", "specs", *flags],
             project,
         )
@@ -47,7 +47,7 @@ def main() -> None:
         shared = list((project / "specs").rglob("*.json"))
         size = sum(p.stat().st_size for p in [*specs, *shared])
         toolsets = (project / "pyproject.toml").read_text().count("[tool.toolnexus-gen.toolsets.")
-        build_s, build_kb, _ = step(
+        build_s, build_kb, build_err = step(
             ["toolnexus_gen", "build", "specs", "--out", "graph_tools"], project
         )
         out = project / "graph_tools" / "schemas"
@@ -57,10 +57,10 @@ def main() -> None:
         f"graph: {mb:.1f} MB document{' (tags: ' + ', '.join(args.tag) + ')' if args.tag else ''}"
     )
     print(
-        f"  import: {imp_s:.1f} s, peak {imp_kb / 1024:.0f} MiB; {len(specs)} tools, "
+        f"  import: {imp_s:.1f} s ({cpu(imp_err)} s of CPU), peak {imp_kb / 1024:.0f} MiB; {len(specs)} tools, "
         f"{len(shared)} shared schema files, {toolsets} toolsets; specs written: {size / 1e6:.1f} MB"
     )
-    print(f"  build: {build_s:.1f} s, peak {build_kb / 1024:.0f} MiB")
+    print(f"  build: {build_s:.1f} s ({cpu(build_err)} s of CPU), peak {build_kb / 1024:.0f} MiB")
     for name, bytes_ in files.items():
         print(f"    schemas/{name}: {bytes_ / 1e6:.1f} MB")
     total, peak = imp_s + build_s, max(imp_kb, build_kb) / 1024
@@ -69,6 +69,12 @@ def main() -> None:
         f"  import + build: {total:.1f} s, peak {peak:.0f} MiB "
         f"({verdict} the target: {TARGET_SECONDS} s, {TARGET_MIB} MiB)"
     )
+
+
+def cpu(stderr: str) -> str:
+    """The CPU seconds a measured step reports (its processes', all cores): on a shared
+    machine the wall time also holds what others ran."""
+    return next(line.split()[1] for line in stderr.splitlines() if line.startswith("CPU "))
 
 
 if __name__ == "__main__":

@@ -34,8 +34,9 @@ SETTINGS = (
 MEASURED = (
     "import resource, subprocess, sys\n"
     "code = subprocess.run([sys.executable, '-m', *sys.argv[1:]]).returncode\n"
-    "kids = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss\n"
-    "print(f'PEAK {kids}', file=sys.stderr)\n"
+    "kids = resource.getrusage(resource.RUSAGE_CHILDREN)\n"
+    "print(f'CPU {kids.ru_utime + kids.ru_stime:.1f}', file=sys.stderr)\n"
+    "print(f'PEAK {kids.ru_maxrss}', file=sys.stderr)\n"
     "sys.exit(code)\n"
 )
 
