@@ -242,3 +242,57 @@ def test_a_dag_of_unions_imports_and_builds(tmp_path: Path) -> None:
     }
     sizes = [p.stat().st_size for p in (tmp_path / "union_tools" / "schemas").glob("*.json")]
     assert max(sizes) < 100_000
+
+
+def test_shared_definitions_bundle_alike_whichever_tool_comes_first(tmp_path: Path) -> None:
+    """A build bundles a shared definition once and hands it to every tool that names it alike;
+    a tool whose own $defs take a name, or whose refs start elsewhere in the same files, gets
+    what a build of it alone makes."""
+    shared = {
+        "_common/node.json": {
+            "type": "object",
+            "properties": {
+                "child": {"$ref": "#"},
+                "tag": {"$ref": "tag.json"},
+                "owner": {"$ref": "person.json#/$defs/person"},
+            },
+        },
+        "_common/tag.json": {"type": "string", "maxLength": 10},
+        "_common/person.json": {
+            "$defs": {
+                "person": {"type": "object", "properties": {"best": {"$ref": "#/$defs/person"}}}
+            }
+        },
+    }
+    tools: dict[str, Any] = {
+        "a_plain.json": {"properties": {"n": {"$ref": "_common/node.json"}}},
+        "b_taken.json": {
+            "properties": {"n": {"$ref": "_common/node.json"}, "t": {"$ref": "#/$defs/tag"}},
+            "$defs": {"tag": {"type": "integer"}},
+        },
+        "c_person_first.json": {
+            "properties": {
+                "p": {"$ref": "_common/person.json#/$defs/person"},
+                "n": {"$ref": "_common/node.json"},
+            }
+        },
+        "d_tag_only.json": {"properties": {"t": {"$ref": "_common/tag.json"}}},
+    }
+    for name, schema in tools.items():
+        tools[name] = {"description": name, "input_schema": {"type": "object", **schema}}
+    config = '[tool.toolnexus-gen]\ntargets = ["openai", "mcp"]\n'
+
+    def built(folder: Path, names: list[str]) -> dict[str, Any]:
+        write_specs(folder / "specs", {**shared, **{n: tools[n] for n in names}})
+        (folder / "pyproject.toml").write_text(config)
+        result = cli("build", "specs", "--out", "out", cwd=folder)
+        assert result.exit_code == 0, result.stderr
+        entries = json.loads((folder / "out" / "schemas" / "openai.json").read_text())
+        return {e["function"]["name"]: e["function"]["parameters"] for e in entries}
+
+    together = built(tmp_path / "all", sorted(tools))
+    for name in sorted(tools):
+        alone = built(tmp_path / name.split(".")[0], [name])
+        tool = name.split(".")[0]
+        assert json.dumps(together[tool]) == json.dumps(alone[tool])  # key order too
+    assert set(together["b_taken"]["$defs"]) == {"tag", "node", "tag_2", "person"}
