@@ -296,3 +296,35 @@ def test_shared_definitions_bundle_alike_whichever_tool_comes_first(tmp_path: Pa
         tool = name.split(".")[0]
         assert json.dumps(together[tool]) == json.dumps(alone[tool])  # key order too
     assert set(together["b_taken"]["$defs"]) == {"tag", "node", "tag_2", "person"}
+
+
+def test_branches_of_shared_definitions_merge_key_by_key() -> None:
+    """A value that is either of two shared definitions holding the same property: the run-time
+    map of that property is both definitions' maps merged, as the expanded map says."""
+
+    def holder(inner: str) -> dict[str, Any]:
+        return {
+            "type": "object",
+            "properties": {
+                "p": {"type": "object", "properties": {inner: {"type": "string"}}},
+            },
+        }
+
+    schema = {
+        "type": "object",
+        "properties": {
+            "one": {"anyOf": [{"$ref": "#/$defs/A"}, {"$ref": "#/$defs/B"}]},
+            "two": {"anyOf": [{"$ref": "#/$defs/A"}, {"$ref": "#/$defs/B"}]},
+        },
+        "$defs": {"A": holder("x"), "B": holder("y")},
+    }
+
+    def nullable(node: dict[str, Any], name: str, child: Any) -> tuple[str, Any]:
+        return name, True
+
+    shared = argument_map(schema, nullable, lambda name: False)
+    expanded = argument_map(inline(Located(schema, ())).schema, nullable, lambda name: False)
+    assert shared[1] and not expanded[1]
+    call = {"one": {"p": {"x": None, "y": None}}, "two": {"p": {"x": "a", "y": None}}}
+    assert _absent_nulls(call, *shared) == _absent_nulls(call, expanded[0])
+    assert _absent_nulls(call, *shared) == {"one": {"p": {}}, "two": {"p": {"x": "a"}}}
