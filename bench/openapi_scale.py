@@ -28,20 +28,15 @@ SETTINGS = (
     '[project]\nname = "bench"\nversion = "0"\n[tool.toolnexus-gen]\n'
     '[tool.toolnexus-gen.gemini]\nschema_field = "parametersJsonSchema"\n'
 )
-# runs argv[1:] as a module's command line, then prints the peak RSS (ru_maxrss, KiB) of this
-# process and of the processes it started
+# runs argv[1:] as a module's command line in a process of its own (a build ends with
+# os._exit, so nothing can run after it in its own process), then prints the peak resident set
+# (KiB) of that process and of the processes it started
 MEASURED = (
-    "import resource, runpy, sys\n"
-    "sys.argv = sys.argv[1:]\n"
-    "try:\n"
-    "    runpy.run_module(sys.argv[0], run_name='__main__')\n"
-    "except SystemExit as exc:\n"
-    "    code = exc.code\n"
-    "else:\n"
-    "    code = 0\n"
-    "own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
-    "kids = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss\n"
-    "print(f'PEAK {max(own, kids)}', file=sys.stderr)\n"
+    "import resource, subprocess, sys\n"
+    "code = subprocess.run([sys.executable, '-m', *sys.argv[1:]]).returncode\n"
+    "kids = resource.getrusage(resource.RUSAGE_CHILDREN)\n"
+    "print(f'CPU {kids.ru_utime + kids.ru_stime:.1f}', file=sys.stderr)\n"
+    "print(f'PEAK {kids.ru_maxrss}', file=sys.stderr)\n"
     "sys.exit(code)\n"
 )
 

@@ -12,15 +12,32 @@ from typing import Any
 
 
 def _value_map(entry: Sequence[Any], refs: Mapping[str, Any] | None) -> Mapping[str, Any]:
-    """The map of a property's value: its own, over the maps of the recursive refs it names
-    (entry: [payload, map] or [payload, map, [ref, ...]]; refs: {ref: map})."""
+    """The map of a property's value: the maps of the definitions it names and its own, merged
+    key by key as the generator merges branches (entry: [payload, map] or [payload, map,
+    [ref, ...]]; refs: {ref: map})."""
     if len(entry) < 3 or not refs:
         return entry[1]  # type: ignore[no-any-return]
     merged: dict[str, Any] = {}
     for ref in entry[2]:
-        merged.update(refs.get(ref, {}))
-    merged.update(entry[1])
+        _merge(merged, refs.get(ref, {}))
+    _merge(merged, entry[1])
     return merged
+
+
+def _merge(into: dict[str, Any], other: Mapping[str, Any]) -> None:
+    """Entries of two maps of one value together: a payload that marks (True) wins, the maps of
+    a key both hold merge, the refs they name add up (what anyOf branches' maps do)."""
+    for key, entry in other.items():
+        mine = into.get(key)
+        if mine is None:
+            into[key] = entry
+            continue
+        inner: dict[str, Any] = {}
+        _merge(inner, mine[1])
+        _merge(inner, entry[1])
+        refs = sorted({*(mine[2] if len(mine) > 2 else ()), *(entry[2] if len(entry) > 2 else ())})
+        payload = True if entry[0] is True else mine[0]
+        into[key] = [payload, inner, refs] if refs else [payload, inner]
 
 
 def _absent_nulls(

@@ -157,6 +157,14 @@ CODES: dict[str, tuple[str, str]] = {
         "it and names the keyword and where it was; the rest of the schema is kept.\n"
         "Fix: nothing to do; tell the server's authors if the keyword matters to them.",
     ),
+    "TN130": (
+        "schema too large",
+        "A tool's input_schema or output_schema, with every shared schema its $refs reach (bundled\n"
+        "into its $defs), holds more than 100,000 schema nodes. Every later stage (provider rules,\n"
+        "transforms, argument models, token estimates, breaking) works over it, and no provider\n"
+        "takes a tool definition that large. An OpenAPI import leaves such a tool out (TN415).\n"
+        "Fix: reach fewer shared schemas from the tool, or split it.",
+    ),
     "TN201": (
         "tool name invalid for Gemini",
         'Gemini: "Invalid function name. Must start with a letter or an underscore. Must be alphameric\n'
@@ -267,6 +275,18 @@ CODES: dict[str, tuple[str, str]] = {
         "name; one that does not fit goes out non-strict, its schema still in the strict shape\n"
         "(a null still means absent), and the argument model checks every call.\n"
         "Fix: nothing to do; split a toolset to keep more tools strict.",
+    ),
+    "TN230": (
+        "schema too large once its $refs are inlined",
+        "A target that has no references (Gemini `parameters` and `response`, or the inline_refs\n"
+        "transform) needs every $ref replaced by a copy of what it names. A definition named by\n"
+        "several $refs is copied once per path to it, so a graph of shared definitions (each level\n"
+        "naming the next twice) doubles at every level. The copy is counted before it is made, and\n"
+        "past 20,000 schema nodes the target refuses the tool, at the $ref that adds the most.\n"
+        'Under profile = "reach" the Gemini declaration goes out with parametersJsonSchema instead\n'
+        "(TN222), which keeps $defs.\n"
+        'Fix: set schema_field = "parametersJsonSchema" for gemini, exclude the target for the tool\n'
+        "(targets: {exclude: [gemini]}), or share less of the schema.",
     ),
     "TN420": (
         "unknown built-in tool",

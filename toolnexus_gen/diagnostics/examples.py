@@ -78,6 +78,21 @@ def _unions(count: int) -> str:
     )
 
 
+def _shared_levels(depth: int) -> str:
+    """A schema whose definitions name the next level twice: small, but 2**depth copies once
+    its $refs are inlined."""
+    levels = "".join(
+        f"    L{i}:\n      type: object\n      properties:\n"
+        f"        a: {{$ref: '#/$defs/L{i + 1}'}}\n        b: {{$ref: '#/$defs/L{i + 1}'}}\n"
+        for i in range(depth)
+    )
+    return (
+        "description: An order\ninput_schema:\n  type: object\n  properties:\n"
+        f"    first: {{$ref: '#/$defs/L0'}}\n  $defs:\n{levels}"
+        f"    L{depth}: {{type: string}}\n"
+    )
+
+
 MCP_SERVER = '''from mcp.server.mcpserver import MCPServer
 
 server = MCPServer("demo", log_level="CRITICAL")
@@ -314,6 +329,16 @@ EXAMPLES: dict[str, Example] = {
         "mcp.json:1:17: warning[TN123]",
         command="toolnexus-gen sync",
     ),
+    "TN130": Example(
+        {
+            "specs/_part{n}.json": '{"type": "array", "prefixItems": [' + "{}, " * 999 + "{}]}\n",
+            "specs/load_all.yaml": "description: Load everything\ninput_schema:\n"
+            "  type: object\n  properties:\n"
+            + "".join(f"    p{n}: {{$ref: _part{n}.json}}\n" for n in range(101)),
+        },
+        "specs/load_all.yaml:3:3: error[TN130]",
+        copies=101,
+    ),
     "TN201": Example(
         _spec("2fa_code.yaml", "description: A two-factor code\n", "gemini"),
         "specs/2fa_code.yaml:1:1: error[TN201]",
@@ -427,6 +452,10 @@ EXAMPLES: dict[str, Example] = {
             config='\n[tool.toolnexus-gen.anthropic]\ntransforms = ["strictify"]\n',
         ),
         "specs/book.yaml:1:1: warning[TN226]",
+    ),
+    "TN230": Example(
+        _spec("order.yaml", _shared_levels(16), "gemini"),
+        "specs/order.yaml:5:13: error[TN230]",
     ),
     "TN301": Example(
         _spec(

@@ -25,9 +25,9 @@ from toolnexus_gen.targets.aliases import ArgumentMap, alias_properties, make_al
 from toolnexus_gen.targets.base import Target, effective
 from toolnexus_gen.targets.describe import describe
 from toolnexus_gen.targets.registry import reach_options
-from toolnexus_gen.targets.rules import cycle_finding
+from toolnexus_gen.targets.rules import cycle_finding, too_large_finding
 from toolnexus_gen.targets.strict import blocker, normalize, strictify
-from toolnexus_gen.toolspec.bundle import Cycle
+from toolnexus_gen.toolspec.bundle import Cycle, TooLarge
 
 
 @dataclass
@@ -46,7 +46,11 @@ class Emitted:
     @property
     def schema_errors(self) -> list[Diagnostic]:
         """Errors of the target's schema rules (not of names, which aliases answer)."""
-        return [d for d in self.diagnostics if d.is_error and d.code.startswith("TN3")]
+        return [
+            d
+            for d in self.diagnostics
+            if d.is_error and (d.code.startswith("TN3") or d.code == "TN230")
+        ]
 
 
 def emit(
@@ -141,6 +145,10 @@ def _emit(
         assert tool.located is not None
         out.diagnostics.append(cycle_finding(tool.located, cycle, name))
         return out
+    except TooLarge as big:
+        assert tool.located is not None
+        out.diagnostics.append(too_large_finding(tool.located, big, name))
+        return out
     emitted = tool
     if name_aliases:
         emitted, located, mapping, found = _aliased(tool, located, target)
@@ -186,7 +194,7 @@ def _emit(
                 output = effective(
                     emitted, options, must_inline=target.must_inline(options), output=True
                 )
-            except Cycle:  # a recursive output schema this form cannot inline: its check says so
+            except (Cycle, TooLarge):  # a recursive or too large output schema this form cannot inline: its check says so
                 output = None
             if output is not None:
                 output, described = describe(

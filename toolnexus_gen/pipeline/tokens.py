@@ -40,14 +40,7 @@ def estimate_text(text: str) -> int:
     """Estimated o200k_base tokens of a text."""
     if len(text) > _LONG:
         return round(_streamed(text))
-    parts = text.split(_CUT)
-    if len(parts) > 1 and len(_CUT_BEFORE_WORD.findall(text)) == len(parts) - 1:
-        costs: Iterable[float] = chain(
-            chain.from_iterable(map(_CUT_PART_COSTS.__getitem__, parts[:-1])),
-            _PART_COSTS[parts[-1]],
-        )
-    else:
-        costs = _costs(text)
+    costs: Iterable[float] = chain.from_iterable(map(_PART_COSTS.__getitem__, _CUT.split(text)))
     # the running sum's last value: the costs added one by one in order, as a loop adds them
     return round(deque(accumulate(costs, initial=0.0), maxlen=1)[0])
 
@@ -56,9 +49,9 @@ def estimate_text(text: str) -> int:
 # word character: the punctuation run holding that `,` ends there (a letter run takes one mark
 # before it only when a letter follows the mark). Compact JSON is cut so at each key: the parts
 # a definition shares with another (and with itself at another revision) are cut into pieces and
-# costed once, and the pieces' costs are added in the same order as the whole text's.
-_CUT = ',"'
-_CUT_BEFORE_WORD = re.compile(r',"\w')
+# costed once, and the pieces' costs are added in the same order as the whole text's. A `,"`
+# before anything else (`,"$ref"`, `,"@odata.type"`) is no cut: its run goes on.
+_CUT = re.compile(r'(?<=,")(?=\w)')
 _MOST_PARTS = 1 << 16
 
 
@@ -94,21 +87,16 @@ def _piece_cost(piece: str) -> float:
 
 
 class _Costs(dict[str, tuple[float, ...]]):
-    """The pieces' costs of each part seen (a part followed by the cut, or the last part)."""
-
-    def __init__(self, suffix: str) -> None:
-        super().__init__()
-        self.suffix = suffix
+    """The pieces' costs of each part seen (a part ending at a cut, or the last part)."""
 
     def __missing__(self, part: str) -> tuple[float, ...]:
         if len(self) >= _MOST_PARTS:
             self.clear()
-        found = self[part] = _costs(part + self.suffix)
+        found = self[part] = _costs(part)
         return found
 
 
-_CUT_PART_COSTS = _Costs(_CUT)
-_PART_COSTS = _Costs("")
+_PART_COSTS = _Costs()
 
 
 def estimate(entry: Any) -> int:

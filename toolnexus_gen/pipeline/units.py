@@ -70,9 +70,13 @@ def make_units(
     contributed: Sequence[Contributed] = (),
     models: Models | None = None,
     progress: Progress = unseen,
+    *,
+    entries: bool = True,
 ) -> list[Unit]:
     """The units of these spec files, and of these specs the sources made, made afresh; each
-    unit's model is started on `models` as soon as the unit is made."""
+    unit's model is started on `models` as soon as the unit is made. Without `entries` (a check
+    that renders nothing) each unit's encoded provider entries are let go as it is made: they
+    are most of what a build holds."""
     load = Loader()  # shared files are read once, however many specs reach them
     validator = Validator(
         options.specs,
@@ -98,7 +102,7 @@ def make_units(
         progress("specs", done, len(documents))
         if models is not None and unit.model_job is not None and unit.model_key is not None:
             models.start(unit.model_key, unit.model_job)
-        units.append(unit)
+        units.append(unit if entries else replace(unit, entries={}))
     return units
 
 

@@ -171,7 +171,8 @@ def _errors(folder: Path, options: BuildOptions) -> tuple[dict[str, list[Diagnos
     )
     memo, header = Memo(), header_for(scratch)
     paths = discover(folder)
-    units = make_units(paths, scratch, header, memo)  # each spec's errors, wherever they point
+    # each spec's errors, wherever they point (nothing is rendered: no entries kept)
+    units = make_units(paths, scratch, header, memo, entries=False)
     analysis = analyse(scratch, memo, paths, units)  # and the whole set's
     by_spec: dict[str, list[Diagnostic]] = {}
     placed: set[Diagnostic] = set()

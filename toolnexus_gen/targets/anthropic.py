@@ -11,7 +11,7 @@ from toolnexus_gen.ir import Located, Tool, ToolInfo
 from toolnexus_gen.targets import openai, rules
 from toolnexus_gen.targets.base import NameRule, Target, input_schema
 from toolnexus_gen.targets.reading import Imported, add_spec, leftovers, require, tool_list
-from toolnexus_gen.toolspec.bundle import Cycle, inline, walk
+from toolnexus_gen.toolspec.bundle import first_cycle, walk
 from toolnexus_gen.toolspec.pointer import join_pointer
 
 NAME = "anthropic"
@@ -238,11 +238,10 @@ def optional_and_union_counts(located: Located) -> tuple[int, int]:
 
 def first_recursive_ref(located: Located) -> tuple[str, str] | None:
     """The first $ref that closes a loop (pointer, the loop in words), if any."""
-    try:
-        inline(located)
-    except Cycle as cycle:
-        return cycle.pointer.removesuffix("/$ref"), rules.cycle_text(located, cycle)
-    return None
+    cycle = first_cycle(located)
+    if cycle is None:
+        return None
+    return cycle.pointer.removesuffix("/$ref"), rules.cycle_text(located, cycle)
 
 
 # -- import: provider JSON back to specs ------------------------------------------------------

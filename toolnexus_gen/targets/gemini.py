@@ -23,7 +23,7 @@ from toolnexus_gen.targets.reading import (
     lower_types,
     require,
 )
-from toolnexus_gen.toolspec.bundle import Cycle, walk
+from toolnexus_gen.toolspec.bundle import Cycle, TooLarge, walk
 from toolnexus_gen.toolspec.pointer import join_pointer
 from toolnexus_gen.toolspec.pointer import resolve as resolve_pointer
 
@@ -77,7 +77,7 @@ def entry(tool: Tool, schema: dict[str, Any] | None, options: dict[str, Any]) ->
         else:
             try:
                 response = effective(tool, options, must_inline=True, output=True)
-            except Cycle:  # check() reports it (TN315); profile "reach" sends responseJsonSchema
+            except (Cycle, TooLarge):  # check() reports it; profile "reach" sends responseJsonSchema
                 response = None
             if response is not None:
                 declaration["response"] = response.schema
@@ -97,6 +97,8 @@ def check(tool: Tool, located: Located | None, options: dict[str, Any]) -> list[
             response = effective(tool, options, must_inline=True, output=True)
         except Cycle as cycle:
             return [*found, rules.cycle_finding(tool.output_located, cycle, target)]
+        except TooLarge as big:
+            return [*found, rules.too_large_finding(tool.output_located, big, target)]
         assert response is not None
         found += parameters_findings(response, target)
     return found

@@ -16,7 +16,7 @@ from typing import Any
 from toolnexus_gen.diagnostics import Diagnostic, Severity
 from toolnexus_gen.diagnostics.catalogue import RULES
 from toolnexus_gen.ir import Located, Tool, ToolInfo
-from toolnexus_gen.toolspec.bundle import Cycle, walk
+from toolnexus_gen.toolspec.bundle import Cycle, TooLarge, walk
 from toolnexus_gen.toolspec.pointer import join_pointer
 
 E, W = Severity.ERROR, Severity.WARNING
@@ -122,6 +122,28 @@ def place(located: Located, pointer: str) -> str:
 def cycle_text(located: Located, cycle: Cycle) -> str:
     """The loop as places in the author's files: `_node.yaml# -> _node.yaml#`."""
     return " -> ".join(place(located, ref[1:]) for ref in cycle.path)
+
+
+def too_large_finding(located: Located, big: TooLarge, target: str) -> Diagnostic:
+    """TN230 at the $ref that adds the most to an inlined schema over the budget."""
+    pointer = big.pointer.removesuffix("/$ref")
+    document, source = located.source(pointer)
+    place = join_pointer(source, "$ref") if big.pointer else source
+    line, col = document.positions.key(place) if big.pointer else document.positions.value(place)
+    return Diagnostic(
+        document.display,
+        line,
+        col,
+        "TN230",
+        f"{target}: the schema would hold {big.size:,} nodes once its $refs are inlined (the budget is "
+        f"{big.budget:,}): definitions named more than once at each level multiply; use "
+        'schema_field = "parametersJsonSchema" (which keeps $defs), or exclude this target for '
+        "the tool",
+        E,
+        pointer=place,
+        target=target,
+        at=(pointer, "$ref" if big.pointer else None),
+    )
 
 
 def cycle_finding(located: Located, cycle: Cycle, target: str) -> Diagnostic:

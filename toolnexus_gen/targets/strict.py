@@ -119,9 +119,10 @@ def strictify(located: Located) -> tuple[Located, ArgMap, dict[str, ArgMap]]:
     and nullable. Returns it with the map of the properties made nullable (argmaps.py: payload
     True where strictify made the property nullable) and the maps of recursive refs."""
     root = located.schema
+    judged: dict[str, bool] = {}  # accepts_null's answer for each $ref, for the whole schema
 
     def made_nullable(node: dict[str, Any], name: str, child: Any) -> tuple[str, Any] | None:
-        if name in required_of(node) or accepts_null(child, root):
+        if name in required_of(node) or accepts_null(child, root, judged):
             return None
         return name, True
 
@@ -133,7 +134,7 @@ def strictify(located: Located) -> tuple[Located, ArgMap, dict[str, ArgMap]]:
             required = required_of(node)
             made = {}
             for name, child in properties.items():
-                if name not in required and not accepts_null(child, root):
+                if name not in required and not accepts_null(child, root, judged):
                     place = join_pointer(f"{pointer}/properties", name)
                     child = result.mark(_nullable(child), result.moved.get(id(child), place))
                 made[name] = child
@@ -169,9 +170,12 @@ def _nullable(schema: Any) -> Any:
     return {"anyOf": [schema, {"type": "null"}]}
 
 
-def accepts_null(schema: Any, root: Any, seen: frozenset[str] = frozenset()) -> bool:
+def accepts_null(schema: Any, root: Any, refs: dict[str, bool] | None = None) -> bool:
     """Whether `null` is a valid value of the schema: every constraint it states lets null
-    through (through $refs; a schema that states none takes anything)."""
+    through (through $refs, each judged once in `refs`, {ref: answer}, so that a graph of
+    definitions costs its size; a ref back into one being judged says nothing; a schema that
+    states none takes anything)."""
+    refs = {} if refs is None else refs
     if not isinstance(schema, dict):
         return schema is True
     if "type" in schema and "null" not in types_of(schema):
@@ -181,12 +185,15 @@ def accepts_null(schema: Any, root: Any, seen: frozenset[str] = frozenset()) -> 
     if "const" in schema and schema["const"] is not None:
         return False
     ref = schema.get("$ref")
-    if isinstance(ref, str) and ref.startswith("#") and ref not in seen:
-        if not accepts_null(resolve(root, unquote(ref[1:]), None), root, seen | {ref}):
+    if isinstance(ref, str) and ref.startswith("#"):
+        if ref not in refs:
+            refs[ref] = True  # a loop back here says nothing
+            refs[ref] = accepts_null(resolve(root, unquote(ref[1:]), None), root, refs)
+        if not refs[ref]:
             return False
     for keyword in ("anyOf", "oneOf"):
         branches = schema.get(keyword)
-        if isinstance(branches, list) and not any(accepts_null(b, root, seen) for b in branches):
+        if isinstance(branches, list) and not any(accepts_null(b, root, refs) for b in branches):
             return False
     branches = schema.get("allOf")
-    return not isinstance(branches, list) or all(accepts_null(b, root, seen) for b in branches)
+    return not isinstance(branches, list) or all(accepts_null(b, root, refs) for b in branches)

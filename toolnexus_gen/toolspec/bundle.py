@@ -90,6 +90,15 @@ class _Bundler:
         self.imported: dict[tuple[Path, str], str] = {}
         self.new_defs: dict[str, Any] = {}
         self.origins: list[Origin] = []
+        # What adopting a shared definition did, kept for the build (on the Loader) so that the
+        # next tool that reaches it takes the same definitions without rewriting them again:
+        # every tool of an API reaches the same shared schemas. The log holds, in order, each
+        # definition adopted (["new", key, name, base name, document, pointer, node]) and each
+        # one named again (["use", key, name]); `_specific` counts refs whose answer depends on
+        # the tool's own file, which are never kept.
+        self.cache: dict[Any, tuple[list[Any], ...]] = load.bundled
+        self._log: list[list[Any]] = []
+        self._specific = 0
 
     def rewrite(self, node: Any, document: Document, base: str) -> Any:
         """A copy of node with refs that leave `document`'s schema rewritten into the root $defs."""
@@ -115,8 +124,10 @@ class _Bundler:
             if document is self.document:
                 return ref  # local to the tool's own schema: unchanged
             return self.adopt(document, base + fragment, document.path.stem)
-        path = (document.path.parent / unquote(parts.path)).resolve()
-        own = self.document.path.resolve()
+        path = self.load.resolved(document.path.parent / unquote(parts.path))
+        own = self.load.resolved(self.document.path)
+        if path == own:
+            self._specific += 1
         if path == own and (fragment == self.base or fragment.startswith(self.base + "/")):
             return "#" + fragment[len(self.base) :]  # back into the tool's own schema
         try:
@@ -126,29 +137,73 @@ class _Bundler:
         return self.adopt(target, fragment, path.stem)
 
     def adopt(self, document: Document, pointer: str, stem: str) -> str:
-        key = (document.path.resolve(), pointer)
-        if key not in self.imported:
+        key = (self.load.resolved(document.path), pointer)
+        if key in self.imported:
+            self._log.append(["use", key, self.imported[key]])
+        else:
             node = _resolve(document.data, pointer)
             if node is _MISSING:
                 return f"{document.display}#{pointer}"  # stays unresolved: reported later
-            name = self._name(pointer, stem)
-            self.imported[key] = name
-            base = _schema_base(document)
-            self.origins.append(Origin(f"/{self.defs_key}/{escape(name)}", document, pointer))
-            self.new_defs[name] = None  # reserve the name before recursing (cycles)
-            self.new_defs[name] = self.rewrite(node, document, base)
+            kept = self.cache.get((self.defs_key, key)) if document is not self.document else None
+            if kept is None or not self._replay(kept):
+                self._adopt(document, pointer, stem, key, node)
         return f"#/{self.defs_key}/{escape(self.imported[key])}"
 
+    def _adopt(
+        self, document: Document, pointer: str, stem: str, key: tuple[Path, str], node: Any
+    ) -> None:
+        start, specific = len(self._log), self._specific
+        name, base_name = self._name(pointer, stem), _base_name(pointer, stem)
+        event: list[Any] = ["new", key, name, base_name, document, pointer, None]
+        self._log.append(event)
+        self.imported[key] = name
+        base = _schema_base(document)
+        self.origins.append(Origin(f"/{self.defs_key}/{escape(name)}", document, pointer))
+        self.new_defs[name] = None  # reserve the name before recursing (cycles)
+        self.new_defs[name] = event[6] = self.rewrite(node, document, base)
+        if self._specific == specific and document is not self.document and name == base_name:
+            self.cache[(self.defs_key, key)] = tuple(self._log[start:])
+
+    def _replay(self, log: tuple[list[Any], ...]) -> bool:
+        """Take what adopting a definition did for an earlier tool, when this tool would name
+        every definition it reaches alike (else False, and nothing is changed)."""
+        planned: dict[tuple[Path, str], list[Any]] = {}
+        names: set[str] = set()
+        for event in log:
+            key, name = event[1], event[2]
+            have = self.imported.get(key)
+            if have is None and key in planned:
+                have = planned[key][2]
+            if have is not None:
+                if have != name:
+                    return False
+            elif event[0] != "new" or name != event[3] or name in self.taken or name in names:
+                return False
+            else:
+                planned[key] = event
+                names.add(name)
+        for key, (_, _, name, _, document, pointer, node) in planned.items():
+            self.imported[key] = name
+            self.taken.add(name)
+            self.origins.append(Origin(f"/{self.defs_key}/{escape(name)}", document, pointer))
+            self.new_defs[name] = node
+        self._log.extend(log)
+        return True
+
     def _name(self, pointer: str, stem: str) -> str:
-        last = pointer.rstrip("/").rpartition("/")[2] if pointer.strip("/") else stem.lstrip("_")
-        base = re.sub(r"[^A-Za-z0-9_.-]", "_", unescape(unquote(last)))
-        base = base or "schema"
+        base = _base_name(pointer, stem)
         name, n = base, 1
         while name in self.taken:
             n += 1
             name = f"{base}_{n}"
         self.taken.add(name)
         return name
+
+
+def _base_name(pointer: str, stem: str) -> str:
+    """A definition's name in a tool's $defs before any other takes it."""
+    last = pointer.rstrip("/").rpartition("/")[2] if pointer.strip("/") else stem.lstrip("_")
+    return re.sub(r"[^A-Za-z0-9_.-]", "_", unescape(unquote(last))) or "schema"
 
 
 _MISSING = object()
@@ -257,6 +312,22 @@ def bundle_tool(tool: Tool, specs_dir: Path, load: Loader) -> tuple[Tool, list[D
         output_located, broken = bundle(output, tool.source, "/output_schema", specs_dir, load)
         output = output_located.schema
         problems += [_broken(output_located, *item) for item in broken]
+    for key, made in (("input_schema", located), ("output_schema", output_located)):
+        count = 0 if made is None else sum(1 for _ in walk(made))
+        if count > MAX_SCHEMA_NODES:
+            line, col = tool.place(key)
+            problems.append(
+                Diagnostic(
+                    tool.display,
+                    line,
+                    col,
+                    "TN130",
+                    f"{key} holds {count:,} schema nodes with the shared schemas its $refs "
+                    f"reach (the limit is {MAX_SCHEMA_NODES:,}): no provider takes a tool "
+                    "definition that large; reach fewer shared schemas from this tool",
+                    pointer=f"/{key}",
+                )
+            )
     bundled = replace(
         tool,
         input_schema=schema,
@@ -303,6 +374,25 @@ def _broken(located: Located, message: str, pointer: str) -> Diagnostic:
 # -- inlining -----------------------------------------------------------------------------------
 
 
+# How many schema nodes a tool's input or output schema may hold once bundled (its shared
+# definitions with it): the work of every later stage grows with it (TN130 past it).
+MAX_SCHEMA_NODES = 100_000
+# How many schema nodes an inlined schema may hold: past it (a definition named twice at every
+# level of a DAG doubles it per level) the inlined form is refused (TooLarge), never built.
+INLINE_BUDGET = 20_000
+
+
+class TooLarge(Exception):
+    """A schema whose inlined form would hold more than `budget` nodes (`size`, counted before
+    any copy is made); `pointer` is the bundled pointer of the $ref that adds the most."""
+
+    def __init__(self, size: int, budget: int, pointer: str) -> None:
+        super().__init__(f"{size} nodes once inlined (budget {budget})")
+        self.size = size
+        self.budget = budget
+        self.pointer = pointer
+
+
 class Cycle(Exception):
     """A recursive schema: `path` lists the refs of the loop, first one repeated at the end."""
 
@@ -322,6 +412,11 @@ def inline(located: Located, *, keep_recursive: bool = False) -> Located:
     result = located.derive(located.schema)
     root = located.schema
     kept_refs: set[str] = set()
+    if not keep_recursive:  # found before any copy is made (what expand would meet first)
+        cycle = first_cycle(located)
+        if cycle is not None:
+            raise cycle
+    _check_size(root)
 
     def expand(node: Any, pointer: str, stack: tuple[str, ...]) -> Any:
         if isinstance(node, list):
@@ -340,15 +435,7 @@ def inline(located: Located, *, keep_recursive: bool = False) -> Located:
                 raise Cycle([f"#{p}" for p in loop], f"{pointer}/$ref")
             target = _resolve(root, target_pointer)
             siblings = {k: v for k, v in node.items() if k != "$ref"}
-            if (
-                target is _MISSING
-                or not isinstance(target, dict)
-                or any(  # a keyword on both sides with different values: kept as a ref
-                    key in target and target[key] != value
-                    for key, value in siblings.items()
-                    if key not in ANNOTATIONS
-                )
-            ):
+            if not _followed(node, target):  # a clashing keyword: kept as a ref
                 return {k: expand(v, f"{pointer}/{k}", stack) for k, v in node.items()}
             body = expand(target, target_pointer, (*stack, target_pointer))
             merged = {
@@ -370,6 +457,101 @@ def inline(located: Located, *, keep_recursive: bool = False) -> Located:
                 schema[key] = root[key]
     result.schema = schema
     return result
+
+
+def first_cycle(located: Located) -> Cycle | None:
+    """The first loop of local $refs that inlining would meet (in the order it walks), found
+    with each definition walked once: what `inline` would raise, without making the copy."""
+    root = located.schema
+    done: set[str] = set()
+
+    def visit(node: Any, pointer: str, stack: tuple[str, ...]) -> Cycle | None:
+        if isinstance(node, list):
+            for i, item in enumerate(node):
+                found = visit(item, f"{pointer}/{i}", stack)
+                if found is not None:
+                    return found
+            return None
+        if not isinstance(node, dict):
+            return None
+        pointer = located.moved.get(id(node), pointer)
+        ref = node.get("$ref")
+        if isinstance(ref, str) and ref.startswith("#"):
+            target = unquote(ref[1:])
+            if target in stack:
+                loop = [*stack[stack.index(target) :], target]
+                return Cycle([f"#{p}" for p in loop], f"{pointer}/$ref")
+            found = _resolve(root, target)
+            if target not in done and _followed(node, found):
+                cycle = visit(found, target, (*stack, target))
+                if cycle is not None:
+                    return cycle
+                done.add(target)
+        for key, value in node.items():
+            if key in ("$defs", "definitions") and pointer == "" or key == "$ref":
+                continue
+            cycle = visit(value, f"{pointer}/{key}", stack)
+            if cycle is not None:
+                return cycle
+        return None
+
+    return visit(root, "", ())
+
+
+def _followed(node: dict[str, Any], target: Any) -> bool:
+    """Whether inlining replaces this $ref by its target: not when a sibling keyword clashes
+    with the target's (the same value on both sides is no clash), nor when it names nothing."""
+    return isinstance(target, dict) and not any(
+        key in target and target[key] != value
+        for key, value in node.items()
+        if key != "$ref" and key not in ANNOTATIONS
+    )
+
+
+def inlined_size(root: dict[str, Any]) -> tuple[int, str]:
+    """How many nodes the schema holds once every local $ref is inlined (a recursive ref counted
+    as one), and the pointer of the $ref that adds the most; each definition counted once."""
+    sizes: dict[str, int] = {}
+    biggest: tuple[int, str] = (0, "")
+
+    def size(node: Any, pointer: str, stack: tuple[str, ...]) -> int:
+        nonlocal biggest
+        if isinstance(node, list):
+            return sum(size(item, f"{pointer}/{i}", stack) for i, item in enumerate(node))
+        if not isinstance(node, dict):
+            return 0
+        total = 1
+        ref = node.get("$ref")
+        if isinstance(ref, str) and ref.startswith("#"):
+            target = unquote(ref[1:])
+            if target not in stack:
+                if target not in sizes:
+                    sizes[target] = 0  # a ref back here while it is counted adds nothing
+                    found = _resolve(root, target)
+                    sizes[target] = (
+                        size(found, target, (*stack, target)) if found is not _MISSING else 0
+                    )
+                if sizes[target] > biggest[0]:
+                    biggest = (sizes[target], f"{pointer}/$ref")
+                total += sizes[target]
+        for key, value in node.items():
+            if key in ("$defs", "definitions") and pointer == "" or key in _DATA or key == "$ref":
+                continue
+            total += size(value, f"{pointer}/{key}", stack)
+        return total
+
+    total = size(root, "", ("",))
+    return total, biggest[1]
+
+
+_DATA = ("enum", "const", "default", "examples")
+
+
+def _check_size(root: dict[str, Any], budget: int | None = None) -> None:
+    limit = INLINE_BUDGET if budget is None else budget
+    total, pointer = inlined_size(root)
+    if total > limit:
+        raise TooLarge(total, limit, pointer)
 
 
 def has_refs(schema: Any) -> bool:

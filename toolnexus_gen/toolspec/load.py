@@ -36,9 +36,38 @@ class Loader:
 
     def __init__(self) -> None:
         self._found: dict[Path, Document | LoadError] = {}
+        self._resolved: dict[Path, Path] = {}
+        self._files: dict[Path, bool] = {}
+        self._digests: dict[Path, str] = {}
+        self.bundled: dict[Any, Any] = {}  # shared definitions as bundled (toolspec/bundle.py)
+        self.named: dict[Path, list[Path]] = {}  # the files a file's $refs name (refs.py)
+
+    def resolved(self, path: Path) -> Path:
+        """path.resolve(), once per path for the build: every tool's every `$ref` asks."""
+        found = self._resolved.get(path)
+        if found is None:
+            found = self._resolved[path] = path.resolve()
+        return found
+
+    def is_file(self, path: Path) -> bool:
+        """Whether the (resolved) path is a file, asked of the disk once per build."""
+        found = self._files.get(path)
+        if found is None:
+            found = self._files[path] = path.is_file()
+        return found
+
+    def digest(self, path: Path) -> str:
+        """SHA-256 of the (resolved) file's bytes as read for this build (LoadError when
+        unreadable)."""
+        found = self._digests.get(path)
+        if found is None:
+            from toolnexus_gen.memo import sha
+
+            found = self._digests[path] = sha(self(path).raw)
+        return found
 
     def __call__(self, path: Path) -> Document:
-        key = path.resolve()
+        key = self.resolved(path)
         if key not in self._found:
             try:
                 self._found[key] = load_document(key)

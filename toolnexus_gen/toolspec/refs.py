@@ -114,21 +114,29 @@ def ref_closure(
     load = load or Loader()
     root = specs_dir.resolve()
     seen: dict[Path, str] = {}
-    stack: list[tuple[Any, Path]] = [(schema, doc_path)]
+    stack = _files_named(schema, doc_path, load)
     while stack:
-        node, base = stack.pop()
-        for _, ref in iter_refs(node, ""):
-            parts = urlsplit(ref)
-            if parts.scheme or parts.netloc or not parts.path:
-                continue
-            target = (base.parent / unquote(parts.path)).resolve()
-            if target in seen or not target.is_relative_to(root) or not target.is_file():
-                continue
-            try:
-                document = load(target)
-            except LoadError:
-                seen[target] = sha(target.read_bytes())  # unreadable: its bytes still count
-                continue
-            seen[target] = sha(document.raw)
-            stack.append((document.data, target))
+        target = stack.pop()
+        if target in seen or not target.is_relative_to(root) or not load.is_file(target):
+            continue
+        try:
+            document = load(target)
+        except LoadError:
+            seen[target] = sha(target.read_bytes())  # unreadable: its bytes still count
+            continue
+        seen[target] = load.digest(target)
+        named = load.named.get(target)
+        if named is None:  # each shared file's refs read once per build
+            named = load.named[target] = _files_named(document.data, target, load)
+        stack.extend(named)
     return sorted((path.relative_to(root).as_posix(), digest) for path, digest in seen.items())
+
+
+def _files_named(schema: Any, base: Path, load: Loader) -> list[Path]:
+    """The files (resolved) that the schema's $refs name, in order."""
+    found = []
+    for _, ref in iter_refs(schema, ""):
+        parts = urlsplit(ref)
+        if not (parts.scheme or parts.netloc or not parts.path):
+            found.append(load.resolved(base.parent / unquote(parts.path)))
+    return found

@@ -59,6 +59,12 @@ class Shared:
         self._in_place: dict[str, set[str]] = {}  # name -> names applied to the same value
         self._reached: dict[str, set[str]] = {}  # name -> every name its $refs give
         self._loop_free: set[str] = set()
+        # id of a converted schema -> (it, its kinds) (Converter.kinds), or (it, whether it is
+        # an object made of allOf branches) (Converter._all_objects): each schema judged once,
+        # so a graph of schemas that name the next level twice costs its size, not its paths
+        # (the schema is held, so that its id is not reused)
+        self.kinds: dict[int, tuple[Any, frozenset[str]]] = {}
+        self.objects: dict[int, tuple[Any, bool]] = {}
         self.notes: list[str] = []  # what the conversion left out, and where
 
     # -- references ---------------------------------------------------------------------------
@@ -399,6 +405,13 @@ class Converter:
         schema = self.shared.resolve(schema)
         if not isinstance(schema, dict):
             return set()
+        memo = self.shared.kinds
+        if id(schema) not in memo:
+            memo[id(schema)] = (schema, frozenset())  # a loop back here says nothing
+            memo[id(schema)] = (schema, frozenset(self._kinds(schema)))
+        return set(memo[id(schema)][1])
+
+    def _kinds(self, schema: dict[str, Any]) -> set[str]:
         kind = schema.get("type")
         if isinstance(kind, str):
             return {kind}
@@ -458,17 +471,23 @@ class Converter:
             return {"type": "object", **root}
         return None
 
-    def _all_objects(self, branches: Any, seen: frozenset[int] = frozenset()) -> bool:
+    def _all_objects(self, branches: Any) -> bool:
         if not isinstance(branches, list) or not branches:
             return False
         for branch in branches:
             resolved = self.shared.resolve(branch)
-            if not isinstance(resolved, dict) or id(resolved) in seen:  # a loop says nothing
+            if not isinstance(resolved, dict):
                 return False
-            if resolved.get("type") != "object" and not (
-                "properties" in resolved
-                or self._all_objects(resolved.get("allOf"), seen | {id(resolved)})
-            ):
+            memo = self.shared.objects
+            if id(resolved) not in memo:
+                memo[id(resolved)] = (resolved, False)  # a loop says nothing
+                memo[id(resolved)] = (
+                    resolved,
+                    resolved.get("type") == "object"
+                    or "properties" in resolved
+                    or self._all_objects(resolved.get("allOf")),
+                )
+            if not memo[id(resolved)][1]:
                 return False
         return True
 
