@@ -108,7 +108,10 @@ def test_breaking_case(case: str, tmp_path: Path) -> None:
     assert len(findings) == len(result.stdout.splitlines())
     keys = ["tool", "rule", "category", "severity", "message", "path", "line", "col"]
     for finding in findings:
-        assert list(finding) == keys
+        # an accepted finding says so, with its entry's reason and expiry
+        assert list(finding) == keys + ["accepted"] * ("accepted" in finding)
+        if "accepted" in finding:
+            assert set(finding["accepted"]) == {"entry", "reason", "until"}
         assert isinstance(finding["tool"], str) and finding["tool"], finding  # always named
         assert finding["category"] in ("callers", "handlers", "model")
         assert finding["severity"] in ("error", "warning", "info")
@@ -791,3 +794,102 @@ def test_github_annotations_name_files_from_the_repository_top(tmp_path: Path) -
     assert github.stdout.startswith("::error file=services/weather/specs/get_weather.yaml,line=")
     text = cli("breaking", "--against", "HEAD", cwd=project)
     assert text.stdout.startswith("specs/get_weather.yaml:")
+
+
+# -- accepting findings one by one ---------------------------------------------------------------
+
+
+def test_an_accepted_finding_is_listed_in_every_format_and_fails_nothing(tmp_path: Path) -> None:
+    repo = history(tmp_path)  # HEAD: get_weather(city, days?)
+    spec = repo / "specs/get_weather.yaml"
+    spec.write_text(
+        spec.read_text()
+        .replace("required: [city]", "required: [city, days]")
+        .replace("Current weather", "Weather")
+    )
+    accept = ["--accept", "get_weather:TN504", "--accept", "get_*:TN540"]
+    refused = cli("breaking", "--against", "HEAD", cwd=repo)
+    assert refused.exit_code == 1, refused.output
+    for fmt in ("text", "json", "github", "markdown"):
+        result = cli("breaking", "--against", "HEAD", "--format", fmt, *accept, cwd=repo)
+        assert result.exit_code == 0, (fmt, result.output)
+        assert "accepted" in result.stdout, (fmt, result.stdout)
+        assert "2 accepted" in result.stderr
+    found = findings_of(cli("breaking", "--against", "HEAD", "--format", "json", *accept, cwd=repo))
+    assert {f["rule"] for f in found if "accepted" in f} == {"TN504", "TN540"}
+    assert found[0]["accepted"] == {"entry": "get_weather:TN504", "reason": None, "until": None}
+    github = cli("breaking", "--against", "HEAD", "--format", "github", *accept, cwd=repo).stdout
+    assert not any(line.startswith("::error") for line in github.splitlines())
+    notes = cli("changelog", "--against", "HEAD", *accept, cwd=repo).stdout
+    assert "accepted" in notes and "days" in notes
+    # one accepted, one not: the other still fails
+    half = cli(
+        "breaking",
+        "--against",
+        "HEAD",
+        "--accept",
+        "get_weather:TN504",
+        "--fail-on",
+        "info",
+        cwd=repo,
+    )
+    assert half.exit_code == 1 and "1 accepted" in half.stderr
+
+
+def test_accept_entries_expire_and_stale_ones_are_noted(tmp_path: Path) -> None:
+    repo = history(tmp_path)
+    (repo / "specs/get_weather.yaml").unlink()
+    versioned = '[project]\nname = "x"\nversion = "1.5.0"\n\n' + TARGETS
+    table = (
+        "\n[tool.toolnexus-gen.breaking]\naccept = [\n"
+        '  {finding = "get_weather:TN501", reason = "gone in 2.0", until = "UNTIL"},\n'
+        '  "get_weather:TN520",\n  "no_such_tool:TN503",\n]\n'
+    )
+    for until, counts in (("2.0.0", False), ("1.5.0", True), ("2020-01-31", True)):
+        (repo / "pyproject.toml").write_text(versioned + table.replace("UNTIL", until))
+        result = cli("breaking", "--against", "HEAD", cwd=repo)
+        assert result.exit_code == int(counts), (until, result.output)
+        assert ("expired" in result.stderr) is counts, result.stderr
+        assert "accept no_such_tool:TN503 names no finding" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("table", "said"),
+    [
+        ('accept = ["get_weather"]', "is not TOOL:RULE"),
+        ('accept = ["get_weather:TN999"]', "TN999 is no rule of toolnexus-gen breaking"),
+        ('accept = [{finding = "a:TN501", until = "soon"}]', "neither a version"),
+        ('accept = [{finding = "a:TN501", why = "x"}]', "unknown key 'why'"),
+        ('severity = {TN506 = "fatal"}', "a level is one of info, warning, error"),
+        ('severity = {TN999 = "error"}', "no rule of toolnexus-gen breaking"),
+    ],
+)
+def test_bad_accept_configuration(tmp_path: Path, table: str, said: str) -> None:
+    repo = history(tmp_path)
+    (repo / "pyproject.toml").write_text(TARGETS + f"\n[tool.toolnexus-gen.breaking]\n{table}\n")
+    result = cli("breaking", "--against", "HEAD", cwd=repo)
+    assert result.exit_code == 2
+    assert "pyproject.toml:7:1: error[TN802]: breaking." in result.stderr, result.stderr
+    assert said in result.stderr
+
+
+def test_a_bad_accept_option_is_a_usage_error(tmp_path: Path) -> None:
+    repo = history(tmp_path)
+    result = cli("breaking", "--against", "HEAD", "--accept", "get_weather", cwd=repo)
+    assert result.exit_code == 2
+    assert "--accept 'get_weather' is not TOOL:RULE" in result.stderr
+
+
+def test_a_severity_override_decides_the_exit_code(tmp_path: Path) -> None:
+    repo = history(tmp_path)
+    spec = repo / "specs/get_weather.yaml"
+    spec.write_text(
+        spec.read_text().replace("description: Current weather", "description: Weather")
+    )
+    assert cli("breaking", "--against", "HEAD", cwd=repo).exit_code == 0
+    (repo / "pyproject.toml").write_text(
+        TARGETS + '\n[tool.toolnexus-gen.breaking]\nseverity = {tn540 = "error"}\n'
+    )
+    result = cli("breaking", "--against", "HEAD", "--format", "json", cwd=repo)
+    assert result.exit_code == 1
+    assert [f["severity"] for f in findings_of(result) if f["rule"] == "TN540"] == ["error"]

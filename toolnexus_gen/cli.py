@@ -680,6 +680,17 @@ AGAINST_OPTION = click.option(
 )
 
 
+ACCEPT_OPTION = click.option(
+    "--accept",
+    "accepted",
+    multiple=True,
+    metavar="TOOL:RULE",
+    help="Accept one finding (a tool name or glob, and a rule ID; repeatable): it is still "
+    "reported, marked accepted, and counts for no --fail-on. Beside accept in "
+    "[tool.toolnexus-gen.breaking].",
+)
+
+
 @main.command()
 @AGAINST_OPTION
 @click.option(
@@ -698,13 +709,14 @@ AGAINST_OPTION = click.option(
     help="text (path:line:col), json (for scripts), github (workflow annotations), markdown "
     "(a pull request comment).",
 )
-def breaking(against: str, fail_on: str | None, fmt: str) -> None:
+@ACCEPT_OPTION
+def breaking(against: str, fail_on: str | None, fmt: str, accepted: tuple[str, ...]) -> None:
     """Compare the tool surface at REF with what a build makes now: each change that breaks
     callers, handler code or what a model is shown, by rule (toolnexus-gen explain TN5xx).
     Nothing is written; the working tree is never touched."""
     from toolnexus_gen.breaking import report, revision
 
-    outcome = _run(session.breaking, against, fail_on)
+    outcome = _run(session.breaking, against, fail_on, accepted)
     prefix = revision.workspace_prefix(Path.cwd()) if fmt == "github" else ""
     text = report.render(outcome.findings, fmt, outcome.against, prefix)
     if text:
@@ -722,12 +734,13 @@ def breaking(against: str, fail_on: str | None, fmt: str) -> None:
 
 @main.command()
 @AGAINST_OPTION
-def changelog(against: str) -> None:
+@ACCEPT_OPTION
+def changelog(against: str, accepted: tuple[str, ...]) -> None:
     """Print the tool changes since REF as Markdown release notes, grouped by tool (added,
     removed, changed; breaking changes marked)."""
     from toolnexus_gen.breaking import report
 
-    outcome = _run(session.breaking, against, None)
+    outcome = _run(session.breaking, against, None, accepted)
     click.echo(report.changelog(outcome.findings, outcome.against), nl=False)
     for note in outcome.notes:
         _echo(f"note: {note}", err=True, fg="yellow")

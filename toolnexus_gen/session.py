@@ -9,7 +9,7 @@ are imported inside the functions, so `--version` and the no-op build stay insta
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -723,12 +723,21 @@ def _why(exc: BaseException) -> str:
     return printable(f"{type(exc).__name__}: {exc}")[:200]
 
 
-def breaking(against: str, fail_on: str | None = None) -> BreakingOutcome:
+def breaking(
+    against: str, fail_on: str | None = None, accepted: Sequence[str] = ()
+) -> BreakingOutcome:
     """Every finding of the rules between the package at REF `against` (a git revision or a
-    directory) and the one a build would write now (made in memory; nothing is written)."""
-    from toolnexus_gen.breaking import config, locate, policy, revision, rules, surface
+    directory) and the one a build would write now (made in memory; nothing is written).
+    `accepted`: `--accept TOOL:RULE` entries, beside the configuration's `accept`."""
+    from toolnexus_gen.breaking import accept, config, locate, policy, revision, rules, surface
     from toolnexus_gen.fs.paths import display_path
 
+    entries = []
+    for written in accepted:
+        entry = accept.parse(written)
+        if isinstance(entry, str):
+            raise UserError(f"--accept {entry}")
+        entries.append(entry)
     chosen = options(None, None, ())
     with os_errors():
         settings = config.load(Path.cwd())
@@ -756,6 +765,7 @@ def breaking(against: str, fail_on: str | None = None) -> BreakingOutcome:
                 "writes: corrupt, or made to be hostile)"
             ) from None
     found = rules.selected(found, settings.use, settings.excepted, settings.ignore)
+    found = accept.severities(found, dict(settings.severity))
     outcome = BreakingOutcome(ref.label, found, fail_on or settings.fail_on, tools=len(new.tools))
     if settings.version_policy and settings.pyproject is not None:
         try:
@@ -773,13 +783,18 @@ def breaking(against: str, fail_on: str | None = None) -> BreakingOutcome:
             raise UserError(
                 f"{_ref_name(against)}: its version cannot be read: {_why(exc)}"
             ) from None
-        found += rules.selected(extra, settings.use, settings.excepted, settings.ignore)
+        extra = rules.selected(extra, settings.use, settings.excepted, settings.ignore)
+        found += accept.severities(extra, dict(settings.severity))
         if note:
             outcome.notes.append(note)
     elif settings.version_policy:
         raise UserError(
             "version_policy is on, but there is no pyproject.toml to read the version from"
         )
+    found, notes = accept.apply(
+        found, [*settings.accept, *entries], policy.version_in(settings.text, settings.version)
+    )
+    outcome.notes += notes
     with os_errors():
         infos = {tool.name: tool for tool in toolset.tools}
         outcome.findings = sorted(locate.locate(found, infos), key=rules.order)

@@ -20,12 +20,17 @@ MARK = {"error": "🔴", "warning": "🟠", "info": "🔵"}
 
 
 def summary(found: Sequence[Finding], against: str) -> str:
-    counts = [
-        f"{sum(f.severity == level for f in found)} {level}{'s' * (level != 'info')}"
-        for level in reversed(LEVELS)
-    ]
+    """One line: how many findings, by severity; accepted ones counted apart."""
     if not found:
         return f"no change to the tool surface since {against}"
+    counting = [f for f in found if f.accepted is None]
+    counts = [
+        f"{sum(f.severity == level for f in counting)} {level}{'s' * (level != 'info')}"
+        for level in reversed(LEVELS)
+    ]
+    accepted = len(found) - len(counting)
+    if accepted:
+        counts.append(f"{accepted} accepted")
     return f"{len(found)} finding{'s' * (len(found) != 1)} since {against}: {', '.join(counts)}"
 
 
@@ -45,7 +50,12 @@ def _text(finding: Finding) -> str:
     subject = f"{finding.tool}: " if finding.path else ""
     return printable(
         f"{where}: {finding.severity}[{finding.rule}] {finding.category}: {subject}{finding.message}"
+        + _accepted(finding)
     )
+
+
+def _accepted(finding: Finding) -> str:
+    return f" [{finding.accepted.said()}]" if finding.accepted is not None else ""
 
 
 def _escape_data(text: str) -> str:
@@ -66,12 +76,15 @@ def _github(finding: Finding, prefix: str = "") -> str:
             f"line={finding.line}",
             f"col={finding.col}",
         ]
-    title = f"{finding.rule} {finding.title} ({finding.tool})"
+    accepted = ", accepted" if finding.accepted is not None else ""
+    title = f"{finding.rule} {finding.title} ({finding.tool}{accepted})"
     props.append(f"title={_escape_property(title)}")
-    message = f"{finding.category}: {finding.message}"
+    message = f"{finding.category}: {finding.message}{_accepted(finding)}"
     if not finding.path:
         message = f"{finding.tool}: {message}"
-    return f"::{GITHUB_LEVEL[finding.severity]} {','.join(props)}::{_escape_data(message)}"
+    # an accepted finding annotates the file, but as a notice: it fails nothing
+    level = "notice" if finding.accepted is not None else GITHUB_LEVEL[finding.severity]
+    return f"::{level} {','.join(props)}::{_escape_data(message)}"
 
 
 def _from_top(path: str, prefix: str) -> str:
@@ -110,11 +123,19 @@ def _markdown(found: Sequence[Finding], against: str) -> str:
     if not found:
         return "\n".join(lines)
     lines += ["", "| | rule | tool | change | where |", "|---|---|---|---|---|"]
-    for finding in sorted(found, key=lambda f: (-LEVELS.index(f.severity), f.tool, f.rule)):
+    ordered = sorted(
+        found,
+        key=lambda f: (f.accepted is not None, -LEVELS.index(f.severity), f.tool, f.rule),
+    )
+    for finding in ordered:
         where = f"`{_cell(finding.path)}:{finding.line}`" if finding.path else ""
+        level = f"{MARK[finding.severity]} {finding.severity}"
+        if finding.accepted is not None:
+            level = f"✅ {finding.severity}, accepted"
         lines.append(
-            f"| {MARK[finding.severity]} {finding.severity} | `{finding.rule}` {finding.category} "
-            f"| `{_cell(finding.tool)}` | {_plain(finding.message)} | {where} |"
+            f"| {level} | `{finding.rule}` {finding.category} "
+            f"| `{_cell(finding.tool)}` | {_plain(finding.message + _accepted(finding))} "
+            f"| {where} |"
         )
     return "\n".join(lines)
 
@@ -186,7 +207,7 @@ def _details(found: Sequence[Finding], *, inline: bool) -> str:
             if finding.severity == "error" and finding.category != "model"
             else ("**warning**: " if finding.severity == "warning" else "")
         )
-        items.append(f"{tag}{_plain(finding.message)}")
+        items.append(f"{tag}{_plain(finding.message + _accepted(finding))}")
     if inline:
         return "".join(f"; {item}" for item in items)
     return "\n".join(f"  - {item}" for item in items)

@@ -29,6 +29,23 @@ LEVELS = ("info", "warning", "error")  # in rising order
 
 
 @dataclass(frozen=True)
+class Accepted:
+    """Why a finding is accepted: an entry of `accept` (or `--accept`) that names it."""
+
+    entry: str  # as written: "get_weather:TN503"
+    reason: str | None = None
+    until: str | None = None  # a version or a date (YYYY-MM-DD)
+
+    def as_json(self) -> dict[str, Any]:
+        return {"entry": self.entry, "reason": self.reason, "until": self.until}
+
+    def said(self) -> str:
+        """In words, for the text formats: "accepted (reason; until 2.0)"."""
+        parts = [p for p in (self.reason, f"until {self.until}" if self.until else None) if p]
+        return f"accepted ({'; '.join(parts)})" if parts else "accepted"
+
+
+@dataclass(frozen=True)
 class Finding:
     tool: str  # every finding names the tool it concerns
     rule: str
@@ -42,9 +59,10 @@ class Finding:
     # ("input_schema", "/properties/zip"); None: the tool itself
     at: tuple[str, str] | None = field(default=None, compare=False)
     was: str | None = field(default=None, compare=False)  # a renamed tool's old name
+    accepted: Accepted | None = None  # an accepted finding counts for no --fail-on
 
     def as_json(self) -> dict[str, Any]:
-        return {
+        found: dict[str, Any] = {
             "tool": self.tool,
             "rule": self.rule,
             "category": self.category,
@@ -54,6 +72,9 @@ class Finding:
             "line": self.line,
             "col": self.col,
         }
+        if self.accepted is not None:
+            found["accepted"] = self.accepted.as_json()
+        return found
 
     @property
     def title(self) -> str:
@@ -616,8 +637,9 @@ def selected(
 
 
 def at_or_above(found: Iterable[Finding], level: str) -> bool:
+    """Whether a finding not accepted is at `level` or above."""
     rank = LEVELS.index(level)
-    return any(LEVELS.index(f.severity) >= rank for f in found)
+    return any(LEVELS.index(f.severity) >= rank for f in found if f.accepted is None)
 
 
 def spec_findings(old: Any, new: Any, ref: str) -> list[Finding]:

@@ -566,7 +566,9 @@ CODES: dict[str, tuple[str, str]] = {
         "are appended to), mcp_config (the MCP servers sync reads), toolsets, hosted, max_tool_tokens,\n"
         "tool_search, and one table per target for its options (e.g. [tool.toolnexus-gen.gemini]\n"
         'schema_field = "parametersJsonSchema"); [tool.toolnexus-gen.breaking] holds use, except,\n'
-        "ignore, fail_on, token_threshold, version_policy and version (toolnexus-gen breaking).\n"
+        "ignore, fail_on, token_threshold, version_policy, version, accept (TOOL:RULE entries, or\n"
+        "tables with finding, reason and until) and severity (a level per rule) (toolnexus-gen\n"
+        "breaking).\n"
         "Fix: as the message says.",
     ),
 }
