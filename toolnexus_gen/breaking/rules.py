@@ -129,7 +129,12 @@ class Pair:
             return []
         try:
             return python.compare_models(
-                old.model_source, old.model, new.model_source, new.model, f"models of {new.name}"
+                old.model_source,
+                old.model,
+                new.model_source,
+                new.model,
+                f"models of {new.name}",
+                old.exported,
             )
         except python.PythonError as exc:
             raise PackageError(str(exc)) from None
@@ -240,18 +245,24 @@ check("TN508")(
         ),
     )
 )
-check("TN509")(
-    _narrowing(
-        "bound",
-        lambda c, ref: f"{_arg(c.path)}: {c.detail}: a value valid at {ref} may be refused now",
-    )
-)
+
+
+@check("TN509")
+def tightened(pair: Pair) -> Iterator[Found]:
+    for change in _input(pair.inputs, ("bound",), True):
+        yield Found(
+            f"{_arg(change.path)}: {change.detail}: a value valid at {pair.ref} may be refused now",
+            ("input_schema", change.pointer),
+            None if change.proven else "warning",  # a pattern neither proven nor refuted
+        )
+
+
 check("TN510")(
     _narrowing(
         "closed",
         lambda c, ref: (
-            f"{_arg(c.path)} {c.detail}: a call with an argument it does not list "
-            "is refused where it was ignored"
+            f"{_arg(c.path)} {c.detail}: a call with an argument it does not list, valid at "
+            f"{ref}, is refused now"
         ),
     )
 )
@@ -386,6 +397,9 @@ def model_renamed(pair: Pair) -> Iterator[Found]:
     elif new.model != old.model:
         now = f"renamed to {new.model}" if new.model else "removed"
         yield Found(f"model {old.model} {now}: code that imports it breaks", ("name", ""))
+    for change in pair.models:
+        if change.kind == "class_renamed":  # a nested model the package exports by name
+            yield Found(change.detail, ("input_schema", ""))
 
 
 @check("TN522")

@@ -23,6 +23,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from toolnexus_gen.breaking.pattern import loosened
 from toolnexus_gen.toolspec.pointer import join_pointer, resolve
 
 # Keywords that never change what validates (x-* keys too).
@@ -89,6 +90,7 @@ class Change:
     narrows: bool  # a value valid before may be refused now
     widens: bool  # a value refused before may be accepted now (both: a changed type, pattern)
     detail: str  # what changed, in words
+    proven: bool = True  # False: it may narrow, not shown either way (a pattern not compared)
 
 
 KINDS = (
@@ -212,10 +214,13 @@ class _Walk:
         detail: str,
         *,
         both: bool = False,
+        proven: bool = True,
     ) -> None:
         """A change; `narrows` None: neither narrows nor widens (wording, a default)."""
         widens = narrows is False or both
-        self.found.append(Change(kind, path, pointer, narrows is True or both, widens, detail))
+        self.found.append(
+            Change(kind, path, pointer, narrows is True or both, widens, detail, proven)
+        )
 
     def alike(self, old: Any, new: Any) -> bool:
         """Whether two equal (`==`) nodes are written alike (`==` takes 1, 1.0 and true for one
@@ -605,6 +610,8 @@ class _Walk:
                 self.add("bound", path, at, False, f"{key} {shown(before)} removed")
             elif before is None:
                 self.add("bound", path, join_pointer(at, key), True, f"{key} {shown(after)} added")
+            elif key == "pattern" and isinstance(before, str) and isinstance(after, str):
+                self.pattern(before, after, path, join_pointer(at, key))
             else:
                 self.add(
                     "bound",
@@ -622,6 +629,38 @@ class _Walk:
                 join_pointer(at, "uniqueItems"),
                 narrows,
                 "items must be unique now" if narrows else "items need no longer be unique",
+            )
+
+    def pattern(self, before: str, after: str, path: str, at: str) -> None:
+        """A changed pattern: a loosening when proven, a narrowing when a string shows it, else
+        a possible narrowing (not proven either way)."""
+        wider, witness = loosened(before, after)
+        narrower, _ = loosened(after, before)
+        moved = f"pattern changed from {shown(before)} to {shown(after)}"
+        if wider and narrower:
+            return  # the same strings, written otherwise
+        if wider:
+            self.add(
+                "bound", path, at, False, f"pattern loosened from {shown(before)} to {shown(after)}"
+            )
+        elif witness is not None:
+            self.add(
+                "bound",
+                path,
+                at,
+                True,
+                f"{moved} ({shown(witness)} matched it, and does not now)",
+                both=narrower is not True,
+            )
+        else:
+            self.add(
+                "bound",
+                path,
+                at,
+                True,
+                f"{moved} (not proven to accept what it did)",
+                both=narrower is not True,
+                proven=False,
             )
 
     def opaque(self, old: dict[str, Any], new: dict[str, Any], path: str, at: str) -> None:

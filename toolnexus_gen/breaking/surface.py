@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
@@ -45,6 +45,8 @@ class ToolSurface:
     model_source: str | None = None  # the text of the model's module
     method: str | None = None  # its ToolHandlers method (None: a binding runs it)
     binding: Any = None  # how it runs when not a method: {kind: settings}
+    # the classes models/__init__.py exports (the package's, alike for each of its tools)
+    exported: frozenset[str] = field(default=frozenset(), compare=False)
 
     @property
     def targets(self) -> tuple[str, ...]:
@@ -213,7 +215,9 @@ def _read_python(files: Mapping[str, str], where: str, tools: dict[str, dict[str
         modules = python.model_modules(files["models/__init__.py"], f"{where}/models/__init__.py")
     except python.PythonError as exc:
         raise PackageError(str(exc)) from None
+    exported = frozenset(modules)
     for name, tool in tools.items():
+        tool["exported"] = exported
         bound = table.get(name) or python.fallback_bound(name, methods, modules)
         tool["method"] = bound.method
         tool["binding"] = bound.binding

@@ -1102,10 +1102,10 @@ BREAKING: dict[str, BreakingRule] = {
             "TN510",
             "object closed",
             "callers",
-            "warning",
-            "additionalProperties: false (or unevaluatedProperties: false) is new, so a call "
-            "that carries an argument the object does not list is refused now where it was "
-            "ignored",
+            "error",
+            "additionalProperties: false (or unevaluatedProperties: false) is new, at the root "
+            "or in a nested object, so a call that carries an argument the object does not list, "
+            "valid before, is refused now",
             "an object without additionalProperties -> additionalProperties: false",
             "leave the object open, or accept that extra arguments are refused",
         ),
