@@ -23,8 +23,8 @@ from functools import cache, lru_cache
 from typing import Any
 
 if sys.version_info >= (3, 11):
-    import re._constants as _c
-    import re._parser as _parser
+    import re._constants as _c  # type: ignore[import-not-found,unused-ignore]
+    import re._parser as _parser  # type: ignore[import-not-found,unused-ignore]
 else:  # pragma: no cover
     import sre_constants as _c
     import sre_parse as _parser

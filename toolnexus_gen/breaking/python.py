@@ -326,13 +326,13 @@ def compare_models(
                 continue
             mapping = renamed(was, now) if was.members != now.members else {}
             if mapping:
-                for gone, came in mapping.items():
-                    if gone in exported:
+                for was_class, now_class in mapping.items():
+                    if was_class in exported:
                         found.append(
                             PyChange(
                                 "class_renamed",
                                 at,
-                                f"model {gone} renamed to {came} (the same fields; field "
+                                f"model {was_class} renamed to {now_class} (the same fields; field "
                                 f"'{at}'): code that imports it by name breaks",
                             )
                         )
