@@ -339,3 +339,9 @@ def loosened(old: str, new: str) -> tuple[bool | None, str | None]:
     if witness is not None:
         return False, witness
     return None, None
+
+
+def strings(pattern: str) -> list[str]:
+    """A few strings a pattern matches (none when it is outside the subset read)."""
+    items = _parse(pattern)
+    return _strings(items) if items is not None else []

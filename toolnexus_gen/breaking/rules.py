@@ -268,6 +268,17 @@ check("TN510")(
 )
 
 
+@check("TN515")
+def branches_overlap(pair: Pair) -> Iterator[Found]:
+    for change in _input(pair.inputs, ("exclusive",), True):
+        yield Found(
+            f"{_arg(change.path)}: {change.detail}: oneOf refuses a value two branches match, "
+            f"so a call valid at {pair.ref} {'is' if change.proven else 'may be'} refused now",
+            ("input_schema", change.pointer),
+            None if change.proven else "warning",  # not decided either way
+        )
+
+
 @check("TN511")
 def default_changed(pair: Pair) -> Iterator[Found]:
     for change in _input(pair.inputs, ("default", "default_added"), None):
@@ -309,8 +320,10 @@ def _result(change: Change) -> str:
         return f"{where} may be missing now (required before)"
     if change.kind == "made_required":
         return f"{where} is always present now"
-    if change.kind in ("optional_added", "required_added"):
+    if change.kind == "optional_added":
         return f"{where} added"
+    if change.kind == "required_added":
+        return f"{where} added, required"
     return f"{where}: {change.detail}"
 
 
@@ -456,6 +469,53 @@ def widened(pair: Pair) -> Iterator[Found]:
         yield Found(f"{_arg(change.path)}: {change.detail}", ("input_schema", change.pointer))
 
 
+def _refuses_results(change: Change) -> bool:
+    """Whether an output schema change refuses results it took (the same narrowing as for
+    arguments, seen by whoever writes results: the handler, or the upstream of a binding); a
+    result field dropped from an open object is still taken (ignored)."""
+    return change.narrows and change.kind not in ("removed_open", *_WORDING)
+
+
+_WORDING = ("default", "default_added", "description", "examples")  # TN540, TN541
+
+
+def _narrowed_results(pair: Pair, bound: bool) -> Iterator[Found]:
+    """The output schema narrowed for a tool run by a handler (bound False) or by a binding."""
+    old, new = pair.old, pair.new
+    if old is None or new is None or (new.method is None) is not bound:
+        return
+    # the runtime's MCP server checks every result against outputSchema: without an mcp entry
+    # nothing refuses a result, but readers of the schema may
+    served = "mcp" in new.targets or not new.entries
+    for change in pair.outputs:
+        if _refuses_results(change):
+            if bound:
+                said = (
+                    f"{_result(change)}: a result {new.source() or 'its binding'} returned, "
+                    f"valid at {pair.ref}, may be an error result now"
+                )
+            else:
+                said = (
+                    f"{_result(change)}: a result ToolHandlers.{new.method} returned, valid at "
+                    f"{pair.ref}, is an error result now"
+                )
+            yield Found(
+                said + ("" if served else " (where results are checked: no mcp entry here)"),
+                ("output_schema", change.pointer),
+                None if served else "warning",
+            )
+
+
+@check("TN527")
+def results_refused(pair: Pair) -> Iterator[Found]:
+    yield from _narrowed_results(pair, bound=False)
+
+
+@check("TN528")
+def bound_results_refused(pair: Pair) -> Iterator[Found]:
+    yield from _narrowed_results(pair, bound=True)
+
+
 @check("TN533")
 def output_extended(pair: Pair) -> Iterator[Found]:
     if pair.old is None or pair.new is None or pair.new.output_schema is None:
@@ -464,9 +524,9 @@ def output_extended(pair: Pair) -> Iterator[Found]:
         yield Found("output schema added: results carry structuredContent", ("output_schema", ""))
         return
     for change in pair.outputs:
-        quiet = ("default", "default_added", "description", "examples")  # TN540, TN541
-        if change.kind not in quiet and not _breaks_readers(change):
-            yield Found(_result(change), ("output_schema", change.pointer))
+        if change.kind not in _WORDING and not _breaks_readers(change):
+            if not _refuses_results(change):
+                yield Found(_result(change), ("output_schema", change.pointer))
 
 
 # -- model: what a model is shown ---------------------------------------------------------------

@@ -19,10 +19,11 @@ further: a schema of a few kilobytes can name exponentially many alternatives.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from toolnexus_gen.breaking.overlap import overlap
 from toolnexus_gen.breaking.pattern import loosened
 from toolnexus_gen.toolspec.pointer import join_pointer, resolve
 
@@ -79,6 +80,7 @@ BOUNDED = frozenset(
 )  # what bounds() compares
 MAX_REFS = 64  # $ref hops from one node: a longer chain is a cycle of bare refs
 WORK_BUDGET = 100_000  # steps of one comparison (nodes resolved, alternatives made)
+MAX_BRANCHES = 24  # oneOf branches checked pairwise for overlap (more: not checked)
 MAX_DEPTH = 100  # nested $ref/anyOf/allOf expansions and compared nodes, one inside another
 
 
@@ -104,6 +106,7 @@ KINDS = (
     "enum",  # enum and const values
     "bound",  # bounds, lengths, pattern, format, multipleOf, uniqueItems, opaque keywords
     "closed",  # additionalProperties / unevaluatedProperties false
+    "exclusive",  # oneOf branches that meet now
     "default",  # changed or removed
     "default_added",
     "description",  # title or description
@@ -423,6 +426,8 @@ class _Walk:
         try:
             if isinstance(old_body, dict) and isinstance(new_body, dict):
                 self.annotations(old_body, new_body, path, new_at)
+                if isinstance(new_body.get("oneOf"), list):
+                    self.exclusive(old_body, new_body, path, new_at)
             self.union(
                 self.alternatives(old_body, self.old_root, old_at),
                 self.alternatives(new_body, self.new_root, new_at),
@@ -431,6 +436,61 @@ class _Walk:
             )
         finally:
             self.active.discard(pair)
+
+    def branches(self, node: dict[str, Any], root: Any, key: str, at: str) -> list[Any]:
+        """The options of a node's anyOf/oneOf, each resolved, with the node's other keywords."""
+        options = node.get(key)
+        if not isinstance(options, list):
+            return []
+        base = {
+            k: v for k, v in node.items() if k not in ("anyOf", "oneOf") and k not in ANNOTATIONS
+        }
+        found = []
+        for i, option in enumerate(options):
+            body, _ = self.resolved(option, root, f"{at}/{key}/{i}")
+            found.append(_merge(base, body) if isinstance(body, dict) and base else body)
+        return found
+
+    def valid(self, root: Any) -> Callable[[Any, Any], bool]:
+        """A check of a value against a part of a schema, its $refs resolved from `root`."""
+        import jsonschema
+
+        checker = jsonschema.Draft202012Validator(root if isinstance(root, (dict, bool)) else {})
+        return lambda schema, value: bool(checker.evolve(schema=schema).is_valid(value))
+
+    def exclusive(self, old: dict[str, Any], new: dict[str, Any], path: str, at: str) -> None:
+        """oneOf refuses a value two branches match: a branch added or widened into another
+        refuses values that were valid (proven by a value both take now, where one branch is
+        as it was; else a possible narrowing)."""
+        now = self.branches(new, self.new_root, "oneOf", at)
+        if len(now) > MAX_BRANCHES:
+            return
+        was_exclusive = self.branches(old, self.old_root, "oneOf", at)
+        before = {canonical(b): i for i, b in enumerate(was_exclusive)}
+        valid_new, valid_old = self.valid(self.new_root), self.valid(self.old_root)
+        texts = [canonical(b) for b in now]
+        for i in range(len(now)):
+            for j in range(i + 1, len(now)):
+                if texts[i] in before and texts[j] in before:
+                    was = (was_exclusive[before[texts[i]]], was_exclusive[before[texts[j]]])
+                    if overlap(*was, valid_old)[0] is not False:
+                        continue  # they could meet at REF too: nothing new
+                met, value = overlap(now[i], now[j], valid_new)
+                if met is False:
+                    continue
+                where = join_pointer(at, "oneOf") + f"/{max(i, j)}"
+                # shown when the value both take now was valid at REF
+                if met is True and _checks(valid_old, old, value):
+                    said = (
+                        f"oneOf branches {i} and {j} both take {shown(value)} now (valid "
+                        "before)"
+                    )
+                    self.add("exclusive", path, where, True, said)
+                else:
+                    said = (
+                        f"oneOf branches {i} and {j} may overlap now (a value both take is refused)"
+                    )
+                    self.add("exclusive", path, where, True, said, proven=False)
 
     def annotations(self, old: dict[str, Any], new: dict[str, Any], path: str, at: str) -> None:
         what = f"'{path}'" if path else "the arguments"
@@ -835,6 +895,13 @@ def _wording(before: Any, after: Any, *, quote: bool = True) -> str:
 def _same_annotations(old: dict[str, Any], new: dict[str, Any]) -> bool:
     keys = ("title", "description", "examples", "default")
     return all(old.get(key, _NONE) == new.get(key, _NONE) for key in keys)
+
+
+def _checks(valid: Callable[[Any, Any], bool], schema: Any, value: Any) -> bool:
+    try:
+        return valid(schema, value)
+    except Exception:  # noqa: BLE001 - a schema jsonschema cannot check: not shown
+        return False
 
 
 def _written(node: Any) -> str:

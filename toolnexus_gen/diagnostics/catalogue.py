@@ -1151,6 +1151,18 @@ BREAKING: dict[str, BreakingRule] = {
             "nothing to fix when intended",
         ),
         BreakingRule(
+            "TN515",
+            "oneOf branches overlap now",
+            "callers",
+            "error",
+            "oneOf refuses a value that matches two branches: a branch added that overlaps an "
+            "old one, a branch widened into another, or anyOf made oneOf, refuses values that "
+            "were valid (shown by a value both take; a warning when the overlap could be neither "
+            "shown nor ruled out)",
+            "oneOf: [{type: string}, {type: integer}] -> oneOf: [..., {type: number}]",
+            "keep the branches apart (a discriminating const, disjoint types), or use anyOf",
+        ),
+        BreakingRule(
             "TN520",
             "handler method removed or renamed",
             "handlers",
@@ -1221,6 +1233,30 @@ BREAKING: dict[str, BreakingRule] = {
             "update the handler",
         ),
         BreakingRule(
+            "TN527",
+            "result refused now (handler)",
+            "handlers",
+            "error",
+            "the output schema refuses results it took (a required result field added, a "
+            "result type narrowed, an enum value removed, a bound tightened, the result object "
+            "closed): the runtime's MCP server turns a handler result that does not match "
+            "outputSchema into an error result, so a handler written for the revision fails "
+            "its calls (a warning when the tool has no mcp entry: nothing checks its results)",
+            "output_schema: {properties: {temp}} -> {properties: {temp}, required: [temp]}",
+            "return the new shape from the handler, or keep the output schema as it was",
+        ),
+        BreakingRule(
+            "TN528",
+            "result may be refused now (binding)",
+            "callers",
+            "warning",
+            "the output schema of a tool run by a binding (an HTTP endpoint, an MCP server) "
+            "refuses results it took: an upstream result valid before becomes an error result "
+            "in the runtime's MCP server (a warning: the upstream may have changed alike)",
+            "an imported operation's response gains a required field",
+            "check the upstream returns the new shape; loosen the output schema if not",
+        ),
+        BreakingRule(
             "TN530",
             "tool added",
             "model",
@@ -1253,8 +1289,8 @@ BREAKING: dict[str, BreakingRule] = {
             "output schema extended compatibly",
             "callers",
             "info",
-            "results that fit the old output schema's readers still do (a result field added "
-            "or made required, an output schema added)",
+            "results that fit the old output schema's readers still do, and results that were "
+            "valid still are (an optional result field added, an output schema added)",
             "output_schema: {properties: {temp}} -> {properties: {temp, humidity}}",
             "nothing to fix",
         ),
