@@ -314,7 +314,8 @@ def _with_pattern(pattern: str) -> dict[str, Any]:
         (r"^[a-z]{1,10}$", r"^[a-z]{1,5}$", True, False, True),  # shown by a string
         (r"^(foo|bar|baz)$", r"^(foo|bar)$", True, False, True),
         (r"abc", r"^abc$", True, False, True),
-        (r"^[a-z]+$", r"^(?=a)[a-z]+$", True, True, False),  # a look-ahead: not compared
+        (r"^[a-z]+$", r"^(?=a)[a-z]+$", True, True, True),  # a look-ahead: shown by "b"
+        (r"^[a-z]+$", r"(?i)^[a-z]+$", True, True, False),  # a flag: not compared
     ],
 )
 def test_a_changed_pattern(old: str, new: str, narrows: bool, widens: bool, proven: bool) -> None:

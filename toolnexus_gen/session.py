@@ -729,7 +729,16 @@ def breaking(
     """Every finding of the rules between the package at REF `against` (a git revision or a
     directory) and the one a build would write now (made in memory; nothing is written).
     `accepted`: `--accept TOOL:RULE` entries, beside the configuration's `accept`."""
-    from toolnexus_gen.breaking import accept, config, locate, policy, revision, rules, surface
+    from toolnexus_gen.breaking import (
+        accept,
+        config,
+        deprecation,
+        locate,
+        policy,
+        revision,
+        rules,
+        surface,
+    )
     from toolnexus_gen.fs.paths import display_path
 
     entries = []
@@ -766,6 +775,15 @@ def breaking(
             ) from None
     found = rules.selected(found, settings.use, settings.excepted, settings.ignore)
     found = accept.severities(found, dict(settings.severity))
+    found = deprecation.apply(
+        found,
+        old,
+        deprecation.Policy(
+            *settings.deprecation,
+            ref_version=policy.version_in(ref.pyproject, settings.version),
+            version=policy.version_in(settings.text, settings.version),
+        ),
+    )
     outcome = BreakingOutcome(ref.label, found, fail_on or settings.fail_on, tools=len(new.tools))
     if settings.version_policy and settings.pyproject is not None:
         try:

@@ -12,6 +12,7 @@ the section.
     version = "project.version"              # where the version is (a dotted key of pyproject)
     accept = ["get_weather:TN503"]           # findings accepted one by one (see accept.py)
     severity = {TN506 = "error"}             # a rule's severity, instead of its default
+    deprecation = {releases = 1, days = 90}  # how long a deprecation stands before removal
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ KEYS = (
     "version",
     "accept",
     "severity",
+    "deprecation",
 )
 
 
@@ -58,6 +60,7 @@ class Settings:
     version: str = "project.version"
     accept: tuple[accept.Entry, ...] = ()
     severity: tuple[tuple[str, str], ...] = ()  # (rule, level)
+    deprecation: tuple[int | None, int | None] = (1, None)  # (releases, days)
     pyproject: Path | None = None  # the file read, if any
     text: str = ""  # its text (the version policy reads the version from it)
 
@@ -110,6 +113,11 @@ def load(start: Path) -> Settings:
         severity=tuple(
             (str(rule).upper(), level) for rule, level in values.get("severity", {}).items()
         ),
+        deprecation=(
+            (values["deprecation"].get("releases"), values["deprecation"].get("days"))
+            if "deprecation" in values
+            else (1, None)
+        ),
         pyproject=path,
         text=text,
     )
@@ -142,6 +150,13 @@ def _problem(key: str, value: Any) -> str | None:
         return _accept_problem(value)
     elif key == "severity":
         return accept.level_problem(value)
+    elif key == "deprecation":
+        counts = isinstance(value, dict) and all(
+            k in ("releases", "days") and isinstance(v, int) and not isinstance(v, bool) and v >= 0
+            for k, v in value.items()
+        )
+        if not counts or not value:
+            return "must be a table of releases and/or days (whole numbers, 0 or more)"
     return None
 
 

@@ -222,18 +222,19 @@ def _proven(old: tuple[Item, ...], new: tuple[Item, ...]) -> bool:
         return False  # new anchors what old did not
     if any(isinstance(i, Anchor) for i in (*old_body, *new_body)):
         return False
-    # a search: an unanchored side of new may start (or end) anywhere in old's match, so
-    # `abc` -> `b` is a loosening too; only the aligned case is proven here
-    return _seq(old_body, new_body)
+    # a search: where new is not anchored, its match may start (or end) at any of old's parts
+    # (`^ab` -> `^a`, `abc` -> `bc`): the rest of old's match is text around new's
+    starts = range(len(old_body) + 1) if not new_start else range(1)
+    return any(_seq(old_body[i:], new_body, free_end=not new_end) for i in starts)
 
 
-def _seq(old: tuple[Item, ...], new: tuple[Item, ...]) -> bool:
+def _seq(old: tuple[Item, ...], new: tuple[Item, ...], free_end: bool = False) -> bool:
     @cache
     def go(i: int, j: int) -> bool:
         if i == len(old):
             return all(_optional(item) for item in new[j:])
         if j == len(new):
-            return False
+            return free_end
         if _item(old[i], new[j]) and go(i + 1, j + 1):
             return True
         return _optional(new[j]) and go(i, j + 1)
@@ -331,9 +332,9 @@ def _witness(old: str, items: tuple[Item, ...], new: str) -> str | None:
 def loosened(old: str, new: str) -> tuple[bool | None, str | None]:
     """(True: new takes every string old does; False: not, with a witness; None: unknown)."""
     before, after = _parse(old), _parse(new)
-    if before is None or after is None:
+    if before is None:
         return None, None
-    if _proven(before, after):
+    if after is not None and _proven(before, after):
         return True, None
     witness = _witness(old, before, new)
     if witness is not None:

@@ -18,7 +18,7 @@ from functools import cached_property
 from typing import Any
 
 from toolnexus_gen.breaking import python
-from toolnexus_gen.breaking.schema import Change, canonical, compare, shown
+from toolnexus_gen.breaking.schema import Change, canonical, compare, deprecated_arguments, shown
 from toolnexus_gen.breaking.surface import PackageError, Surface, ToolSurface
 from toolnexus_gen.diagnostics.catalogue import BREAKING
 from toolnexus_gen.pipeline.tokens import estimate, estimate_text
@@ -625,6 +625,23 @@ def _changed(before: Any, after: Any, *, quote: bool = True) -> str:
     if quote and isinstance(before, str) and isinstance(after, str):
         return f"changed from {shown(before)} to {shown(after)}"
     return "changed"
+
+
+@check("TN544")
+def deprecated(pair: Pair) -> Iterator[Found]:
+    old, new = pair.old, pair.new
+    if new is None:
+        return
+    now = new.deprecation
+    if now is not None and (old is None or old.deprecation is None):
+        since = f" since {now['since']}" if isinstance(now.get("since"), str) else ""
+        note = f": {now['note']}" if isinstance(now.get("note"), str) else ""
+        yield Found(f"tool deprecated{since}{note}", ("deprecated", ""))
+    before = set(deprecated_arguments(old.input_schema)) if old is not None else set()
+    for pointer in deprecated_arguments(new.input_schema):
+        if pointer not in before:
+            name = ".".join(part for part in pointer.split("/") if part not in ("", "properties"))
+            yield Found(f"argument '{name}' deprecated", ("input_schema", pointer))
 
 
 # -- the whole surface ---------------------------------------------------------------------------

@@ -481,10 +481,7 @@ class _Walk:
                 where = join_pointer(at, "oneOf") + f"/{max(i, j)}"
                 # shown when the value both take now was valid at REF
                 if met is True and _checks(valid_old, old, value):
-                    said = (
-                        f"oneOf branches {i} and {j} both take {shown(value)} now (valid "
-                        "before)"
-                    )
+                    said = f"oneOf branches {i} and {j} both take {shown(value)} now (valid before)"
                     self.add("exclusive", path, where, True, said)
                 else:
                     said = (
@@ -1010,3 +1007,19 @@ def _closed(node: dict[str, Any]) -> bool:
     if node.get("patternProperties"):
         return False
     return node.get("additionalProperties") is False or node.get("unevaluatedProperties") is False
+
+
+def deprecated_arguments(schema: Any, at: str = "") -> Iterator[str]:
+    """The pointers of properties marked deprecated (through properties and items)."""
+    if not isinstance(schema, dict):
+        return
+    properties = schema.get("properties")
+    if isinstance(properties, dict):
+        for name, sub in properties.items():
+            where = join_pointer(join_pointer(at, "properties"), name)
+            if isinstance(sub, dict) and sub.get("deprecated") is True:
+                yield where
+            yield from deprecated_arguments(sub, where)
+    items = schema.get("items")
+    if isinstance(items, dict):
+        yield from deprecated_arguments(items, join_pointer(at, "items"))

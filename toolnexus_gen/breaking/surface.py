@@ -45,6 +45,7 @@ class ToolSurface:
     model_source: str | None = None  # the text of the model's module
     method: str | None = None  # its ToolHandlers method (None: a binding runs it)
     binding: Any = None  # how it runs when not a method: {kind: settings}
+    deprecated: Any = None  # the spec's `deprecated` (true, or {since, note}), else None
     # the classes models/__init__.py exports (the package's, alike for each of its tools)
     exported: frozenset[str] = field(default=frozenset(), compare=False)
 
@@ -61,6 +62,18 @@ class ToolSurface:
             for target, entry in self.entries
             if isinstance(entry.get("strict"), bool)
         }
+
+    @property
+    def deprecation(self) -> dict[str, Any] | None:
+        """Whether the tool is deprecated (its spec says so, or its MCP annotations do), as
+        {since?, note?}; None: it is not."""
+        if isinstance(self.deprecated, dict):
+            return self.deprecated
+        if self.deprecated is True:
+            return {}
+        if isinstance(self.annotations, dict) and self.annotations.get("deprecated") is True:
+            return {}
+        return None
 
     @property
     def arguments(self) -> Any:
@@ -103,6 +116,7 @@ def read_package(files: Mapping[str, str], where: str) -> Surface:
             else "",
             "input_schema": entry.get("input_schema"),
             "output_schema": entry.get("output_schema"),
+            "deprecated": entry.get("deprecated"),
             "entries": {},
         }
     _read_targets(files, where, tools)
@@ -129,6 +143,7 @@ def from_spec(spec: Mapping[str, Any]) -> ToolSurface:
         annotations=spec.get("annotations"),
         examples=examples if isinstance(examples, list) else None,
         binding=spec.get("source"),
+        deprecated=spec.get("deprecated"),
     )
 
 

@@ -1335,6 +1335,18 @@ BREAKING: dict[str, BreakingRule] = {
             "nothing to fix; keep descriptions as short as they can be",
         ),
         BreakingRule(
+            "TN544",
+            "deprecated",
+            "model",
+            "info",
+            "the tool (its spec's deprecated, an OpenAPI operation's, MCP annotations) or an "
+            "argument (deprecated: true) is deprecated now: callers should move before it goes. "
+            "Removing it later is a warning once it stood deprecated for the releases or days "
+            "[tool.toolnexus-gen.breaking] deprecation asks (default one release), else an error",
+            "deprecated: {since: 1.4.0, note: use forecast}",
+            "nothing to fix; say what to use instead",
+        ),
+        BreakingRule(
             "TN550",
             "breaking change without a major version bump",
             "callers",

@@ -18,7 +18,9 @@ styles), its output schema, annotations and groups.
   `{"type": "object", "properties": {"result": ...}, "required": ["result"]}` (the runtime's
   MCP server sends it so).
 - Annotations: readOnlyHint for GET and HEAD, idempotentHint for PUT and DELETE,
-  destructiveHint for DELETE. Groups: the operation's tags.
+  destructiveHint for DELETE. Groups: the operation's tags. A deprecated operation is a
+  deprecated spec (and says so in its description); a deprecated parameter's argument is
+  `deprecated: true`.
 """
 
 from __future__ import annotations
@@ -187,6 +189,8 @@ class Operation:
         annotations = _annotations(self.method)
         if annotations:
             spec["annotations"] = annotations
+        if self.operation.get("deprecated") is True:  # `breaking` reads it at a later revision
+            spec["deprecated"] = True
         groups = self._groups()
         if groups:
             spec["groups"] = groups
