@@ -315,7 +315,8 @@ def _with_pattern(pattern: str) -> dict[str, Any]:
         (r"^(foo|bar|baz)$", r"^(foo|bar)$", True, False, True),
         (r"abc", r"^abc$", True, False, True),
         (r"^[a-z]+$", r"^(?=a)[a-z]+$", True, True, True),  # a look-ahead: shown by "b"
-        (r"^[a-z]+$", r"(?i)^[a-z]+$", True, True, False),  # a flag: not compared
+        (r"^[a-z]+$", r"(?i)^[a-z]+$", False, True, True),  # letters in both cases now
+        (r"^[a-z]+$", r"(?s)^[a-z]+$", True, True, False),  # a flag not read: not compared
     ],
 )
 def test_a_changed_pattern(old: str, new: str, narrows: bool, widens: bool, proven: bool) -> None:

@@ -83,6 +83,11 @@ def _disjoint(a: dict[str, Any], b: dict[str, Any], valid: Valid) -> bool:
         values = _values(one)
         if values is not None and not any(valid(other, v) and valid(one, v) for v in values):
             return True
+    for one, other in ((a, b), (b, a)):
+        refused = one.get("not")
+        if isinstance(refused, dict) and refused and set(refused) <= PLAIN:
+            if all(k in other and other[k] == v for k, v in refused.items()):
+                return True  # one refuses what the other requires of every value
     shared = set(TYPES) if ta is None and tb is None else (ta or set(TYPES)) & (tb or set(TYPES))
     for kinds, low, high in RANGES:
         if shared <= kinds and _apart(_range(a, low, high), _range(b, low, high)):
@@ -102,6 +107,15 @@ def _disjoint(a: dict[str, Any], b: dict[str, Any], valid: Valid) -> bool:
     return False
 
 
+# Keywords whose meaning does not depend on a sibling: a schema that holds each of them as `not`
+# does holds the value inside `not`.
+PLAIN = frozenset(
+    {
+        *("type", "pattern", "enum", "const", "minLength", "maxLength", "minimum", "maximum"),
+        *("exclusiveMinimum", "exclusiveMaximum", "multipleOf", "required", "minItems"),
+        *("maxItems", "uniqueItems", "minProperties", "maxProperties", "properties"),
+    }
+)
 # (the types a range applies to, its lower and upper keywords)
 RANGES = (
     ({"string"}, ("minLength",), ("maxLength",)),

@@ -114,9 +114,11 @@ class _Unknown(Exception):
 def _parse(pattern: str) -> tuple[Item, ...] | None:
     try:
         parsed = _parser.parse(pattern)
-        if parsed.state.flags & ~(_c.SRE_FLAG_UNICODE):
+        if parsed.state.flags & ~(_c.SRE_FLAG_UNICODE | _c.SRE_FLAG_IGNORECASE):
             return None
         items = _items(list(parsed))
+        if parsed.state.flags & _c.SRE_FLAG_IGNORECASE:
+            items = _folded(items)
     except (re.error, _Unknown, RecursionError, OverflowError, ValueError, TypeError):
         return None
     return items if _size(items) <= MAX_ITEMS else None
@@ -192,6 +194,31 @@ def _items(seq: list[Any]) -> tuple[Item, ...]:
         else:
             raise _Unknown
     return _merged(out)
+
+
+def _folded(items: tuple[Item, ...]) -> tuple[Item, ...]:
+    """Every class with its ASCII letters in both cases (the `i` flag)."""
+    out: list[Item] = []
+    for item in items:
+        if isinstance(item, Chars):
+            out.append(Chars(_fold(item.ranges), item.lo, item.hi))
+        elif isinstance(item, Alt):
+            out.append(Alt(tuple(_folded(b) for b in item.branches)))
+        elif isinstance(item, Group):
+            out.append(Group(_folded(item.body), item.lo, item.hi))
+        else:
+            out.append(item)
+    return tuple(out)
+
+
+def _fold(ranges: Ranges) -> Ranges:
+    extra = []
+    for lo, hi in ranges:
+        for start, other in ((65, 97), (97, 65)):  # A-Z <-> a-z
+            a, b = max(lo, start), min(hi, start + 25)
+            if a <= b:
+                extra.append((a - start + other, b - start + other))
+    return _norm([*ranges, *extra])
 
 
 def _merged(items: list[Item]) -> tuple[Item, ...]:

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from toolnexus_gen.breaking.overlap import overlap
@@ -466,9 +466,9 @@ class _Walk:
         if len(now) > MAX_BRANCHES:
             return
         was_exclusive = self.branches(old, self.old_root, "oneOf", at)
-        before = {canonical(b): i for i, b in enumerate(was_exclusive)}
+        before = {_bare(b): i for i, b in enumerate(was_exclusive)}
         valid_new, valid_old = self.valid(self.new_root), self.valid(self.old_root)
-        texts = [canonical(b) for b in now]
+        texts = [_bare(b) for b in now]
         for i in range(len(now)):
             for j in range(i + 1, len(now)):
                 if texts[i] in before and texts[j] in before:
@@ -553,7 +553,8 @@ class _Walk:
             # alternative closest to it
             trials = [self._trial(before, after, path) for before in covering]
             closest = min(trials, key=lambda found: sum(change.widens for change in found))
-            self.found += [change for change in closest if change.widens]
+            # what it takes beyond: a widening only (the old alternatives are matched above)
+            self.found += [replace(c, narrows=False) for c in closest if c.widens]
 
     def _trial(self, old: _Alt, new: _Alt, path: str) -> list[Change]:
         trial = _Walk(self.old_root, self.new_root, self.work)
@@ -618,9 +619,10 @@ class _Walk:
         present = old.keys() | new.keys()
         if present.isdisjoint(BOUNDED):
             return
+        paired = self.paired_bounds(old, new, path, at)
         for keys, rising in ((LOWER, True), (UPPER, False)):
             for key in keys:
-                if key not in present:
+                if key not in present or key in paired:
                     continue
                 before, after = _number(old.get(key)), _number(new.get(key))
                 if before == after:
@@ -687,6 +689,40 @@ class _Walk:
                 narrows,
                 "items must be unique now" if narrows else "items need no longer be unique",
             )
+
+    def paired_bounds(
+        self, old: dict[str, Any], new: dict[str, Any], path: str, at: str
+    ) -> set[str]:
+        """A bound moved between minimum and exclusiveMinimum (or the maxima): compared as one
+        bound (`minimum: 10` -> `exclusiveMinimum: 9` takes every value it did, and 9.5 too).
+        The keys settled here."""
+        settled: set[str] = set()
+        for inclusive, exclusive, rising in (
+            ("minimum", "exclusiveMinimum", True),
+            ("maximum", "exclusiveMaximum", False),
+        ):
+            before, after = _edge(old, inclusive, exclusive), _edge(new, inclusive, exclusive)
+            if before is None or after is None or before[2] == after[2]:
+                continue  # a bound added, removed, or kept under its keyword: compared below
+            settled |= {inclusive, exclusive}
+            (was, was_open, was_key), (now, now_open, now_key) = before, after
+            if rising:
+                narrows = now > was or (now == was and now_open and not was_open)
+                widens = now < was or (now == was and was_open and not now_open)
+            else:
+                narrows = now < was or (now == was and now_open and not was_open)
+                widens = now > was or (now == was and was_open and not now_open)
+            if not narrows and not widens:
+                continue
+            verb = "tightened" if narrows else "loosened"
+            self.add(
+                "bound",
+                path,
+                join_pointer(at, now_key),
+                narrows,
+                f"{verb} from {was_key} {shown(was)} to {now_key} {shown(now)}",
+            )
+        return settled
 
     def pattern(self, before: str, after: str, path: str, at: str) -> None:
         """A changed pattern: a loosening when proven, a narrowing when a string shows it, else
@@ -899,6 +935,24 @@ def _checks(valid: Callable[[Any, Any], bool], schema: Any, value: Any) -> bool:
         return valid(schema, value)
     except Exception:  # noqa: BLE001 - a schema jsonschema cannot check: not shown
         return False
+
+
+def _edge(node: dict[str, Any], inclusive: str, exclusive: str) -> tuple[float, bool, str] | None:
+    """A node's one bound on a side: (value, whether excluded, its keyword); None when it has
+    none or both keywords (compared keyword by keyword then)."""
+    a, b = _number(node.get(inclusive)), _number(node.get(exclusive))
+    if (a is None) == (b is None):
+        return None
+    return (a, False, inclusive) if a is not None else (b, True, exclusive)  # type: ignore[return-value]
+
+
+def _bare(branch: Any) -> str:
+    """A oneOf branch as text, without its own wording (a branch reworded is the same one)."""
+    if isinstance(branch, dict):
+        branch = {
+            k: v for k, v in branch.items() if k not in ANNOTATIONS and not k.startswith("x-")
+        }
+    return canonical(branch)
 
 
 def _written(node: Any) -> str:
