@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -573,8 +574,9 @@ def test_changelog_groups_by_tool(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.stderr
     text = result.stdout
     assert snapshot(repo) == before
-    assert text.startswith("## Tool changes since v1 (")
-    assert "**2 breaking changes** (`now`)." in text  # TN501 and TN520
+    # Keep a Changelog's form: a section a project pastes into its CHANGELOG.md
+    assert text.startswith("## [Unreleased]\n\nTool changes since v1 (")
+    assert "**2 breaking changes** in 1 tool (`now`)." in text  # TN501 and TN520
     added = text.index("### Added")
     removed = text.index("### Removed")
     changes = text.index("### Changed")
@@ -583,9 +585,37 @@ def test_changelog_groups_by_tool(tmp_path: Path) -> None:
     assert "- `now` **(breaking)**: calls of it are refused" in text[removed:changes]
     tail = text[changes:]
     assert "- `get_weather`\n  - optional argument 'days' added\n" in tail
-    assert "  - description changed from" in tail
+    # model-only changes: one line each, unless --detail model (a word diff of descriptions)
+    assert "- Descriptions or titles changed: 1 change in 1 tool (`get_weather`;" in tail
+    detail = cli("changelog", "--against", "v1", "--detail", "model", cwd=repo).stdout
+    assert "  - description: Current weather for a ~~city~~ **city, with alerts**" in detail
+    versioned = '[project]\nname = "w"\nversion = "2.0.0"\n\n' + TARGETS
+    (repo / "pyproject.toml").write_text(versioned)
+    dated = cli("changelog", "--against", "v1", cwd=repo).stdout
+    assert re.match(r"## \[2\.0\.0\] - \d{4}-\d{2}-\d{2}\n", dated), dated[:40]
     none = cli("changelog", "--against", "HEAD", cwd=history(tmp_path / "again"))
-    assert none.stdout.endswith("No tool changed.\n")
+    assert none.stdout.endswith("No tool changed since HEAD (" + none.stdout.split("(")[1])
+
+
+def test_a_shared_schema_change_is_one_line_naming_its_tools() -> None:
+    from toolnexus_gen.breaking.report import changelog, word_diff
+    from toolnexus_gen.breaking.rules import Finding
+
+    shared = "required argument 'owner.login' added: a call without it, valid at v1, is refused now"
+    found = [
+        Finding(tool, "TN503", "callers", "error", shared, "specs/x.yaml", 1, 1)
+        for tool in ("list_repos", "get_repo", "delete_repo")
+    ] + [Finding("get_repo", "TN531", "callers", "info", "optional argument 'page' added")]
+    text = changelog(found, "v1")
+    assert text.count("owner.login") == 1
+    assert "(in 3 tools: `delete_repo`, `get_repo`, `list_repos`)" in text
+    assert "- `get_repo`\n  - optional argument 'page' added" in text
+    assert "**3 breaking changes** in 3 tools" in text
+    said = word_diff("Get a repository by its owner and name", "Get a repository by its full name")
+    assert said == "Get a repository by its ~~owner and~~ **full** name"
+    long = " ".join(f"w{i}" for i in range(40))
+    cut = word_diff(long, long.replace("w20", "x20"))
+    assert cut == "… w16 w17 w18 w19 ~~w20~~ **x20** w21 w22 w23 w24 …"
 
 
 # -- sync --check: an upstream MCP server's change, through the same rules -------------------------

@@ -735,12 +735,28 @@ def breaking(against: str, fail_on: str | None, fmt: str, accepted: tuple[str, .
 @main.command()
 @AGAINST_OPTION
 @ACCEPT_OPTION
-def changelog(against: str, accepted: tuple[str, ...]) -> None:
-    """Print the tool changes since REF as Markdown release notes, grouped by tool (added,
-    removed, changed; breaking changes marked)."""
+@click.option(
+    "--detail",
+    type=click.Choice(["model"]),
+    default=None,
+    help="model: list every model-only change (descriptions as word diffs, examples, token "
+    "costs, strict mode) instead of one line each.",
+)
+def changelog(against: str, accepted: tuple[str, ...], detail: str | None) -> None:
+    """Print the tool changes since REF as release notes in Keep a Changelog's form (Added,
+    Removed, Deprecated, Changed; breaking changes marked), to paste into CHANGELOG.md."""
+    import datetime
+
     from toolnexus_gen.breaking import report
 
     outcome = _run(session.breaking, against, None, accepted)
-    click.echo(report.changelog(outcome.findings, outcome.against), nl=False)
+    text = report.changelog(
+        outcome.findings,
+        outcome.against,
+        detail=detail == "model",
+        version=outcome.version,
+        today=datetime.date.today().isoformat(),
+    )
+    click.echo(text, nl=False)
     for note in outcome.notes:
         _echo(f"note: {note}", err=True, fg="yellow")

@@ -697,6 +697,7 @@ class BreakingOutcome:
     fail_on: str  # the level the exit code is decided at
     notes: list[str] = field(default_factory=list)  # what could not be checked, and why
     tools: int = 0  # tools now
+    version: str | None = None  # the project's version now, when its pyproject.toml says
 
     @property
     def failed(self) -> bool:
@@ -784,7 +785,13 @@ def breaking(
             version=policy.version_in(settings.text, settings.version),
         ),
     )
-    outcome = BreakingOutcome(ref.label, found, fail_on or settings.fail_on, tools=len(new.tools))
+    outcome = BreakingOutcome(
+        ref.label,
+        found,
+        fail_on or settings.fail_on,
+        tools=len(new.tools),
+        version=policy.version_in(settings.text, settings.version),
+    )
     if settings.version_policy and settings.pyproject is not None:
         try:
             extra, note = policy.check(

@@ -27,7 +27,8 @@ from toolnexus_gen.breaking.schema import deprecated_arguments
 from toolnexus_gen.breaking.surface import Surface
 
 DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
-REMOVALS = ("TN501", "TN505", "TN506")  # a tool removed; an argument removed
+# a tool removed (with its handler method and model); an argument removed
+REMOVALS = ("TN501", "TN520", "TN521", "TN505", "TN506")
 
 
 @dataclass(frozen=True)
@@ -95,8 +96,8 @@ def apply(found: Sequence[Finding], old: Surface, policy: Policy) -> list[Findin
         tool = old.tools.get(finding.was or finding.tool)
         since: Any = None
         marked = False
-        if tool is not None and finding.rule == "TN501" and tool.deprecation is not None:
-            marked, since = True, tool.deprecation.get("since")
+        if tool is not None and finding.at is None and tool.deprecation is not None:
+            marked, since = True, tool.deprecation.get("since")  # the tool is gone
         elif tool is not None and finding.at is not None and finding.at[0] == "input_schema":
             marked = finding.at[1] in set(deprecated_arguments(tool.input_schema))
         if not marked:

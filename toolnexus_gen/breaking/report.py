@@ -140,32 +140,50 @@ def _markdown(found: Sequence[Finding], against: str) -> str:
     return "\n".join(lines)
 
 
-def changelog(found: Sequence[Finding], against: str) -> str:
-    """Release notes: the tools added, removed and changed since `against`, breaking changes
-    first in each tool's list."""
+# Model-only rules a release note summarises in one line each (unless --detail model).
+SUMMARISED = {
+    "TN540": "descriptions or titles changed",
+    "TN541": "examples changed",
+    "TN543": "estimated token cost moved past the threshold",
+    "TN513": "strict mode switched",
+}
+MAX_NAMED = 12  # tools named in one line before "and N more"
+
+
+def changelog(
+    found: Sequence[Finding],
+    against: str,
+    *,
+    detail: bool = False,
+    version: str | None = None,
+    today: str | None = None,
+) -> str:
+    """Release notes in Keep a Changelog's form (a section a project pastes into its
+    CHANGELOG.md): Added, Removed, Deprecated, Changed. A change several tools share (a shared
+    schema's) is one line naming them; model-only findings (descriptions, examples, token
+    costs, strict mode) are one line each, unless `detail` (then descriptions as word diffs)."""
+    heading = f"## [{_plain(version)}] - {today}" if version and today else "## [Unreleased]"
+    lines = [heading, ""]
+    if not found:
+        return "\n".join([*lines, f"No tool changed since {_plain(against)}."]) + "\n"
     by_tool: dict[str, list[Finding]] = {}
-    policy: list[Finding] = []  # the version policy's: one note for the release, naming them
+    policy: list[Finding] = []
     for finding in found:
-        if finding.rule == POLICY:
-            policy.append(finding)
-        else:
-            by_tool.setdefault(finding.tool, []).append(finding)
+        (policy if finding.rule == POLICY else by_tool.setdefault(finding.tool, [])).append(finding)
     added = sorted(t for t, fs in by_tool.items() if any(f.rule == "TN530" for f in fs))
     removed = sorted(t for t, fs in by_tool.items() if any(f.rule == "TN501" for f in fs))
-    changed = sorted(t for t in by_tool if t not in added and t not in removed)
-    lines = [f"## Tool changes since {_plain(against)}", ""]
-    if not found:
-        return "\n".join([*lines, "No tool changed."]) + "\n"
-    breaking = [
-        f for f in found if f.severity == "error" and f.category != "model" and f.rule != POLICY
-    ]
+    breaking = [f for f in found if _breaking(f) and f.rule != POLICY]
+    lines.append(f"Tool changes since {_plain(against)}.")
     if breaking:
         tools = sorted({f.tool for f in breaking})
-        lines += [
-            f"**{len(breaking)} breaking change{'s' * (len(breaking) > 1)}** "
-            f"({', '.join(f'`{_code(t)}`' for t in tools)}).",
-            "",
-        ]
+        accepted = sum(f.accepted is not None for f in breaking)
+        lines[-1] += (
+            f" **{len(breaking)} breaking change{'s' * (len(breaking) > 1)}** in "
+            f"{len(tools)} tool{'s' * (len(tools) > 1)} ({_named(tools)})"
+            + (f", {accepted} of them accepted" if accepted else "")
+            + "."
+        )
+    lines.append("")
     if policy:
         lines.append(f"- **{policy[0].severity}** {policy[0].title} ({POLICY}):")
         lines += [f"  - `{_code(f.tool)}`: {_plain(f.message)}" for f in policy]
@@ -175,39 +193,126 @@ def changelog(found: Sequence[Finding], against: str) -> str:
         for tool in added:
             said = next(f.message for f in by_tool[tool] if f.rule == "TN530")
             what = said.removeprefix("tool added").removeprefix(":").strip()  # " (from x): text"
-            notes = [f for f in by_tool[tool] if f.rule != "TN530"]
+            notes = [f for f in by_tool[tool] if f.rule not in ("TN530", "TN544", *SUMMARISED)]
             lines.append(
                 f"- `{_code(tool)}`{': ' if what else ''}{_plain(what)}"
-                + _details(notes, inline=True)
+                + "".join(f"; {_item(f, False)}" for f in _ordered(notes))
             )
         lines.append("")
     if removed:
         lines += ["### Removed", ""]
         for tool in removed:
-            lines.append(f"- `{_code(tool)}` **(breaking)**: calls of it are refused")
+            gone = next(f for f in by_tool[tool] if f.rule == "TN501")
+            tag = "**(breaking)**" if _breaking(gone) else f"({gone.severity})"
+            why = gone.message.partition(" (deprecated")[2]
+            lines.append(
+                f"- `{_code(tool)}` {tag}: calls of it are refused"
+                + (f" (deprecated{_plain(why)}" if why else "")
+                + _accepted(gone)
+            )
         lines.append("")
-    if changed:
+    deprecated = [f for f in found if f.rule == "TN544"]
+    if deprecated:
+        lines += ["### Deprecated", ""]
+        lines += [f"- `{_code(f.tool)}`: {_plain(f.message)}" for f in deprecated]
+        lines.append("")
+    changed = [
+        f
+        for t, fs in sorted(by_tool.items())
+        if t not in added and t not in removed
+        for f in fs
+        if f.rule != "TN544"
+    ]
+    summarised = [] if detail else [f for f in changed if f.rule in SUMMARISED]
+    listed = [f for f in changed if f not in summarised]
+    if listed or summarised:
         lines += ["### Changed", ""]
-        for tool in changed:
-            fs = by_tool[tool]
-            was = next((f.was for f in fs if f.was), None)
-            title = f"- `{_code(tool)}`" + (f" (renamed from `{_code(was)}`)" if was else "")
-            lines.append(title)
-            lines += _details(fs, inline=False).splitlines()
+        lines += _changed_lines(listed, detail)
+        for rule, what in SUMMARISED.items():
+            these = [f for f in summarised if f.rule == rule]
+            if these:
+                tools = sorted({f.tool for f in these})
+                lines.append(
+                    f"- {what[0].upper()}{what[1:]}: {len(these)} change{'s' * (len(these) > 1)} "
+                    f"in {len(tools)} tool{'s' * (len(tools) > 1)} ({_named(tools)}; "
+                    "`changelog --detail model` lists them)"
+                )
         lines.append("")
     return "\n".join(lines)
 
 
-def _details(found: Sequence[Finding], *, inline: bool) -> str:
-    ordered = sorted(found, key=lambda f: (-LEVELS.index(f.severity), f.rule, f.message))
-    items = []
-    for finding in ordered:
-        tag = (
-            f"**breaking ({finding.category})**: "
-            if finding.severity == "error" and finding.category != "model"
-            else ("**warning**: " if finding.severity == "warning" else "")
-        )
-        items.append(f"{tag}{_plain(finding.message + _accepted(finding))}")
-    if inline:
-        return "".join(f"; {item}" for item in items)
-    return "\n".join(f"  - {item}" for item in items)
+def _breaking(finding: Finding) -> bool:
+    return finding.severity == "error" and finding.category != "model"
+
+
+def _named(tools: Sequence[str]) -> str:
+    shown = ", ".join(f"`{_code(t)}`" for t in tools[:MAX_NAMED])
+    more = len(tools) - MAX_NAMED
+    return shown + (f" and {more} more" if more > 0 else "")
+
+
+def _changed_lines(found: Sequence[Finding], detail: bool) -> list[str]:
+    """A change several tools share as one line naming them (breaking first), then each tool's
+    own changes under its name."""
+    groups: dict[tuple[str, str, str, str], list[Finding]] = {}
+    for finding in found:
+        key = (finding.rule, finding.severity, finding.message, _accepted(finding))
+        groups.setdefault(key, []).append(finding)
+    shared = {key: fs for key, fs in groups.items() if len({f.tool for f in fs}) > 1}
+    lines = []
+    for key in sorted(shared, key=lambda k: (-LEVELS.index(k[1]), k[0], k[2])):
+        fs = shared[key]
+        tools = sorted({f.tool for f in fs})
+        lines.append(f"- {_item(fs[0], detail)} (in {len(tools)} tools: {_named(tools)})")
+    own: dict[str, list[Finding]] = {}
+    for key, fs in groups.items():
+        if key not in shared:
+            for finding in fs:
+                own.setdefault(finding.tool, []).append(finding)
+    for tool in sorted(own):
+        fs = own[tool]
+        was = next((f.was for f in fs if f.was), None)
+        lines.append(f"- `{_code(tool)}`" + (f" (renamed from `{_code(was)}`)" if was else ""))
+        lines += [f"  - {_item(f, detail)}" for f in _ordered(fs)]
+    return lines
+
+
+def _ordered(found: Sequence[Finding]) -> list[Finding]:
+    return sorted(found, key=lambda f: (-LEVELS.index(f.severity), f.rule, f.message))
+
+
+def _item(finding: Finding, detail: bool) -> str:
+    tag = (
+        f"**breaking ({finding.category})**: "
+        if _breaking(finding)
+        else ("**warning**: " if finding.severity == "warning" else "")
+    )
+    if detail and finding.texts is not None:
+        what = finding.message.split(" changed from ")[0].split(" of ")[0]
+        where = finding.message.partition(" of ")[2].partition(" changed")[0]
+        said = f"{what}{f' of {where}' if where else ''}: {word_diff(*finding.texts)}"
+        return f"{tag}{said}{_plain(_accepted(finding))}"
+    return f"{tag}{_plain(finding.message + _accepted(finding))}"
+
+
+def word_diff(before: str, after: str, context: int = 4) -> str:
+    """What changed between two texts, word by word, as Markdown: words taken out struck
+    (~~...~~), words put in bold, unchanged runs cut to a few words of context."""
+    import difflib
+
+    old, new = before.split(), after.split()
+    parts = []
+    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(a=old, b=new, autojunk=False).get_opcodes():
+        if op == "equal":
+            run = old[i1:i2]
+            first, last = i1 == 0, i2 == len(old)
+            if len(run) > 2 * context:
+                head = [] if first else run[:context]
+                tail = [] if last else run[-context:]
+                run = [*head, "…", *tail]
+            parts.append(" ".join(_plain(w) if w != "…" else w for w in run))
+        if op in ("delete", "replace"):
+            parts.append(f"~~{' '.join(_plain(w) for w in old[i1:i2])}~~")
+        if op in ("insert", "replace"):
+            parts.append(f"**{' '.join(_plain(w) for w in new[j1:j2])}**")
+    return " ".join(p for p in parts if p)

@@ -60,6 +60,8 @@ class Finding:
     at: tuple[str, str] | None = field(default=None, compare=False)
     was: str | None = field(default=None, compare=False)  # a renamed tool's old name
     accepted: Accepted | None = None  # an accepted finding counts for no --fail-on
+    # a wording change's text before and now, whole (the changelog shows a word diff)
+    texts: tuple[str, str] | None = field(default=None, compare=False)
 
     def as_json(self) -> dict[str, Any]:
         found: dict[str, Any] = {
@@ -86,6 +88,7 @@ class Found:
     message: str
     at: tuple[str, str] | None = None
     severity: str | None = None  # None: the rule's default
+    texts: tuple[str, str] | None = None  # a wording change: its text before and now
 
 
 @dataclass
@@ -540,12 +543,13 @@ def wording(pair: Pair) -> Iterator[Found]:
     for key in ("title", "description"):
         before, after = getattr(old, key), getattr(new, key)
         if before != after:
-            yield Found(f"{key} {_changed(before, after)}", (key, ""))
+            texts = (before, after) if before and after else None
+            yield Found(f"{key} {_changed(before, after)}", (key, ""), texts=texts)
     for part, changes in (("input_schema", pair.inputs), ("output_schema", pair.outputs)):
         for change in changes:
             if change.kind == "description":
                 what = "output: " if part == "output_schema" else ""
-                yield Found(what + change.detail, (part, change.pointer))
+                yield Found(what + change.detail, (part, change.pointer), texts=change.texts)
 
 
 @check("TN541")
@@ -704,6 +708,7 @@ def findings(pairs: Iterable[Pair]) -> list[Finding]:
                         hit.message,
                         at=hit.at,
                         was=pair.renamed_from,
+                        texts=hit.texts,
                     )
                 )
     return sorted(found, key=order)

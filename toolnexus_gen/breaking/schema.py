@@ -93,6 +93,7 @@ class Change:
     widens: bool  # a value refused before may be accepted now (both: a changed type, pattern)
     detail: str  # what changed, in words
     proven: bool = True  # False: it may narrow, not shown either way (a pattern not compared)
+    texts: tuple[str, str] | None = None  # a wording change's text before and now, whole
 
 
 KINDS = (
@@ -497,6 +498,9 @@ class _Walk:
                 self.add(
                     "description", path, join_pointer(at, key), None, f"{key} of {what} {change}"
                 )
+                before, after = old.get(key), new.get(key)
+                if isinstance(before, str) and isinstance(after, str):
+                    self.found[-1] = replace(self.found[-1], texts=(before, after))
         if old.get("examples") != new.get("examples"):
             change = _wording(old.get("examples"), new.get("examples"), quote=False)
             self.add(
