@@ -492,14 +492,17 @@ def _narrowed_results(pair: Pair, bound: bool) -> Iterator[Found]:
     served = "mcp" in new.targets or not new.entries
     for change in pair.outputs:
         if _refuses_results(change):
+            what = _result(change)
+            if change.kind == "made_required":  # as whoever writes results reads it
+                what = f"result field '{change.path}' is required now"
             if bound:
                 said = (
-                    f"{_result(change)}: a result {new.source() or 'its binding'} returned, "
+                    f"{what}: a result {new.source() or 'its binding'} returned, "
                     f"valid at {pair.ref}, may be an error result now"
                 )
             else:
                 said = (
-                    f"{_result(change)}: a result ToolHandlers.{new.method} returned, valid at "
+                    f"{what}: a result ToolHandlers.{new.method} returned, valid at "
                     f"{pair.ref}, is an error result now"
                 )
             yield Found(
