@@ -872,10 +872,16 @@ def test_accept_entries_expire_and_stale_ones_are_noted(tmp_path: Path) -> None:
     versioned = '[project]\nname = "x"\nversion = "1.5.0"\n\n' + TARGETS
     table = (
         "\n[tool.toolnexus-gen.breaking]\naccept = [\n"
-        '  {finding = "get_weather:TN501", reason = "gone in 2.0", until = "UNTIL"},\n'
+        '  {finding = "get_weather:TN501", reason = "gone in 2.0", until = UNTIL},\n'
         '  "get_weather:TN520",\n  "no_such_tool:TN503",\n]\n'
     )
-    for until, counts in (("2.0.0", False), ("1.5.0", True), ("2020-01-31", True)):
+    for until, counts in (
+        ('"2.0.0"', False),
+        ('"1.5.0"', True),
+        ('"2020-01-31"', True),
+        ("2020-01-31", True),  # a TOML date
+        ("2999-01-01", False),
+    ):
         (repo / "pyproject.toml").write_text(versioned + table.replace("UNTIL", until))
         result = cli("breaking", "--against", "HEAD", cwd=repo)
         assert result.exit_code == int(counts), (until, result.output)

@@ -17,6 +17,7 @@ the section.
 
 from __future__ import annotations
 
+import datetime
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -176,7 +177,7 @@ def _accept_problem(value: Any) -> str | None:
             if "reason" in item and not isinstance(item["reason"], str):
                 return "entry's reason must be a string"
             if "until" in item:
-                problem = accept.until_problem(item["until"])
+                problem = accept.until_problem(_until(item["until"]))
                 if problem:
                     return f"entry {item['finding']!r}: {problem}"
             item = item["finding"]
@@ -194,5 +195,15 @@ def _entries(value: Any) -> list[accept.Entry]:
         table = item if isinstance(item, dict) else {"finding": item}
         entry = accept.parse(table["finding"])
         assert isinstance(entry, accept.Entry)  # _accept_problem checked it
-        found.append(accept.Entry(entry.tool, entry.rule, table.get("reason"), table.get("until")))
+        until = table.get("until")
+        found.append(
+            accept.Entry(
+                entry.tool, entry.rule, table.get("reason"), _until(until) if until else None
+            )
+        )
     return found
+
+
+def _until(value: Any) -> Any:
+    """A TOML date (`until = 2027-03-31`, unquoted) as the string a quoted one is."""
+    return value.isoformat() if isinstance(value, datetime.date) else value
