@@ -80,7 +80,9 @@ def long_enough(since: Any, policy: Policy) -> tuple[bool, str]:
         policy.releases is not None and releases is not None and releases >= policy.releases
     ) or (policy.days is not None and days is not None and days >= policy.days)
     asked = " or ".join(
-        f"{n} {unit}" for n, unit in ((policy.releases, "releases"), (policy.days, "days")) if n
+        f"{n} {unit}{'s' * (n != 1)}"
+        for n, unit in ((policy.releases, "release"), (policy.days, "day"))
+        if n
     )
     return met, f"{said}; the policy asks {asked or 'nothing'}"
 
