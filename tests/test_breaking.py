@@ -582,7 +582,9 @@ def test_changelog_groups_by_tool(tmp_path: Path) -> None:
     changes = text.index("### Changed")
     assert added < removed < changes
     assert "- `forecast`: Forecast, by day; **warning**: ToolHandlers gains" in text[added:removed]
-    assert "- `now` **(breaking)**: calls of it are refused" in text[removed:changes]
+    assert (
+        "Calls of these tools are refused now.\n\n- `now` **(breaking)**" in text[removed:changes]
+    )
     tail = text[changes:]
     assert "- `get_weather`\n  - optional argument 'days' added\n" in tail
     # model-only changes: one line each, unless --detail model (a word diff of descriptions)

@@ -737,10 +737,11 @@ def breaking(against: str, fail_on: str | None, fmt: str, accepted: tuple[str, .
 @ACCEPT_OPTION
 @click.option(
     "--detail",
-    type=click.Choice(["model"]),
+    type=click.Choice(["model", "all"]),
     default=None,
     help="model: list every model-only change (descriptions as word diffs, examples, token "
-    "costs, strict mode) instead of one line each.",
+    "costs, strict mode) instead of one line each; all: also each compatible result change "
+    "(result fields added).",
 )
 def changelog(against: str, accepted: tuple[str, ...], detail: str | None) -> None:
     """Print the tool changes since REF as release notes in Keep a Changelog's form (Added,
@@ -753,7 +754,7 @@ def changelog(against: str, accepted: tuple[str, ...], detail: str | None) -> No
     text = report.changelog(
         outcome.findings,
         outcome.against,
-        detail=detail == "model",
+        detail=detail,
         version=outcome.version,
         today=datetime.date.today().isoformat(),
     )

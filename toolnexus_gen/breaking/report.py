@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import posixpath
+import re
 from collections.abc import Sequence
 
 from toolnexus_gen.breaking.rules import LEVELS, Finding
@@ -140,21 +141,30 @@ def _markdown(found: Sequence[Finding], against: str) -> str:
     return "\n".join(lines)
 
 
-# Model-only rules a release note summarises in one line each (unless --detail model).
+# Model-only rules a release note summarises in one line each (unless --detail model)
 SUMMARISED = {
     "TN540": "descriptions or titles changed",
     "TN541": "examples changed",
     "TN543": "estimated token cost moved past the threshold",
     "TN513": "strict mode switched",
 }
-MAX_NAMED = 12  # tools named in one line before "and N more"
+# and compatible changes, when a release has more than MAX_LISTED of one (unless --detail all)
+COMPATIBLE = {
+    "TN531": "optional arguments added",
+    "TN532": "more accepted (an enum value added, a bound loosened, ...)",
+    "TN533": "result fields added (compatible)",
+    "TN511": "defaults changed",
+}
+MAX_LISTED = 20  # tools added (or compatible changes of a rule) listed one by one, at most
+LONGEST = 320  # characters of one finding's message in release notes (a long union type)
+MAX_NAMED = 6  # tools named in one line before "and N more" (a breaking change names all)
 
 
 def changelog(
     found: Sequence[Finding],
     against: str,
     *,
-    detail: bool = False,
+    detail: str | None = None,
     version: str | None = None,
     today: str | None = None,
 ) -> str:
@@ -188,11 +198,27 @@ def changelog(
         lines.append(f"- **{policy[0].severity}** {policy[0].title} ({POLICY}):")
         lines += [f"  - `{_code(f.tool)}`: {_plain(f.message)}" for f in policy]
         lines.append("")
-    if added:
+    if added and len(added) > MAX_LISTED and detail != "all":
+        prefixes: dict[str, int] = {}
+        for tool in added:
+            first = tool.split("_")[0]
+            prefixes[first] = prefixes.get(first, 0) + 1
+        counted = ", ".join(
+            f"`{_code(first)}_*` {n}" for first, n in sorted(prefixes.items(), key=lambda i: -i[1])
+        )
+        lines += [
+            "### Added",
+            "",
+            f"- {len(added)} tools, by the first word of their names: {counted} "
+            "(`changelog --detail all` lists them)",
+            "",
+        ]
+    elif added:
         lines += ["### Added", ""]
         for tool in added:
             said = next(f.message for f in by_tool[tool] if f.rule == "TN530")
-            what = said.removeprefix("tool added").removeprefix(":").strip()  # " (from x): text"
+            # "tool added (from an HTTP endpoint): text": the text
+            what = said.removeprefix("tool added").partition(": ")[2].strip()
             notes = [f for f in by_tool[tool] if f.rule not in ("TN530", "TN544", *SUMMARISED)]
             lines.append(
                 f"- `{_code(tool)}`{': ' if what else ''}{_plain(what)}"
@@ -200,15 +226,15 @@ def changelog(
             )
         lines.append("")
     if removed:
-        lines += ["### Removed", ""]
+        lines += ["### Removed", "", "Calls of these tools are refused now.", ""]
         for tool in removed:
             gone = next(f for f in by_tool[tool] if f.rule == "TN501")
             tag = "**(breaking)**" if _breaking(gone) else f"({gone.severity})"
             why = gone.message.partition(" (deprecated")[2]
             lines.append(
-                f"- `{_code(tool)}` {tag}: calls of it are refused"
-                + (f" (deprecated{_plain(why)}" if why else "")
-                + _accepted(gone)
+                f"- `{_code(tool)}` {tag}"
+                + (f": deprecated{_plain(why)}" if why else "")
+                + _plain(_accepted(gone))
             )
         lines.append("")
     deprecated = [f for f in found if f.rule == "TN544"]
@@ -223,19 +249,26 @@ def changelog(
         for f in fs
         if f.rule != "TN544"
     ]
-    summarised = [] if detail else [f for f in changed if f.rule in SUMMARISED]
+    # compatible changes are counted only when there are many (a large release)
+    many = {
+        rule: what
+        for rule, what in COMPATIBLE.items()
+        if sum(f.rule == rule for f in changed) > MAX_LISTED
+    }
+    brief = {**({} if detail else SUMMARISED), **({} if detail == "all" else many)}
+    summarised = [f for f in changed if f.rule in brief and f.severity != "error"]
     listed = [f for f in changed if f not in summarised]
     if listed or summarised:
         lines += ["### Changed", ""]
-        lines += _changed_lines(listed, detail)
-        for rule, what in SUMMARISED.items():
+        lines += _changed_lines(listed, detail is not None)
+        for rule, what in brief.items():
             these = [f for f in summarised if f.rule == rule]
             if these:
                 tools = sorted({f.tool for f in these})
                 lines.append(
                     f"- {what[0].upper()}{what[1:]}: {len(these)} change{'s' * (len(these) > 1)} "
                     f"in {len(tools)} tool{'s' * (len(tools) > 1)} ({_named(tools)}; "
-                    "`changelog --detail model` lists them)"
+                    f"`changelog --detail {'model' if rule in SUMMARISED else 'all'}` lists them)"
                 )
         lines.append("")
     return "\n".join(lines)
@@ -245,25 +278,43 @@ def _breaking(finding: Finding) -> bool:
     return finding.severity == "error" and finding.category != "model"
 
 
-def _named(tools: Sequence[str]) -> str:
-    shown = ", ".join(f"`{_code(t)}`" for t in tools[:MAX_NAMED])
-    more = len(tools) - MAX_NAMED
+def _named(tools: Sequence[str], *, everyone: bool = False) -> str:
+    """Tools in code spans, the first MAX_NAMED of them (`everyone`: all; the release's first
+    line names every tool a breaking change touches)."""
+    cut = len(tools) if everyone else MAX_NAMED
+    shown = ", ".join(f"`{_code(t)}`" for t in tools[:cut])
+    more = len(tools) - cut
     return shown + (f" and {more} more" if more > 0 else "")
 
 
 def _changed_lines(found: Sequence[Finding], detail: bool) -> list[str]:
-    """A change several tools share as one line naming them (breaking first), then each tool's
-    own changes under its name."""
+    """A change several tools share (a shared schema's) once, naming the tools; the changes of
+    one rule that mean the same (the message's tail after its last ': ') under one line saying
+    it, each change below it (a field inside one already listed for the same tools is counted,
+    not repeated); then each tool's own changes under its name. Breaking changes first."""
     groups: dict[tuple[str, str, str, str], list[Finding]] = {}
     for finding in found:
         key = (finding.rule, finding.severity, finding.message, _accepted(finding))
         groups.setdefault(key, []).append(finding)
     shared = {key: fs for key, fs in groups.items() if len({f.tool for f in fs}) > 1}
+    alike: dict[tuple[str, str, str, str], list[tuple[str, tuple[str, ...], Finding]]] = {}
+    for (rule, severity, message, accepted), fs in shared.items():
+        what, sep, why = _cut(message).rpartition(": ")
+        tools = tuple(sorted({f.tool for f in fs}))
+        alike.setdefault((rule, severity, why if sep else "", accepted), []).append(
+            (what if sep else why, tools, fs[0])
+        )
     lines = []
-    for key in sorted(shared, key=lambda k: (-LEVELS.index(k[1]), k[0], k[2])):
-        fs = shared[key]
-        tools = sorted({f.tool for f in fs})
-        lines.append(f"- {_item(fs[0], detail)} (in {len(tools)} tools: {_named(tools)})")
+    for key in sorted(alike, key=lambda k: (-LEVELS.index(k[1]), k[0], k[2])):
+        entries = alike[key]
+        first = entries[0][2]
+        if len(entries) == 1:
+            touched = list(entries[0][1])
+            lines.append(f"- {_item(first, detail)} (in {len(touched)} tools: {_named(touched)})")
+            continue
+        why = f": {_plain(key[2])}" if key[2] else ""
+        lines.append(f"- {_tag(first)}({first.rule}){why}{_plain(key[3])}")
+        lines += _nested(entries)
     own: dict[str, list[Finding]] = {}
     for key, fs in groups.items():
         if key not in shared:
@@ -275,6 +326,47 @@ def _changed_lines(found: Sequence[Finding], detail: bool) -> list[str]:
         lines.append(f"- `{_code(tool)}`" + (f" (renamed from `{_code(was)}`)" if was else ""))
         lines += [f"  - {_item(f, detail)}" for f in _ordered(fs)]
     return lines
+
+
+_FIELD = re.compile(r"'([^']*)'")
+
+
+def _nested(entries: list[tuple[str, tuple[str, ...], Finding]]) -> list[str]:
+    """The changes under one line: what each changed, and the tools (a field inside another
+    listed for the same tools counted on that one's line)."""
+    fields = [m.group(1) if (m := _FIELD.search(what)) else None for what, _, _ in entries]
+    inside: dict[int, int] = {}
+    kept = []
+    for i, (field, (_, tools, _)) in enumerate(zip(fields, entries, strict=True)):
+        outer = next(
+            (
+                j
+                for j, other in enumerate(fields)
+                if other
+                and field
+                and other != field
+                and entries[j][1] == tools
+                and field.startswith((other + ".", other + "["))
+            ),
+            None,
+        )
+        if outer is None:
+            kept.append(i)
+        else:
+            inside[outer] = inside.get(outer, 0) + 1
+    lines = []
+    for i in sorted(kept, key=lambda i: (entries[i][1], entries[i][0])):
+        what, tools, _ = entries[i]
+        more = inside.get(i, 0)
+        extra = f" (and {more} change{'s' * (more > 1)} inside)" if more else ""
+        lines.append(f"  - {_plain(what)}{extra}: {_named(list(tools))}")
+    return lines
+
+
+def _tag(finding: Finding) -> str:
+    if _breaking(finding):
+        return f"**breaking ({finding.category})** "
+    return "**warning** " if finding.severity == "warning" else ""
 
 
 def _ordered(found: Sequence[Finding]) -> list[Finding]:
@@ -292,7 +384,11 @@ def _item(finding: Finding, detail: bool) -> str:
         where = finding.message.partition(" of ")[2].partition(" changed")[0]
         said = f"{what}{f' of {where}' if where else ''}: {word_diff(*finding.texts)}"
         return f"{tag}{said}{_plain(_accepted(finding))}"
-    return f"{tag}{_plain(finding.message + _accepted(finding))}"
+    return f"{tag}{_plain(_cut(finding.message) + _accepted(finding))}"
+
+
+def _cut(text: str) -> str:
+    return text if len(text) <= LONGEST else text[: LONGEST - 1] + "…"
 
 
 def word_diff(before: str, after: str, context: int = 4) -> str:

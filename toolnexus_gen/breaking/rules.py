@@ -338,7 +338,14 @@ def _breaks_readers(change: Change) -> bool:
     quiet = ("optional_added", "required_added", "default", "default_added", "description")
     if change.kind in (*quiet, "examples"):  # a result field added is compatible by convention
         return False
-    return change.widens
+    return change.widens and not _annotation_only(change)
+
+
+def _annotation_only(change: Change) -> bool:
+    """A `format` added, changed or removed: the runtime's MCP server checks results without
+    asserting formats (as JSON Schema 2020-12 does by default), so no result is refused or
+    let through by it."""
+    return change.kind == "bound" and change.detail.startswith("format ")
 
 
 @check("TN513")
@@ -476,7 +483,11 @@ def _refuses_results(change: Change) -> bool:
     """Whether an output schema change refuses results it took (the same narrowing as for
     arguments, seen by whoever writes results: the handler, or the upstream of a binding); a
     result field dropped from an open object is still taken (ignored)."""
-    return change.narrows and change.kind not in ("removed_open", *_WORDING)
+    return (
+        change.narrows
+        and change.kind not in ("removed_open", *_WORDING)
+        and not _annotation_only(change)
+    )
 
 
 _WORDING = ("default", "default_added", "description", "examples")  # TN540, TN541

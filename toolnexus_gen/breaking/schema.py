@@ -470,6 +470,8 @@ class _Walk:
         before = {_bare(b): i for i, b in enumerate(was_exclusive)}
         valid_new, valid_old = self.valid(self.new_root), self.valid(self.old_root)
         texts = [_bare(b) for b in now]
+        shown_pairs: list[tuple[int, int, Any]] = []
+        undecided: list[tuple[int, int]] = []
         for i in range(len(now)):
             for j in range(i + 1, len(now)):
                 if texts[i] in before and texts[j] in before:
@@ -479,16 +481,27 @@ class _Walk:
                 met, value = overlap(now[i], now[j], valid_new)
                 if met is False:
                     continue
-                where = join_pointer(at, "oneOf") + f"/{max(i, j)}"
                 # shown when the value both take now was valid at REF
                 if met is True and _checks(valid_old, old, value):
-                    said = f"oneOf branches {i} and {j} both take {shown(value)} now (valid before)"
-                    self.add("exclusive", path, where, True, said)
+                    shown_pairs.append((i, j, value))
                 else:
-                    said = (
-                        f"oneOf branches {i} and {j} may overlap now (a value both take is refused)"
-                    )
-                    self.add("exclusive", path, where, True, said, proven=False)
+                    undecided.append((i, j))
+        # one change for the node: its first pair shown (else undecided), and how many more
+        if shown_pairs:
+            i, j, value = shown_pairs[0]
+            more = len(shown_pairs) - 1
+            said = f"oneOf branches {i} and {j} both take {shown(value)} now (valid before)"
+            if more:
+                said += f", and {more} more pair{'s' * (more > 1)} of branches overlap"
+            self.add("exclusive", path, join_pointer(at, "oneOf") + f"/{j}", True, said)
+        elif undecided:
+            i, j = undecided[0]
+            more = len(undecided) - 1
+            said = f"oneOf branches {i} and {j} may overlap now"
+            if more:
+                said += f" (and {more} more pair{'s' * (more > 1)})"
+            where = join_pointer(at, "oneOf") + f"/{j}"
+            self.add("exclusive", path, where, True, said, proven=False)
 
     def annotations(self, old: dict[str, Any], new: dict[str, Any], path: str, at: str) -> None:
         what = f"'{path}'" if path else "the arguments"
