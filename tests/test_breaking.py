@@ -551,7 +551,7 @@ def test_version_policy_names_each_tool_in_every_format(tmp_path: Path) -> None:
     assert [row.split("|")[3].strip() for row in rows] == ["`get_weather`", "`now`"]
 
     log = cli("changelog", "--against", "HEAD", cwd=folder).stdout
-    assert "**3 breaking changes** (`get_weather`, `now`)." in log  # TN503, TN501, TN520
+    assert "**3 breaking changes** in 2 tools (`get_weather`, `now`)." in log  # TN503, TN501, TN520
     block = log[log.index("- **error** breaking change without a major version bump (TN550):") :]
     assert block.splitlines()[1].startswith("  - `get_weather`: breaking since HEAD (TN503), but")
     assert block.splitlines()[2].startswith("  - `now`: breaking since HEAD (TN501, TN520), but")
