@@ -567,8 +567,8 @@ CODES: dict[str, tuple[str, str]] = {
         "tool_search, and one table per target for its options (e.g. [tool.toolnexus-gen.gemini]\n"
         'schema_field = "parametersJsonSchema"); [tool.toolnexus-gen.breaking] holds use, except,\n'
         "ignore, fail_on, token_threshold, version_policy, version, accept (TOOL:RULE entries, or\n"
-        "tables with finding, reason and until) and severity (a level per rule) (toolnexus-gen\n"
-        "breaking).\n"
+        "tables with finding, reason and until), severity (a level per rule) and deprecation\n"
+        "(releases and/or days) (toolnexus-gen breaking).\n"
         "Fix: as the message says.",
     ),
 }
