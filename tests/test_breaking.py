@@ -900,6 +900,8 @@ def test_accept_entries_expire_and_stale_ones_are_noted(tmp_path: Path) -> None:
         ('accept = [{finding = "a:TN501", why = "x"}]', "unknown key 'why'"),
         ('severity = {TN506 = "fatal"}', "a level is one of info, warning, error"),
         ('severity = {TN999 = "error"}', "no rule of toolnexus-gen breaking"),
+        ("deprecation = {weeks = 3}", "must be a table of releases and/or days"),
+        ("deprecation = {releases = -1}", "must be a table of releases and/or days"),
     ],
 )
 def test_bad_accept_configuration(tmp_path: Path, table: str, said: str) -> None:
