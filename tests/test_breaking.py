@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -108,7 +109,10 @@ def test_breaking_case(case: str, tmp_path: Path) -> None:
     assert len(findings) == len(result.stdout.splitlines())
     keys = ["tool", "rule", "category", "severity", "message", "path", "line", "col"]
     for finding in findings:
-        assert list(finding) == keys
+        # an accepted finding says so, with its entry's reason and expiry
+        assert list(finding) == keys + ["accepted"] * ("accepted" in finding)
+        if "accepted" in finding:
+            assert set(finding["accepted"]) == {"entry", "reason", "until"}
         assert isinstance(finding["tool"], str) and finding["tool"], finding  # always named
         assert finding["category"] in ("callers", "handlers", "model")
         assert finding["severity"] in ("error", "warning", "info")
@@ -547,7 +551,7 @@ def test_version_policy_names_each_tool_in_every_format(tmp_path: Path) -> None:
     assert [row.split("|")[3].strip() for row in rows] == ["`get_weather`", "`now`"]
 
     log = cli("changelog", "--against", "HEAD", cwd=folder).stdout
-    assert "**3 breaking changes** (`get_weather`, `now`)." in log  # TN503, TN501, TN520
+    assert "**3 breaking changes** in 2 tools (`get_weather`, `now`)." in log  # TN503, TN501, TN520
     block = log[log.index("- **error** breaking change without a major version bump (TN550):") :]
     assert block.splitlines()[1].startswith("  - `get_weather`: breaking since HEAD (TN503), but")
     assert block.splitlines()[2].startswith("  - `now`: breaking since HEAD (TN501, TN520), but")
@@ -570,19 +574,50 @@ def test_changelog_groups_by_tool(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.stderr
     text = result.stdout
     assert snapshot(repo) == before
-    assert text.startswith("## Tool changes since v1 (")
-    assert "**2 breaking changes** (`now`)." in text  # TN501 and TN520
+    # Keep a Changelog's form: a section a project pastes into its CHANGELOG.md
+    assert text.startswith("## [Unreleased]\n\nTool changes since v1 (")
+    assert "**2 breaking changes** in 1 tool (`now`)." in text  # TN501 and TN520
     added = text.index("### Added")
     removed = text.index("### Removed")
     changes = text.index("### Changed")
     assert added < removed < changes
     assert "- `forecast`: Forecast, by day; **warning**: ToolHandlers gains" in text[added:removed]
-    assert "- `now` **(breaking)**: calls of it are refused" in text[removed:changes]
+    assert (
+        "Calls of these tools are refused now.\n\n- `now` **(breaking)**" in text[removed:changes]
+    )
     tail = text[changes:]
     assert "- `get_weather`\n  - optional argument 'days' added\n" in tail
-    assert "  - description changed from" in tail
+    # model-only changes: one line each, unless --detail model (a word diff of descriptions)
+    assert "- Descriptions or titles changed: 1 change in 1 tool (`get_weather`;" in tail
+    detail = cli("changelog", "--against", "v1", "--detail", "model", cwd=repo).stdout
+    assert "  - description: Current weather for a ~~city~~ **city, with alerts**" in detail
+    versioned = '[project]\nname = "w"\nversion = "2.0.0"\n\n' + TARGETS
+    (repo / "pyproject.toml").write_text(versioned)
+    dated = cli("changelog", "--against", "v1", cwd=repo).stdout
+    assert re.match(r"## \[2\.0\.0\] - \d{4}-\d{2}-\d{2}\n", dated), dated[:40]
     none = cli("changelog", "--against", "HEAD", cwd=history(tmp_path / "again"))
-    assert none.stdout.endswith("No tool changed.\n")
+    assert none.stdout.endswith("No tool changed since HEAD (" + none.stdout.split("(")[1])
+
+
+def test_a_shared_schema_change_is_one_line_naming_its_tools() -> None:
+    from toolnexus_gen.breaking.report import changelog, word_diff
+    from toolnexus_gen.breaking.rules import Finding
+
+    shared = "required argument 'owner.login' added: a call without it, valid at v1, is refused now"
+    found = [
+        Finding(tool, "TN503", "callers", "error", shared, "specs/x.yaml", 1, 1)
+        for tool in ("list_repos", "get_repo", "delete_repo")
+    ] + [Finding("get_repo", "TN531", "callers", "info", "optional argument 'page' added")]
+    text = changelog(found, "v1")
+    assert text.count("owner.login") == 1
+    assert "(in 3 tools: `delete_repo`, `get_repo`, `list_repos`)" in text
+    assert "- `get_repo`\n  - optional argument 'page' added" in text
+    assert "**3 breaking changes** in 3 tools" in text
+    said = word_diff("Get a repository by its owner and name", "Get a repository by its full name")
+    assert said == "Get a repository by its ~~owner and~~ **full** name"
+    long = " ".join(f"w{i}" for i in range(40))
+    cut = word_diff(long, long.replace("w20", "x20"))
+    assert cut == "… w16 w17 w18 w19 ~~w20~~ **x20** w21 w22 w23 w24 …"
 
 
 # -- sync --check: an upstream MCP server's change, through the same rules -------------------------
@@ -791,3 +826,110 @@ def test_github_annotations_name_files_from_the_repository_top(tmp_path: Path) -
     assert github.stdout.startswith("::error file=services/weather/specs/get_weather.yaml,line=")
     text = cli("breaking", "--against", "HEAD", cwd=project)
     assert text.stdout.startswith("specs/get_weather.yaml:")
+
+
+# -- accepting findings one by one ---------------------------------------------------------------
+
+
+def test_an_accepted_finding_is_listed_in_every_format_and_fails_nothing(tmp_path: Path) -> None:
+    repo = history(tmp_path)  # HEAD: get_weather(city, days?)
+    spec = repo / "specs/get_weather.yaml"
+    spec.write_text(
+        spec.read_text()
+        .replace("required: [city]", "required: [city, days]")
+        .replace("Current weather", "Weather")
+    )
+    accept = ["--accept", "get_weather:TN504", "--accept", "get_*:TN540"]
+    refused = cli("breaking", "--against", "HEAD", cwd=repo)
+    assert refused.exit_code == 1, refused.output
+    for fmt in ("text", "json", "github", "markdown"):
+        result = cli("breaking", "--against", "HEAD", "--format", fmt, *accept, cwd=repo)
+        assert result.exit_code == 0, (fmt, result.output)
+        assert "accepted" in result.stdout, (fmt, result.stdout)
+        assert "2 accepted" in result.stderr
+    found = findings_of(cli("breaking", "--against", "HEAD", "--format", "json", *accept, cwd=repo))
+    assert {f["rule"] for f in found if "accepted" in f} == {"TN504", "TN540"}
+    assert found[0]["accepted"] == {"entry": "get_weather:TN504", "reason": None, "until": None}
+    github = cli("breaking", "--against", "HEAD", "--format", "github", *accept, cwd=repo).stdout
+    assert not any(line.startswith("::error") for line in github.splitlines())
+    notes = cli("changelog", "--against", "HEAD", *accept, cwd=repo).stdout
+    assert "accepted" in notes and "days" in notes
+    # one accepted, one not: the other still fails
+    half = cli(
+        "breaking",
+        "--against",
+        "HEAD",
+        "--accept",
+        "get_weather:TN504",
+        "--fail-on",
+        "info",
+        cwd=repo,
+    )
+    assert half.exit_code == 1 and "1 accepted" in half.stderr
+
+
+def test_accept_entries_expire_and_stale_ones_are_noted(tmp_path: Path) -> None:
+    repo = history(tmp_path)
+    (repo / "specs/get_weather.yaml").unlink()
+    versioned = '[project]\nname = "x"\nversion = "1.5.0"\n\n' + TARGETS
+    table = (
+        "\n[tool.toolnexus-gen.breaking]\naccept = [\n"
+        '  {finding = "get_weather:TN501", reason = "gone in 2.0", until = UNTIL},\n'
+        '  "get_weather:TN520",\n  "no_such_tool:TN503",\n]\n'
+    )
+    for until, counts in (
+        ('"2.0.0"', False),
+        ('"1.5.0"', True),
+        ('"2020-01-31"', True),
+        ("2020-01-31", True),  # a TOML date
+        ("2999-01-01", False),
+    ):
+        (repo / "pyproject.toml").write_text(versioned + table.replace("UNTIL", until))
+        result = cli("breaking", "--against", "HEAD", cwd=repo)
+        assert result.exit_code == int(counts), (until, result.output)
+        assert ("expired" in result.stderr) is counts, result.stderr
+        assert "accept no_such_tool:TN503 names no finding" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("table", "said"),
+    [
+        ('accept = ["get_weather"]', "is not TOOL:RULE"),
+        ('accept = ["get_weather:TN999"]', "TN999 is no rule of toolnexus-gen breaking"),
+        ('accept = [{finding = "a:TN501", until = "soon"}]', "neither a version"),
+        ('accept = [{finding = "a:TN501", why = "x"}]', "unknown key 'why'"),
+        ('severity = {TN506 = "fatal"}', "a level is one of info, warning, error"),
+        ('severity = {TN999 = "error"}', "no rule of toolnexus-gen breaking"),
+        ("deprecation = {weeks = 3}", "must be a table of releases and/or days"),
+        ("deprecation = {releases = -1}", "must be a table of releases and/or days"),
+    ],
+)
+def test_bad_accept_configuration(tmp_path: Path, table: str, said: str) -> None:
+    repo = history(tmp_path)
+    (repo / "pyproject.toml").write_text(TARGETS + f"\n[tool.toolnexus-gen.breaking]\n{table}\n")
+    result = cli("breaking", "--against", "HEAD", cwd=repo)
+    assert result.exit_code == 2
+    assert "pyproject.toml:7:1: error[TN802]: breaking." in result.stderr, result.stderr
+    assert said in result.stderr
+
+
+def test_a_bad_accept_option_is_a_usage_error(tmp_path: Path) -> None:
+    repo = history(tmp_path)
+    result = cli("breaking", "--against", "HEAD", "--accept", "get_weather", cwd=repo)
+    assert result.exit_code == 2
+    assert "--accept 'get_weather' is not TOOL:RULE" in result.stderr
+
+
+def test_a_severity_override_decides_the_exit_code(tmp_path: Path) -> None:
+    repo = history(tmp_path)
+    spec = repo / "specs/get_weather.yaml"
+    spec.write_text(
+        spec.read_text().replace("description: Current weather", "description: Weather")
+    )
+    assert cli("breaking", "--against", "HEAD", cwd=repo).exit_code == 0
+    (repo / "pyproject.toml").write_text(
+        TARGETS + '\n[tool.toolnexus-gen.breaking]\nseverity = {tn540 = "error"}\n'
+    )
+    result = cli("breaking", "--against", "HEAD", "--format", "json", cwd=repo)
+    assert result.exit_code == 1
+    assert [f["severity"] for f in findings_of(result) if f["rule"] == "TN540"] == ["error"]

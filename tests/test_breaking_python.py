@@ -122,3 +122,41 @@ def test_a_module_that_is_not_python_is_refused_with_its_place() -> None:
         python.classes(
             "from pydantic import BaseModel\n\nclass A(BaseModel:\n    x: int\n", "models/x.py"
         )
+
+
+OLD_SHIP = """
+class Address(BaseModel):
+    street: StrictStr | None = None
+    city: StrictStr
+
+
+class ShipArgs(BaseModel):
+    to: Address
+    back: list[Address] | None = None
+"""
+
+
+@pytest.mark.parametrize(
+    ("new_text", "exported", "said"),
+    [
+        # the same fields under a new name, not exported: nothing handler code sees differs
+        (OLD_SHIP.replace("Address", "Location"), frozenset({"ShipArgs"}), []),
+        # exported by name: code that imports it breaks
+        (
+            OLD_SHIP.replace("Address", "Location"),
+            frozenset({"ShipArgs", "Address"}),
+            [("class_renamed", "to"), ("class_renamed", "back")],
+        ),
+        # renamed and changed: a field type change, as before
+        (
+            OLD_SHIP.replace("Address", "Location").replace("city: StrictStr", "city: int"),
+            frozenset(),
+            [("field_type", "to"), ("field_type", "back")],
+        ),
+    ],
+)
+def test_a_nested_class_renamed_with_the_same_fields(
+    new_text: str, exported: frozenset[str], said: list[tuple[str, str]]
+) -> None:
+    found = python.compare_models(OLD_SHIP, "ShipArgs", new_text, "ShipArgs", "m", exported)
+    assert [(c.kind, c.path) for c in found] == said

@@ -297,3 +297,60 @@ def test_a_ref_cycle_through_any_of_or_all_of_ends(definition: dict[str, Any]) -
     renamed = copy.deepcopy(cyclic)
     renamed["$defs"]["A"]["x-note"] = "kept"
     assert said(cyclic, renamed) == []
+
+
+def _with_pattern(pattern: str) -> dict[str, Any]:
+    return {"type": "object", "properties": {"code": {"type": "string", "pattern": pattern}}}
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "narrows", "widens", "proven"),
+    [
+        (r"^[a-z]{1,10}$", r"^[a-z]{1,20}$", False, True, True),  # a quantifier widened
+        (r"^[a-z]+$", r"^[a-z0-9_]+$", False, True, True),  # a class widened
+        (r"^(foo|bar)$", r"^(foo|bar|baz)$", False, True, True),  # a branch added
+        (r"^[A-Z]{2}-\d+$", r"^[A-Z]{2,3}-\d+(-\d+)?$", False, True, True),
+        (r"^abc$", r"abc", False, True, True),  # anchors dropped
+        (r"^[a-z]{1,10}$", r"^[a-z]{1,5}$", True, False, True),  # shown by a string
+        (r"^(foo|bar|baz)$", r"^(foo|bar)$", True, False, True),
+        (r"abc", r"^abc$", True, False, True),
+        (r"^[a-z]+$", r"^(?=a)[a-z]+$", True, True, True),  # a look-ahead: shown by "b"
+        (r"^[a-z]+$", r"(?i)^[a-z]+$", False, True, True),  # letters in both cases now
+        (r"^[a-z]+$", r"(?s)^[a-z]+$", True, True, False),  # a flag not read: not compared
+    ],
+)
+def test_a_changed_pattern(old: str, new: str, narrows: bool, widens: bool, proven: bool) -> None:
+    (change,) = compare(_with_pattern(old), _with_pattern(new))
+    assert (change.narrows, change.widens, change.proven) == (narrows, widens, proven)
+
+
+def test_a_pattern_written_otherwise_is_no_change() -> None:
+    assert compare(_with_pattern(r"^\d\d\d$"), _with_pattern(r"^[0-9]{3}$")) == []
+
+
+_PIECES = st.sampled_from(["a", "b", "[ab]", "[a-c]", r"\d", "[0-9a]", "(ab|c)", "x"])
+_QUANTS = st.sampled_from(["", "?", "+", "*", "{1,2}", "{2}", "{0,3}"])
+_SIMPLE = st.builds(
+    lambda anchor, parts, end: anchor + "".join(parts) + end,
+    st.sampled_from(["", "^"]),
+    st.lists(st.builds(lambda p, q: p + q, _PIECES, _QUANTS), min_size=1, max_size=4),
+    st.sampled_from(["", "$"]),
+)
+
+
+@settings(max_examples=150, deadline=None, derandomize=True)
+@given(old=_SIMPLE, new=_SIMPLE, data=st.data())
+def test_a_pattern_proven_looser_takes_every_string_the_old_one_does(
+    old: str, new: str, data: Any
+) -> None:
+    import re
+
+    from toolnexus_gen.breaking.pattern import loosened
+
+    wider, witness = loosened(old, new)
+    if wider is False:
+        assert witness is not None and re.search(old, witness) and not re.search(new, witness)
+    if wider:
+        for _ in range(10):
+            text = data.draw(st.from_regex(old))
+            assert re.search(new, text), (old, new, text)

@@ -124,7 +124,9 @@ def test_petstore_specs_say_what_the_document_says(
     assert "body" not in add["http"]  # POST: json by default
     form = spec(project, "updatePetWithForm")  # POST without a body: arguments to the query
     assert form["http"]["body"] == "none"
-    assert "output_schema" not in spec(project, "findPetsByStatus")  # an array is no object
+    listed = spec(project, "findPetsByStatus")["output_schema"]  # an array: MCP's wrapper
+    assert (listed["type"], listed["required"]) == ("object", ["result"])
+    assert listed["properties"]["result"]["type"] == "array"
 
 
 def test_the_summary_names_the_variables_and_what_was_left_out(tmp_path: Path) -> None:
@@ -925,3 +927,21 @@ def test_what_the_import_writes_the_build_takes(tmp_path: Path) -> None:
         for p in (project / "box_tools" / "schemas").glob("*.json")
     }
     assert len(files["mcp"]) == 2 and len(files["anthropic"]) == 2
+
+
+def test_a_deprecated_operation_and_parameter_are_marked(tmp_path: Path) -> None:
+    document = tmp_path / "old.yaml"
+    document.write_text(
+        "openapi: 3.1.0\ninfo: {title: Old, version: '1'}\n"
+        "servers: [{url: 'https://old.example.com'}]\npaths:\n"
+        "  /things:\n    get:\n      operationId: listThings\n      deprecated: true\n"
+        "      parameters:\n        - {name: page, in: query, deprecated: true, schema: {type: integer}}\n"
+        "      responses:\n        '200':\n          description: ok\n"
+        "          content: {application/json: {schema: {type: array, items: {type: string}}}}\n"
+    )
+    project = tmp_path / "project"
+    assert import_openapi(project, document).exit_code == 0
+    found = spec(project, "listThings")
+    assert found["deprecated"] is True
+    assert found["input_schema"]["properties"]["page"]["deprecated"] is True
+    assert found["output_schema"]["properties"]["result"]["type"] == "array"

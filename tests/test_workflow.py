@@ -281,6 +281,23 @@ def test_mcp_structured_content_is_checked_against_the_output_schema(build_packa
     assert not free.is_error and data is None
 
 
+def test_a_list_result_goes_under_mcps_result_wrapper(build_package: Any) -> None:
+    wrapped = {
+        "type": "object",
+        "properties": {"result": {"type": "array", "items": {"type": "integer"}}},
+        "required": ["result"],
+    }
+    pkg = build_package({"ids.yaml": {"description": "Ids", "output_schema": wrapped}})
+    mcp = importlib.import_module("toolnexus_runtime.mcp")
+    (validator,) = [mcp._output_validator(t.get("outputSchema")) for t in pkg.to_mcp()]
+    listed, data = mcp._structured("ids", pkg.ToolResult("[1, 2]", False, [1, 2]), validator)
+    assert not listed.is_error and data == {"result": [1, 2]}
+    parsed, data = mcp._structured("ids", pkg.ToolResult("[3]"), validator)
+    assert not parsed.is_error and data == {"result": [3]}  # JSON text: parsed, then wrapped
+    bad, data = mcp._structured("ids", pkg.ToolResult('["x"]', False, ["x"]), validator)
+    assert bad.is_error and data is None and "result/0" in bad.output
+
+
 @pytest.mark.parametrize(
     ("before", "after"),
     [

@@ -758,6 +758,17 @@ AGAINST_OPTION = click.option(
 )
 
 
+ACCEPT_OPTION = click.option(
+    "--accept",
+    "accepted",
+    multiple=True,
+    metavar="TOOL:RULE",
+    help="Accept one finding (a tool name or glob, and a rule ID; repeatable): it is still "
+    "reported, marked accepted, and counts for no --fail-on. Beside accept in "
+    "[tool.toolnexus-gen.breaking].",
+)
+
+
 @main.command()
 @AGAINST_OPTION
 @click.option(
@@ -776,13 +787,14 @@ AGAINST_OPTION = click.option(
     help="text (path:line:col), json (for scripts), github (workflow annotations), markdown "
     "(a pull request comment).",
 )
-def breaking(against: str, fail_on: str | None, fmt: str) -> None:
+@ACCEPT_OPTION
+def breaking(against: str, fail_on: str | None, fmt: str, accepted: tuple[str, ...]) -> None:
     """Compare the tool surface at REF with what a build makes now: each change that breaks
     callers, handler code or what a model is shown, by rule (toolnexus-gen explain TN5xx).
     Nothing is written; the working tree is never touched."""
     from toolnexus_gen.breaking import report, revision
 
-    outcome = _run(session.breaking, against, fail_on)
+    outcome = _run(session.breaking, against, fail_on, accepted)
     prefix = revision.workspace_prefix(Path.cwd()) if fmt == "github" else ""
     text = report.render(outcome.findings, fmt, outcome.against, prefix)
     if text:
@@ -800,12 +812,30 @@ def breaking(against: str, fail_on: str | None, fmt: str) -> None:
 
 @main.command()
 @AGAINST_OPTION
-def changelog(against: str) -> None:
-    """Print the tool changes since REF as Markdown release notes, grouped by tool (added,
-    removed, changed; breaking changes marked)."""
+@ACCEPT_OPTION
+@click.option(
+    "--detail",
+    type=click.Choice(["model", "all"]),
+    default=None,
+    help="model: list every model-only change (descriptions as word diffs, examples, token "
+    "costs, strict mode) instead of one line each; all: also each compatible result change "
+    "(result fields added).",
+)
+def changelog(against: str, accepted: tuple[str, ...], detail: str | None) -> None:
+    """Print the tool changes since REF as release notes in Keep a Changelog's form (Added,
+    Removed, Deprecated, Changed; breaking changes marked), to paste into CHANGELOG.md."""
+    import datetime
+
     from toolnexus_gen.breaking import report
 
-    outcome = _run(session.breaking, against, None)
-    click.echo(report.changelog(outcome.findings, outcome.against), nl=False)
+    outcome = _run(session.breaking, against, None, accepted)
+    text = report.changelog(
+        outcome.findings,
+        outcome.against,
+        detail=detail,
+        version=outcome.version,
+        today=datetime.date.today().isoformat(),
+    )
+    click.echo(text, nl=False)
     for note in outcome.notes:
         _echo(f"note: {note}", err=True, fg="yellow")

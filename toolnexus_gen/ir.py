@@ -33,6 +33,7 @@ class Tool:
     examples: tuple[dict[str, Any], ...] = ()
     strict: bool | None = None
     annotations: dict[str, Any] | None = None
+    deprecated: bool | dict[str, Any] | None = None  # true, or {since, note}
     targets: frozenset[str] | None = None  # None: every selected target
     # how the tool runs when it is not a handler method: {kind: settings} (an MCP server's tool,
     # an HTTP endpoint, a built-in); the runtime's executor of that kind runs it

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -890,6 +890,7 @@ class BreakingOutcome:
     fail_on: str  # the level the exit code is decided at
     notes: list[str] = field(default_factory=list)  # what could not be checked, and why
     tools: int = 0  # tools now
+    version: str | None = None  # the project's version now, when its pyproject.toml says
 
     @property
     def failed(self) -> bool:
@@ -916,12 +917,30 @@ def _why(exc: BaseException) -> str:
     return printable(f"{type(exc).__name__}: {exc}")[:200]
 
 
-def breaking(against: str, fail_on: str | None = None) -> BreakingOutcome:
+def breaking(
+    against: str, fail_on: str | None = None, accepted: Sequence[str] = ()
+) -> BreakingOutcome:
     """Every finding of the rules between the package at REF `against` (a git revision or a
-    directory) and the one a build would write now (made in memory; nothing is written)."""
-    from toolnexus_gen.breaking import config, locate, policy, revision, rules, surface
+    directory) and the one a build would write now (made in memory; nothing is written).
+    `accepted`: `--accept TOOL:RULE` entries, beside the configuration's `accept`."""
+    from toolnexus_gen.breaking import (
+        accept,
+        config,
+        deprecation,
+        locate,
+        policy,
+        revision,
+        rules,
+        surface,
+    )
     from toolnexus_gen.fs.paths import display_path
 
+    entries = []
+    for written in accepted:
+        entry = accept.parse(written)
+        if isinstance(entry, str):
+            raise UserError(f"--accept {entry}")
+        entries.append(entry)
     chosen = options(None, None, ())
     with os_errors():
         settings = config.load(Path.cwd())
@@ -949,7 +968,23 @@ def breaking(against: str, fail_on: str | None = None) -> BreakingOutcome:
                 "writes: corrupt, or made to be hostile)"
             ) from None
     found = rules.selected(found, settings.use, settings.excepted, settings.ignore)
-    outcome = BreakingOutcome(ref.label, found, fail_on or settings.fail_on, tools=len(new.tools))
+    found = accept.severities(found, dict(settings.severity))
+    found = deprecation.apply(
+        found,
+        old,
+        deprecation.Policy(
+            *settings.deprecation,
+            ref_version=policy.version_in(ref.pyproject, settings.version),
+            version=policy.version_in(settings.text, settings.version),
+        ),
+    )
+    outcome = BreakingOutcome(
+        ref.label,
+        found,
+        fail_on or settings.fail_on,
+        tools=len(new.tools),
+        version=policy.version_in(settings.text, settings.version),
+    )
     if settings.version_policy and settings.pyproject is not None:
         try:
             extra, note = policy.check(
@@ -966,13 +1001,18 @@ def breaking(against: str, fail_on: str | None = None) -> BreakingOutcome:
             raise UserError(
                 f"{_ref_name(against)}: its version cannot be read: {_why(exc)}"
             ) from None
-        found += rules.selected(extra, settings.use, settings.excepted, settings.ignore)
+        extra = rules.selected(extra, settings.use, settings.excepted, settings.ignore)
+        found += accept.severities(extra, dict(settings.severity))
         if note:
             outcome.notes.append(note)
     elif settings.version_policy:
         raise UserError(
             "version_policy is on, but there is no pyproject.toml to read the version from"
         )
+    found, notes = accept.apply(
+        found, [*settings.accept, *entries], policy.version_in(settings.text, settings.version)
+    )
+    outcome.notes += notes
     with os_errors():
         infos = {tool.name: tool for tool in toolset.tools}
         outcome.findings = sorted(locate.locate(found, infos), key=rules.order)

@@ -67,6 +67,18 @@ def _output_validator(schema: Mapping[str, Any] | None) -> Any:
     return jsonschema.Draft202012Validator(schema, registry=referencing.Registry())
 
 
+def wraps_result(schema: Any) -> bool:
+    """Whether an outputSchema is MCP's wrapper of a result that is no object (a list, a
+    string): `{"type": "object", "properties": {"result": ...}, "required": ["result"]}`, as
+    the mcp SDK writes one and `toolnexus-gen import openapi` writes an array response."""
+    return (
+        isinstance(schema, Mapping)
+        and isinstance(schema.get("properties"), Mapping)
+        and list(schema["properties"]) == ["result"]
+        and schema.get("required") == ["result"]
+    )
+
+
 def _structured(name: str, result: ToolResult, validator: Any) -> tuple[ToolResult, Any]:
     """The structuredContent for a result, or an error result when it breaks the outputSchema."""
     data = result.data
@@ -78,6 +90,8 @@ def _structured(name: str, result: ToolResult, validator: Any) -> tuple[ToolResu
         except ValueError:
             data = None
     problem = None
+    if data is not None and not isinstance(data, dict) and wraps_result(validator.schema):
+        data = {"result": data}  # a list (or a scalar) under MCP's wrapper, as the schema says
     if not isinstance(data, dict):
         problem = "it returned no object, but the tool declares an outputSchema"
     else:

@@ -10,15 +10,20 @@ the section.
     token_threshold = 10                     # percent a tool's token cost may move unreported
     version_policy = true                    # a breaking change needs a major version bump
     version = "project.version"              # where the version is (a dotted key of pyproject)
+    accept = ["get_weather:TN503"]           # findings accepted one by one (see accept.py)
+    severity = {TN506 = "error"}             # a rule's severity, instead of its default
+    deprecation = {releases = 1, days = 90}  # how long a deprecation stands before removal
 """
 
 from __future__ import annotations
 
+import datetime
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from toolnexus_gen.breaking import accept
 from toolnexus_gen.breaking.rules import CATEGORIES, LEVELS
 from toolnexus_gen.config.pyproject import SECTION, _key_position, find_pyproject, read_pyproject
 from toolnexus_gen.diagnostics import Diagnostic, DiagnosticsError
@@ -31,7 +36,18 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 TABLE = "breaking"
-KEYS = ("use", "except", "ignore", "fail_on", "token_threshold", "version_policy", "version")
+KEYS = (
+    "use",
+    "except",
+    "ignore",
+    "fail_on",
+    "token_threshold",
+    "version_policy",
+    "version",
+    "accept",
+    "severity",
+    "deprecation",
+)
 
 
 @dataclass(frozen=True)
@@ -43,6 +59,9 @@ class Settings:
     token_threshold: float = 10.0
     version_policy: bool = False
     version: str = "project.version"
+    accept: tuple[accept.Entry, ...] = ()
+    severity: tuple[tuple[str, str], ...] = ()  # (rule, level)
+    deprecation: tuple[int | None, int | None] = (1, None)  # (releases, days)
     pyproject: Path | None = None  # the file read, if any
     text: str = ""  # its text (the version policy reads the version from it)
 
@@ -91,6 +110,15 @@ def load(start: Path) -> Settings:
         token_threshold=float(values.get("token_threshold", 10.0)),
         version_policy=bool(values.get("version_policy", False)),
         version=values.get("version", "project.version"),
+        accept=tuple(_entries(values.get("accept", ()))),
+        severity=tuple(
+            (str(rule).upper(), level) for rule, level in values.get("severity", {}).items()
+        ),
+        deprecation=(
+            (values["deprecation"].get("releases"), values["deprecation"].get("days"))
+            if "deprecation" in values
+            else (1, None)
+        ),
         pyproject=path,
         text=text,
     )
@@ -119,4 +147,63 @@ def _problem(key: str, value: Any) -> str | None:
             return "must be true or false"
     elif key == "version" and (not isinstance(value, str) or not value.strip(".")):
         return 'must be a dotted key of pyproject.toml, such as "project.version"'
+    elif key == "accept":
+        return _accept_problem(value)
+    elif key == "severity":
+        return accept.level_problem(value)
+    elif key == "deprecation":
+        counts = isinstance(value, dict) and all(
+            k in ("releases", "days") and isinstance(v, int) and not isinstance(v, bool) and v >= 0
+            for k, v in value.items()
+        )
+        if not counts or not value:
+            return "must be a table of releases and/or days (whole numbers, 0 or more)"
     return None
+
+
+ENTRY_KEYS = ("finding", "reason", "until")
+
+
+def _accept_problem(value: Any) -> str | None:
+    if not isinstance(value, list):
+        return 'must be a list of "TOOL:RULE" or {finding = "TOOL:RULE", reason, until} tables'
+    for item in value:
+        if isinstance(item, dict):
+            unknown = [k for k in item if k not in ENTRY_KEYS]
+            if unknown:
+                return f"entry has unknown key {unknown[0]!r} (known: {', '.join(ENTRY_KEYS)})"
+            if not isinstance(item.get("finding"), str):
+                return 'entry needs finding = "TOOL:RULE"'
+            if "reason" in item and not isinstance(item["reason"], str):
+                return "entry's reason must be a string"
+            if "until" in item:
+                problem = accept.until_problem(_until(item["until"]))
+                if problem:
+                    return f"entry {item['finding']!r}: {problem}"
+            item = item["finding"]
+        if not isinstance(item, str):
+            return 'must be a list of "TOOL:RULE" or {finding = "TOOL:RULE", reason, until} tables'
+        parsed = accept.parse(item)
+        if isinstance(parsed, str):
+            return f"entry {parsed}"
+    return None
+
+
+def _entries(value: Any) -> list[accept.Entry]:
+    found = []
+    for item in value:
+        table = item if isinstance(item, dict) else {"finding": item}
+        entry = accept.parse(table["finding"])
+        assert isinstance(entry, accept.Entry)  # _accept_problem checked it
+        until = table.get("until")
+        found.append(
+            accept.Entry(
+                entry.tool, entry.rule, table.get("reason"), _until(until) if until else None
+            )
+        )
+    return found
+
+
+def _until(value: Any) -> Any:
+    """A TOML date (`until = 2027-03-31`, unquoted) as the string a quoted one is."""
+    return value.isoformat() if isinstance(value, datetime.date) else value

@@ -72,7 +72,7 @@ class Bound:
 
 @dataclass(frozen=True)
 class PyChange:
-    kind: str  # field_removed, field_type, field_optional, enum_member
+    kind: str  # field_removed, field_type, field_optional, enum_member, class_renamed
     path: str  # "city", "address.zip"
     detail: str
 
@@ -246,14 +246,58 @@ def same_shape(old_text: str, new_text: str) -> bool:
 
 
 def compare_models(
-    old_text: str, old_class: str, new_text: str, new_class: str, where: str
+    old_text: str,
+    old_class: str,
+    new_text: str,
+    new_class: str,
+    where: str,
+    exported: frozenset[str] = frozenset(),
 ) -> list[PyChange]:
-    """What code reading `args` of the old model finds changed in the new one."""
+    """What code reading `args` of the old model finds changed in the new one. `exported`: the
+    classes models/__init__.py exported at REF (a nested class renamed with the same fields
+    breaks only code that imports it by name, and only these are offered by name)."""
     if old_class == new_class and same_shape(old_text, new_text):
         return []
     old, new = classes(old_text, f"REF:{where}"), classes(new_text, where)
     found: list[PyChange] = []
     seen: set[tuple[str, str]] = set()
+    alike: dict[tuple[str, str], bool] = {}
+
+    def same(before_name: str, after_name: str) -> bool:
+        """Whether two classes hold the same fields of the same types (or the same members),
+        the classes they use alike too, whatever their names."""
+        key = (before_name, after_name)
+        if key in alike:
+            return alike[key]
+        before, after = old.get(before_name), new.get(after_name)
+        if before is None or after is None:
+            return before_name == after_name
+        alike[key] = True  # a class that uses itself: alike unless something else differs
+        if before.is_enum or after.is_enum:
+            result = before.is_enum and after.is_enum and before.members == after.members
+        else:
+            result = before.fields.keys() == after.fields.keys() and all(
+                renamed(was, after.fields[name]) is not None for name, was in before.fields.items()
+            )
+        alike[key] = result
+        return result
+
+    def renamed(was: Field, now: Field) -> dict[str, str] | None:
+        """The classes renamed between two annotations that read alike but for those names
+        (each pair alike): {} when written alike, None when they differ otherwise."""
+        before, after = was.normalised(), now.normalised()
+        if before == after:
+            return {}
+        gone = sorted(n for n in was.names - now.names if n in old)
+        came = sorted(n for n in now.names - was.names if n in new)
+        if len(gone) != len(came) or not gone:
+            return None
+        mapping = dict(zip(gone, came, strict=True))
+        pattern = re.compile(r"\b(?:" + "|".join(map(re.escape, gone)) + r")\b")
+        moved = frozenset(pattern.sub(lambda m: mapping[m.group(0)], m) for m in before)
+        if moved != after or not all(same(a, b) for a, b in mapping.items()):
+            return None
+        return mapping
 
     def walk(before_name: str, after_name: str, path: str) -> None:
         if (before_name, after_name) in seen:
@@ -279,6 +323,19 @@ def compare_models(
                 found.append(
                     PyChange("field_removed", at, f"field '{at}' ({was.annotation}) removed")
                 )
+                continue
+            mapping = renamed(was, now) if was.members != now.members else {}
+            if mapping:
+                for was_class, now_class in mapping.items():
+                    if was_class in exported:
+                        found.append(
+                            PyChange(
+                                "class_renamed",
+                                at,
+                                f"model {was_class} renamed to {now_class} (the same fields; field "
+                                f"'{at}'): code that imports it by name breaks",
+                            )
+                        )
                 continue
             if was.members != now.members and was.normalised() != now.normalised():
                 added = now.normalised() - was.normalised()

@@ -18,7 +18,7 @@ from functools import cached_property
 from typing import Any
 
 from toolnexus_gen.breaking import python
-from toolnexus_gen.breaking.schema import Change, canonical, compare, shown
+from toolnexus_gen.breaking.schema import Change, canonical, compare, deprecated_arguments, shown
 from toolnexus_gen.breaking.surface import PackageError, Surface, ToolSurface
 from toolnexus_gen.diagnostics.catalogue import BREAKING
 from toolnexus_gen.pipeline.tokens import estimate, estimate_text
@@ -26,6 +26,23 @@ from toolnexus_gen.pipeline.tokens import estimate, estimate_text
 CATEGORIES = ("callers", "handlers", "model")
 MIN_TOKENS = 10  # a token cost moving by fewer is never reported, whatever the percentage
 LEVELS = ("info", "warning", "error")  # in rising order
+
+
+@dataclass(frozen=True)
+class Accepted:
+    """Why a finding is accepted: an entry of `accept` (or `--accept`) that names it."""
+
+    entry: str  # as written: "get_weather:TN503"
+    reason: str | None = None
+    until: str | None = None  # a version or a date (YYYY-MM-DD)
+
+    def as_json(self) -> dict[str, Any]:
+        return {"entry": self.entry, "reason": self.reason, "until": self.until}
+
+    def said(self) -> str:
+        """In words, for the text formats: "accepted (reason; until 2.0)"."""
+        parts = [p for p in (self.reason, f"until {self.until}" if self.until else None) if p]
+        return f"accepted ({'; '.join(parts)})" if parts else "accepted"
 
 
 @dataclass(frozen=True)
@@ -42,9 +59,12 @@ class Finding:
     # ("input_schema", "/properties/zip"); None: the tool itself
     at: tuple[str, str] | None = field(default=None, compare=False)
     was: str | None = field(default=None, compare=False)  # a renamed tool's old name
+    accepted: Accepted | None = None  # an accepted finding counts for no --fail-on
+    # a wording change's text before and now, whole (the changelog shows a word diff)
+    texts: tuple[str, str] | None = field(default=None, compare=False)
 
     def as_json(self) -> dict[str, Any]:
-        return {
+        found: dict[str, Any] = {
             "tool": self.tool,
             "rule": self.rule,
             "category": self.category,
@@ -54,6 +74,9 @@ class Finding:
             "line": self.line,
             "col": self.col,
         }
+        if self.accepted is not None:
+            found["accepted"] = self.accepted.as_json()
+        return found
 
     @property
     def title(self) -> str:
@@ -65,6 +88,7 @@ class Found:
     message: str
     at: tuple[str, str] | None = None
     severity: str | None = None  # None: the rule's default
+    texts: tuple[str, str] | None = None  # a wording change: its text before and now
 
 
 @dataclass
@@ -108,7 +132,12 @@ class Pair:
             return []
         try:
             return python.compare_models(
-                old.model_source, old.model, new.model_source, new.model, f"models of {new.name}"
+                old.model_source,
+                old.model,
+                new.model_source,
+                new.model,
+                f"models of {new.name}",
+                old.exported,
             )
         except python.PythonError as exc:
             raise PackageError(str(exc)) from None
@@ -219,21 +248,38 @@ check("TN508")(
         ),
     )
 )
-check("TN509")(
-    _narrowing(
-        "bound",
-        lambda c, ref: f"{_arg(c.path)}: {c.detail}: a value valid at {ref} may be refused now",
-    )
-)
+
+
+@check("TN509")
+def tightened(pair: Pair) -> Iterator[Found]:
+    for change in _input(pair.inputs, ("bound",), True):
+        yield Found(
+            f"{_arg(change.path)}: {change.detail}: a value valid at {pair.ref} may be refused now",
+            ("input_schema", change.pointer),
+            None if change.proven else "warning",  # a pattern neither proven nor refuted
+        )
+
+
 check("TN510")(
     _narrowing(
         "closed",
         lambda c, ref: (
-            f"{_arg(c.path)} {c.detail}: a call with an argument it does not list "
-            "is refused where it was ignored"
+            f"{_arg(c.path)} {c.detail}: a call with an argument it does not list, valid at "
+            f"{ref}, is refused now"
         ),
     )
 )
+
+
+@check("TN515")
+def branches_overlap(pair: Pair) -> Iterator[Found]:
+    for change in _input(pair.inputs, ("exclusive",), True):
+        yield Found(
+            f"{_arg(change.path)}: {change.detail}: oneOf refuses a value two branches match, "
+            f"so a call valid at {pair.ref} {'is' if change.proven else 'may be'} refused now",
+            ("input_schema", change.pointer),
+            None if change.proven else "warning",  # not decided either way
+        )
 
 
 @check("TN511")
@@ -277,8 +323,10 @@ def _result(change: Change) -> str:
         return f"{where} may be missing now (required before)"
     if change.kind == "made_required":
         return f"{where} is always present now"
-    if change.kind in ("optional_added", "required_added"):
+    if change.kind == "optional_added":
         return f"{where} added"
+    if change.kind == "required_added":
+        return f"{where} added, required"
     return f"{where}: {change.detail}"
 
 
@@ -290,7 +338,14 @@ def _breaks_readers(change: Change) -> bool:
     quiet = ("optional_added", "required_added", "default", "default_added", "description")
     if change.kind in (*quiet, "examples"):  # a result field added is compatible by convention
         return False
-    return change.widens
+    return change.widens and not _annotation_only(change)
+
+
+def _annotation_only(change: Change) -> bool:
+    """A `format` added, changed or removed: the runtime's MCP server checks results without
+    asserting formats (as JSON Schema 2020-12 does by default), so no result is refused or
+    let through by it."""
+    return change.kind == "bound" and change.detail.startswith("format ")
 
 
 @check("TN513")
@@ -365,6 +420,9 @@ def model_renamed(pair: Pair) -> Iterator[Found]:
     elif new.model != old.model:
         now = f"renamed to {new.model}" if new.model else "removed"
         yield Found(f"model {old.model} {now}: code that imports it breaks", ("name", ""))
+    for change in pair.models:
+        if change.kind == "class_renamed":  # a nested model the package exports by name
+            yield Found(change.detail, ("input_schema", ""))
 
 
 @check("TN522")
@@ -421,6 +479,60 @@ def widened(pair: Pair) -> Iterator[Found]:
         yield Found(f"{_arg(change.path)}: {change.detail}", ("input_schema", change.pointer))
 
 
+def _refuses_results(change: Change) -> bool:
+    """Whether an output schema change refuses results it took (the same narrowing as for
+    arguments, seen by whoever writes results: the handler, or the upstream of a binding); a
+    result field dropped from an open object is still taken (ignored)."""
+    return (
+        change.narrows
+        and change.kind not in ("removed_open", *_WORDING)
+        and not _annotation_only(change)
+    )
+
+
+_WORDING = ("default", "default_added", "description", "examples")  # TN540, TN541
+
+
+def _narrowed_results(pair: Pair, bound: bool) -> Iterator[Found]:
+    """The output schema narrowed for a tool run by a handler (bound False) or by a binding."""
+    old, new = pair.old, pair.new
+    if old is None or new is None or (new.method is None) is not bound:
+        return
+    # the runtime's MCP server checks every result against outputSchema: without an mcp entry
+    # nothing refuses a result, but readers of the schema may
+    served = "mcp" in new.targets or not new.entries
+    for change in pair.outputs:
+        if _refuses_results(change):
+            what = _result(change)
+            if change.kind == "made_required":  # as whoever writes results reads it
+                what = f"result field '{change.path}' is required now"
+            if bound:
+                said = (
+                    f"{what}: a result {new.source() or 'its binding'} returned, "
+                    f"valid at {pair.ref}, may be an error result now"
+                )
+            else:
+                said = (
+                    f"{what}: a result ToolHandlers.{new.method} returned, valid at "
+                    f"{pair.ref}, is an error result now"
+                )
+            yield Found(
+                said + ("" if served else " (where results are checked: no mcp entry here)"),
+                ("output_schema", change.pointer),
+                None if served else "warning",
+            )
+
+
+@check("TN527")
+def results_refused(pair: Pair) -> Iterator[Found]:
+    yield from _narrowed_results(pair, bound=False)
+
+
+@check("TN528")
+def bound_results_refused(pair: Pair) -> Iterator[Found]:
+    yield from _narrowed_results(pair, bound=True)
+
+
 @check("TN533")
 def output_extended(pair: Pair) -> Iterator[Found]:
     if pair.old is None or pair.new is None or pair.new.output_schema is None:
@@ -429,9 +541,9 @@ def output_extended(pair: Pair) -> Iterator[Found]:
         yield Found("output schema added: results carry structuredContent", ("output_schema", ""))
         return
     for change in pair.outputs:
-        quiet = ("default", "default_added", "description", "examples")  # TN540, TN541
-        if change.kind not in quiet and not _breaks_readers(change):
-            yield Found(_result(change), ("output_schema", change.pointer))
+        if change.kind not in _WORDING and not _breaks_readers(change):
+            if not _refuses_results(change):
+                yield Found(_result(change), ("output_schema", change.pointer))
 
 
 # -- model: what a model is shown ---------------------------------------------------------------
@@ -445,12 +557,13 @@ def wording(pair: Pair) -> Iterator[Found]:
     for key in ("title", "description"):
         before, after = getattr(old, key), getattr(new, key)
         if before != after:
-            yield Found(f"{key} {_changed(before, after)}", (key, ""))
+            texts = (before, after) if before and after else None
+            yield Found(f"{key} {_changed(before, after)}", (key, ""), texts=texts)
     for part, changes in (("input_schema", pair.inputs), ("output_schema", pair.outputs)):
         for change in changes:
             if change.kind == "description":
                 what = "output: " if part == "output_schema" else ""
-                yield Found(what + change.detail, (part, change.pointer))
+                yield Found(what + change.detail, (part, change.pointer), texts=change.texts)
 
 
 @check("TN541")
@@ -532,6 +645,23 @@ def _changed(before: Any, after: Any, *, quote: bool = True) -> str:
     return "changed"
 
 
+@check("TN544")
+def deprecated(pair: Pair) -> Iterator[Found]:
+    old, new = pair.old, pair.new
+    if new is None:
+        return
+    now = new.deprecation
+    if now is not None and (old is None or old.deprecation is None):
+        since = f" since {now['since']}" if isinstance(now.get("since"), str) else ""
+        note = f": {now['note']}" if isinstance(now.get("note"), str) else ""
+        yield Found(f"tool deprecated{since}{note}", ("deprecated", ""))
+    before = set(deprecated_arguments(old.input_schema)) if old is not None else set()
+    for pointer in deprecated_arguments(new.input_schema):
+        if pointer not in before:
+            name = ".".join(part for part in pointer.split("/") if part not in ("", "properties"))
+            yield Found(f"argument '{name}' deprecated", ("input_schema", pointer))
+
+
 # -- the whole surface ---------------------------------------------------------------------------
 
 
@@ -592,6 +722,7 @@ def findings(pairs: Iterable[Pair]) -> list[Finding]:
                         hit.message,
                         at=hit.at,
                         was=pair.renamed_from,
+                        texts=hit.texts,
                     )
                 )
     return sorted(found, key=order)
@@ -616,8 +747,9 @@ def selected(
 
 
 def at_or_above(found: Iterable[Finding], level: str) -> bool:
+    """Whether a finding not accepted is at `level` or above."""
     rank = LEVELS.index(level)
-    return any(LEVELS.index(f.severity) >= rank for f in found)
+    return any(LEVELS.index(f.severity) >= rank for f in found if f.accepted is None)
 
 
 def spec_findings(old: Any, new: Any, ref: str) -> list[Finding]:

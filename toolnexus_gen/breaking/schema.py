@@ -19,10 +19,12 @@ further: a schema of a few kilobytes can name exponentially many alternatives.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, replace
 from typing import Any
 
+from toolnexus_gen.breaking.overlap import overlap
+from toolnexus_gen.breaking.pattern import loosened
 from toolnexus_gen.toolspec.pointer import join_pointer, resolve
 
 # Keywords that never change what validates (x-* keys too).
@@ -78,6 +80,7 @@ BOUNDED = frozenset(
 )  # what bounds() compares
 MAX_REFS = 64  # $ref hops from one node: a longer chain is a cycle of bare refs
 WORK_BUDGET = 100_000  # steps of one comparison (nodes resolved, alternatives made)
+MAX_BRANCHES = 24  # oneOf branches checked pairwise for overlap (more: not checked)
 MAX_DEPTH = 100  # nested $ref/anyOf/allOf expansions and compared nodes, one inside another
 
 
@@ -89,6 +92,8 @@ class Change:
     narrows: bool  # a value valid before may be refused now
     widens: bool  # a value refused before may be accepted now (both: a changed type, pattern)
     detail: str  # what changed, in words
+    proven: bool = True  # False: it may narrow, not shown either way (a pattern not compared)
+    texts: tuple[str, str] | None = None  # a wording change's text before and now, whole
 
 
 KINDS = (
@@ -102,6 +107,7 @@ KINDS = (
     "enum",  # enum and const values
     "bound",  # bounds, lengths, pattern, format, multipleOf, uniqueItems, opaque keywords
     "closed",  # additionalProperties / unevaluatedProperties false
+    "exclusive",  # oneOf branches that meet now
     "default",  # changed or removed
     "default_added",
     "description",  # title or description
@@ -212,10 +218,13 @@ class _Walk:
         detail: str,
         *,
         both: bool = False,
+        proven: bool = True,
     ) -> None:
         """A change; `narrows` None: neither narrows nor widens (wording, a default)."""
         widens = narrows is False or both
-        self.found.append(Change(kind, path, pointer, narrows is True or both, widens, detail))
+        self.found.append(
+            Change(kind, path, pointer, narrows is True or both, widens, detail, proven)
+        )
 
     def alike(self, old: Any, new: Any) -> bool:
         """Whether two equal (`==`) nodes are written alike (`==` takes 1, 1.0 and true for one
@@ -418,6 +427,8 @@ class _Walk:
         try:
             if isinstance(old_body, dict) and isinstance(new_body, dict):
                 self.annotations(old_body, new_body, path, new_at)
+                if isinstance(new_body.get("oneOf"), list):
+                    self.exclusive(old_body, new_body, path, new_at)
             self.union(
                 self.alternatives(old_body, self.old_root, old_at),
                 self.alternatives(new_body, self.new_root, new_at),
@@ -427,6 +438,71 @@ class _Walk:
         finally:
             self.active.discard(pair)
 
+    def branches(self, node: dict[str, Any], root: Any, key: str, at: str) -> list[Any]:
+        """The options of a node's anyOf/oneOf, each resolved, with the node's other keywords."""
+        options = node.get(key)
+        if not isinstance(options, list):
+            return []
+        base = {
+            k: v for k, v in node.items() if k not in ("anyOf", "oneOf") and k not in ANNOTATIONS
+        }
+        found = []
+        for i, option in enumerate(options):
+            body, _ = self.resolved(option, root, f"{at}/{key}/{i}")
+            found.append(_merge(base, body) if isinstance(body, dict) and base else body)
+        return found
+
+    def valid(self, root: Any) -> Callable[[Any, Any], bool]:
+        """A check of a value against a part of a schema, its $refs resolved from `root`."""
+        import jsonschema
+
+        checker = jsonschema.Draft202012Validator(root if isinstance(root, (dict, bool)) else {})
+        return lambda schema, value: bool(checker.evolve(schema=schema).is_valid(value))
+
+    def exclusive(self, old: dict[str, Any], new: dict[str, Any], path: str, at: str) -> None:
+        """oneOf refuses a value two branches match: a branch added or widened into another
+        refuses values that were valid (proven by a value both take now, where one branch is
+        as it was; else a possible narrowing)."""
+        now = self.branches(new, self.new_root, "oneOf", at)
+        if len(now) > MAX_BRANCHES:
+            return
+        was_exclusive = self.branches(old, self.old_root, "oneOf", at)
+        before = {_bare(b): i for i, b in enumerate(was_exclusive)}
+        valid_new, valid_old = self.valid(self.new_root), self.valid(self.old_root)
+        texts = [_bare(b) for b in now]
+        shown_pairs: list[tuple[int, int, Any]] = []
+        undecided: list[tuple[int, int]] = []
+        for i in range(len(now)):
+            for j in range(i + 1, len(now)):
+                if texts[i] in before and texts[j] in before:
+                    was = (was_exclusive[before[texts[i]]], was_exclusive[before[texts[j]]])
+                    if overlap(*was, valid_old)[0] is not False:
+                        continue  # they could meet at REF too: nothing new
+                met, value = overlap(now[i], now[j], valid_new)
+                if met is False:
+                    continue
+                # shown when the value both take now was valid at REF
+                if met is True and _checks(valid_old, old, value):
+                    shown_pairs.append((i, j, value))
+                else:
+                    undecided.append((i, j))
+        # one change for the node: its first pair shown (else undecided), and how many more
+        if shown_pairs:
+            i, j, value = shown_pairs[0]
+            more = len(shown_pairs) - 1
+            said = f"oneOf branches {i} and {j} both take {shown(value)} now (valid before)"
+            if more:
+                said += f", and {more} more pair{'s' * (more > 1)} of branches overlap"
+            self.add("exclusive", path, join_pointer(at, "oneOf") + f"/{j}", True, said)
+        elif undecided:
+            i, j = undecided[0]
+            more = len(undecided) - 1
+            said = f"oneOf branches {i} and {j} may overlap now"
+            if more:
+                said += f" (and {more} more pair{'s' * (more > 1)})"
+            where = join_pointer(at, "oneOf") + f"/{j}"
+            self.add("exclusive", path, where, True, said, proven=False)
+
     def annotations(self, old: dict[str, Any], new: dict[str, Any], path: str, at: str) -> None:
         what = f"'{path}'" if path else "the arguments"
         for key in ("title", "description"):
@@ -435,6 +511,9 @@ class _Walk:
                 self.add(
                     "description", path, join_pointer(at, key), None, f"{key} of {what} {change}"
                 )
+                before, after = old.get(key), new.get(key)
+                if isinstance(before, str) and isinstance(after, str):
+                    self.found[-1] = replace(self.found[-1], texts=(before, after))
         if old.get("examples") != new.get("examples"):
             change = _wording(old.get("examples"), new.get("examples"), quote=False)
             self.add(
@@ -491,7 +570,8 @@ class _Walk:
             # alternative closest to it
             trials = [self._trial(before, after, path) for before in covering]
             closest = min(trials, key=lambda found: sum(change.widens for change in found))
-            self.found += [change for change in closest if change.widens]
+            # what it takes beyond: a widening only (the old alternatives are matched above)
+            self.found += [replace(c, narrows=False) for c in closest if c.widens]
 
     def _trial(self, old: _Alt, new: _Alt, path: str) -> list[Change]:
         trial = _Walk(self.old_root, self.new_root, self.work)
@@ -556,9 +636,10 @@ class _Walk:
         present = old.keys() | new.keys()
         if present.isdisjoint(BOUNDED):
             return
+        paired = self.paired_bounds(old, new, path, at)
         for keys, rising in ((LOWER, True), (UPPER, False)):
             for key in keys:
-                if key not in present:
+                if key not in present or key in paired:
                     continue
                 before, after = _number(old.get(key)), _number(new.get(key))
                 if before == after:
@@ -605,6 +686,8 @@ class _Walk:
                 self.add("bound", path, at, False, f"{key} {shown(before)} removed")
             elif before is None:
                 self.add("bound", path, join_pointer(at, key), True, f"{key} {shown(after)} added")
+            elif key == "pattern" and isinstance(before, str) and isinstance(after, str):
+                self.pattern(before, after, path, join_pointer(at, key))
             else:
                 self.add(
                     "bound",
@@ -622,6 +705,72 @@ class _Walk:
                 join_pointer(at, "uniqueItems"),
                 narrows,
                 "items must be unique now" if narrows else "items need no longer be unique",
+            )
+
+    def paired_bounds(
+        self, old: dict[str, Any], new: dict[str, Any], path: str, at: str
+    ) -> set[str]:
+        """A bound moved between minimum and exclusiveMinimum (or the maxima): compared as one
+        bound (`minimum: 10` -> `exclusiveMinimum: 9` takes every value it did, and 9.5 too).
+        The keys settled here."""
+        settled: set[str] = set()
+        for inclusive, exclusive, rising in (
+            ("minimum", "exclusiveMinimum", True),
+            ("maximum", "exclusiveMaximum", False),
+        ):
+            before, after = _edge(old, inclusive, exclusive), _edge(new, inclusive, exclusive)
+            if before is None or after is None or before[2] == after[2]:
+                continue  # a bound added, removed, or kept under its keyword: compared below
+            settled |= {inclusive, exclusive}
+            (was, was_open, was_key), (now, now_open, now_key) = before, after
+            if rising:
+                narrows = now > was or (now == was and now_open and not was_open)
+                widens = now < was or (now == was and was_open and not now_open)
+            else:
+                narrows = now < was or (now == was and now_open and not was_open)
+                widens = now > was or (now == was and was_open and not now_open)
+            if not narrows and not widens:
+                continue
+            verb = "tightened" if narrows else "loosened"
+            self.add(
+                "bound",
+                path,
+                join_pointer(at, now_key),
+                narrows,
+                f"{verb} from {was_key} {shown(was)} to {now_key} {shown(now)}",
+            )
+        return settled
+
+    def pattern(self, before: str, after: str, path: str, at: str) -> None:
+        """A changed pattern: a loosening when proven, a narrowing when a string shows it, else
+        a possible narrowing (not proven either way)."""
+        wider, witness = loosened(before, after)
+        narrower, _ = loosened(after, before)
+        moved = f"pattern changed from {shown(before)} to {shown(after)}"
+        if wider and narrower:
+            return  # the same strings, written otherwise
+        if wider:
+            self.add(
+                "bound", path, at, False, f"pattern loosened from {shown(before)} to {shown(after)}"
+            )
+        elif witness is not None:
+            self.add(
+                "bound",
+                path,
+                at,
+                True,
+                f"{moved} ({shown(witness)} matched it, and does not now)",
+                both=narrower is not True,
+            )
+        else:
+            self.add(
+                "bound",
+                path,
+                at,
+                True,
+                f"{moved} (not proven to accept what it did)",
+                both=narrower is not True,
+                proven=False,
             )
 
     def opaque(self, old: dict[str, Any], new: dict[str, Any], path: str, at: str) -> None:
@@ -798,6 +947,31 @@ def _same_annotations(old: dict[str, Any], new: dict[str, Any]) -> bool:
     return all(old.get(key, _NONE) == new.get(key, _NONE) for key in keys)
 
 
+def _checks(valid: Callable[[Any, Any], bool], schema: Any, value: Any) -> bool:
+    try:
+        return valid(schema, value)
+    except Exception:  # noqa: BLE001 - a schema jsonschema cannot check: not shown
+        return False
+
+
+def _edge(node: dict[str, Any], inclusive: str, exclusive: str) -> tuple[float, bool, str] | None:
+    """A node's one bound on a side: (value, whether excluded, its keyword); None when it has
+    none or both keywords (compared keyword by keyword then)."""
+    a, b = _number(node.get(inclusive)), _number(node.get(exclusive))
+    if (a is None) == (b is None):
+        return None
+    return (a, False, inclusive) if a is not None else (b, True, exclusive)  # type: ignore[return-value]
+
+
+def _bare(branch: Any) -> str:
+    """A oneOf branch as text, without its own wording (a branch reworded is the same one)."""
+    if isinstance(branch, dict):
+        branch = {
+            k: v for k, v in branch.items() if k not in ANNOTATIONS and not k.startswith("x-")
+        }
+    return canonical(branch)
+
+
 def _written(node: Any) -> str:
     """A node as JSON (quotes inside strings escaped: '"$ref":' is only ever a key)."""
     return json.dumps(node, ensure_ascii=False, separators=(",", ":"))
@@ -904,3 +1078,19 @@ def _closed(node: dict[str, Any]) -> bool:
     if node.get("patternProperties"):
         return False
     return node.get("additionalProperties") is False or node.get("unevaluatedProperties") is False
+
+
+def deprecated_arguments(schema: Any, at: str = "") -> Iterator[str]:
+    """The pointers of properties marked deprecated (through properties and items)."""
+    if not isinstance(schema, dict):
+        return
+    properties = schema.get("properties")
+    if isinstance(properties, dict):
+        for name, sub in properties.items():
+            where = join_pointer(join_pointer(at, "properties"), name)
+            if isinstance(sub, dict) and sub.get("deprecated") is True:
+                yield where
+            yield from deprecated_arguments(sub, where)
+    items = schema.get("items")
+    if isinstance(items, dict):
+        yield from deprecated_arguments(items, join_pointer(at, "items"))

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
@@ -45,6 +45,9 @@ class ToolSurface:
     model_source: str | None = None  # the text of the model's module
     method: str | None = None  # its ToolHandlers method (None: a binding runs it)
     binding: Any = None  # how it runs when not a method: {kind: settings}
+    deprecated: Any = None  # the spec's `deprecated` (true, or {since, note}), else None
+    # the classes models/__init__.py exports (the package's, alike for each of its tools)
+    exported: frozenset[str] = field(default=frozenset(), compare=False)
 
     @property
     def targets(self) -> tuple[str, ...]:
@@ -59,6 +62,18 @@ class ToolSurface:
             for target, entry in self.entries
             if isinstance(entry.get("strict"), bool)
         }
+
+    @property
+    def deprecation(self) -> dict[str, Any] | None:
+        """Whether the tool is deprecated (its spec says so, or its MCP annotations do), as
+        {since?, note?}; None: it is not."""
+        if isinstance(self.deprecated, dict):
+            return self.deprecated
+        if self.deprecated is True:
+            return {}
+        if isinstance(self.annotations, dict) and self.annotations.get("deprecated") is True:
+            return {}
+        return None
 
     @property
     def arguments(self) -> Any:
@@ -101,6 +116,7 @@ def read_package(files: Mapping[str, str], where: str) -> Surface:
             else "",
             "input_schema": entry.get("input_schema"),
             "output_schema": entry.get("output_schema"),
+            "deprecated": entry.get("deprecated"),
             "entries": {},
         }
     _read_targets(files, where, tools)
@@ -127,6 +143,7 @@ def from_spec(spec: Mapping[str, Any]) -> ToolSurface:
         annotations=spec.get("annotations"),
         examples=examples if isinstance(examples, list) else None,
         binding=spec.get("source"),
+        deprecated=spec.get("deprecated"),
     )
 
 
@@ -213,7 +230,9 @@ def _read_python(files: Mapping[str, str], where: str, tools: dict[str, dict[str
         modules = python.model_modules(files["models/__init__.py"], f"{where}/models/__init__.py")
     except python.PythonError as exc:
         raise PackageError(str(exc)) from None
+    exported = frozenset(modules)
     for name, tool in tools.items():
+        tool["exported"] = exported
         bound = table.get(name) or python.fallback_bound(name, methods, modules)
         tool["method"] = bound.method
         tool["binding"] = bound.binding

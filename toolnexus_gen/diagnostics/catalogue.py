@@ -738,7 +738,9 @@ CODES: dict[str, tuple[str, str]] = {
         "are appended to), mcp_config (the MCP servers sync reads), toolsets, hosted, max_tool_tokens,\n"
         "tool_search, and one table per target for its options (e.g. [tool.toolnexus-gen.gemini]\n"
         'schema_field = "parametersJsonSchema"); [tool.toolnexus-gen.breaking] holds use, except,\n'
-        "ignore, fail_on, token_threshold, version_policy and version (toolnexus-gen breaking).\n"
+        "ignore, fail_on, token_threshold, version_policy, version, accept (TOOL:RULE entries, or\n"
+        "tables with finding, reason and until), severity (a level per rule) and deprecation\n"
+        "(releases and/or days) (toolnexus-gen breaking).\n"
         "Fix: as the message says.",
     ),
 }
@@ -1272,10 +1274,10 @@ BREAKING: dict[str, BreakingRule] = {
             "TN510",
             "object closed",
             "callers",
-            "warning",
-            "additionalProperties: false (or unevaluatedProperties: false) is new, so a call "
-            "that carries an argument the object does not list is refused now where it was "
-            "ignored",
+            "error",
+            "additionalProperties: false (or unevaluatedProperties: false) is new, at the root "
+            "or in a nested object, so a call that carries an argument the object does not list, "
+            "valid before, is refused now",
             "an object without additionalProperties -> additionalProperties: false",
             "leave the object open, or accept that extra arguments are refused",
         ),
@@ -1319,6 +1321,18 @@ BREAKING: dict[str, BreakingRule] = {
             "models on that provider cannot call it",
             "targets: {exclude: [gemini]} added",
             "nothing to fix when intended",
+        ),
+        BreakingRule(
+            "TN515",
+            "oneOf branches overlap now",
+            "callers",
+            "error",
+            "oneOf refuses a value that matches two branches: a branch added that overlaps an "
+            "old one, a branch widened into another, or anyOf made oneOf, refuses values that "
+            "were valid (shown by a value both take; a warning when the overlap could be neither "
+            "shown nor ruled out)",
+            "oneOf: [{type: string}, {type: integer}] -> oneOf: [..., {type: number}]",
+            "keep the branches apart (a discriminating const, disjoint types), or use anyOf",
         ),
         BreakingRule(
             "TN520",
@@ -1391,6 +1405,30 @@ BREAKING: dict[str, BreakingRule] = {
             "update the handler",
         ),
         BreakingRule(
+            "TN527",
+            "result refused now (handler)",
+            "handlers",
+            "error",
+            "the output schema refuses results it took (a required result field added, a "
+            "result type narrowed, an enum value removed, a bound tightened, the result object "
+            "closed): the runtime's MCP server turns a handler result that does not match "
+            "outputSchema into an error result, so a handler written for the revision fails "
+            "its calls (a warning when the tool has no mcp entry: nothing checks its results)",
+            "output_schema: {properties: {temp}} -> {properties: {temp}, required: [temp]}",
+            "return the new shape from the handler, or keep the output schema as it was",
+        ),
+        BreakingRule(
+            "TN528",
+            "result may be refused now (binding)",
+            "callers",
+            "warning",
+            "the output schema of a tool run by a binding (an HTTP endpoint, an MCP server) "
+            "refuses results it took: an upstream result valid before becomes an error result "
+            "in the runtime's MCP server (a warning: the upstream may have changed alike)",
+            "an imported operation's response gains a required field",
+            "check the upstream returns the new shape; loosen the output schema if not",
+        ),
+        BreakingRule(
             "TN530",
             "tool added",
             "model",
@@ -1423,8 +1461,8 @@ BREAKING: dict[str, BreakingRule] = {
             "output schema extended compatibly",
             "callers",
             "info",
-            "results that fit the old output schema's readers still do (a result field added "
-            "or made required, an output schema added)",
+            "results that fit the old output schema's readers still do, and results that were "
+            "valid still are (an optional result field added, an output schema added)",
             "output_schema: {properties: {temp}} -> {properties: {temp, humidity}}",
             "nothing to fix",
         ),
@@ -1467,6 +1505,18 @@ BREAKING: dict[str, BreakingRule] = {
             "the threshold allows (token_threshold, percent; default 10)",
             "a description four times as long",
             "nothing to fix; keep descriptions as short as they can be",
+        ),
+        BreakingRule(
+            "TN544",
+            "deprecated",
+            "model",
+            "info",
+            "the tool (its spec's deprecated, an OpenAPI operation's, MCP annotations) or an "
+            "argument (deprecated: true) is deprecated now: callers should move before it goes. "
+            "Removing it later is a warning once it stood deprecated for the releases or days "
+            "[tool.toolnexus-gen.breaking] deprecation asks (default one release), else an error",
+            "deprecated: {since: 1.4.0, note: use forecast}",
+            "nothing to fix; say what to use instead",
         ),
         BreakingRule(
             "TN550",

@@ -59,6 +59,8 @@ def _definition(tool: Tool) -> dict[str, Any]:
         entry["output_schema"] = tool.output_schema
     if tool.defer_loading:  # the loops' client-side search_tools loads it on demand
         entry["defer_loading"] = True
+    if tool.deprecated:  # what `breaking` reads at a later revision
+        entry["deprecated"] = tool.deprecated
     return entry
 
 

@@ -307,6 +307,7 @@ def _validate_document(
         examples=tuple(examples),
         strict=envelope.get("strict"),
         annotations=envelope.get("annotations"),
+        deprecated=envelope.get("deprecated") or None,
         targets=selected,
         binding=binding,
         groups=tuple(envelope.get("groups", ())),

@@ -13,9 +13,14 @@ styles), its output schema, annotations and groups.
   plain object whose property names no parameter uses; otherwise the whole body is one
   argument, `body`. A body the runtime cannot send (multipart, binary, XML, a form that is no
   object) means the operation is skipped and the summary says so (an optional one is left out).
-- The output schema is the JSON schema of the first 2xx response, when it is an object.
+- The output schema is the JSON schema of the first 2xx response, when it is an object; a
+  response that is never an object (an array, a string) is wrapped as MCP wraps such a result,
+  `{"type": "object", "properties": {"result": ...}, "required": ["result"]}` (the runtime's
+  MCP server sends it so).
 - Annotations: readOnlyHint for GET and HEAD, idempotentHint for PUT and DELETE,
-  destructiveHint for DELETE. Groups: the operation's tags.
+  destructiveHint for DELETE. Groups: the operation's tags. A deprecated operation is a
+  deprecated spec (and says so in its description); a deprecated parameter's argument is
+  `deprecated: true`.
 """
 
 from __future__ import annotations
@@ -194,6 +199,8 @@ class Operation:
         annotations = _annotations(self.method)
         if annotations:
             spec["annotations"] = annotations
+        if self.operation.get("deprecated") is True:  # `breaking` reads it at a later revision
+            spec["deprecated"] = True
         groups = self._groups()
         if groups:
             spec["groups"] = groups
@@ -446,8 +453,17 @@ class Operation:
             schema_at = at.join("content", media, "schema")
             schema = outputs.object_root(content[media]["schema"], schema_at)
             if schema is None:
-                self.reader.shared.check_loops(outputs.convert(content[media]["schema"], schema_at))
-                return None
+                converted = outputs.convert(content[media]["schema"], schema_at)
+                self.reader.shared.check_loops(converted)
+                if not outputs.never_object(converted):
+                    return None  # it may be an object or not: no wrapper says which
+                # a list (or a scalar) under MCP's wrapper, which the runtime's MCP server
+                # puts such a result in
+                schema = {
+                    "type": "object",
+                    "properties": {"result": converted},
+                    "required": ["result"],
+                }
             outputs.check(schema)
             return schema
         return None
