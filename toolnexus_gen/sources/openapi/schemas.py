@@ -471,17 +471,17 @@ class Converter:
             return {"type": "object", **root}
         return None
 
-    def never_object(self, schema: Any) -> bool:
+    def never_object(self, schema: Any, depth: int = 0) -> bool:
         """Whether a converted schema's root names its types, none of them object (an array,
         a string, a nullable list): such a result is wrapped, never confused with an object."""
         root = self.shared.resolve(schema) if isinstance(schema, dict) else schema
-        if not isinstance(root, dict):
+        if not isinstance(root, dict) or depth > 8:  # a loop of anyOf refs says nothing
             return False
         kinds = root.get("type")
         kinds = [kinds] if isinstance(kinds, str) else kinds
         if isinstance(root.get("anyOf"), list) and kinds is None:
             # nullable (anyOf [X, null]): each branch never an object
-            return all(self.never_object(branch) for branch in root["anyOf"])
+            return all(self.never_object(branch, depth + 1) for branch in root["anyOf"])
         return isinstance(kinds, list) and bool(kinds) and "object" not in kinds
 
     def _all_objects(self, branches: Any) -> bool:
