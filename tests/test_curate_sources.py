@@ -412,3 +412,61 @@ def test_breaking_compares_the_curated_surface(tmp_path: Path) -> None:
     found = {(f["tool"], f["rule"]) for f in json.loads(result.stdout)["findings"]}
     assert ("grep", "TN501") in found  # what callers knew is gone: the override's name is new
     assert any(tool == "search" for tool, _ in found)
+
+
+ITEMS_DOC: dict[str, Any] = {
+    "openapi": "3.0.3",
+    "info": {"title": "Items", "version": "1"},
+    "servers": [{"url": "https://items.example"}],
+    "paths": {
+        "/items": {
+            "get": {
+                "operationId": "list_items",
+                "parameters": [
+                    {
+                        "name": "region",
+                        "in": "query",
+                        "schema": {"type": "string", "default": "${ITEMS_SECRET}"},
+                    },
+                    {"name": "q", "in": "query", "schema": {"type": "string"}},
+                ],
+                "responses": {"200": {"description": "ok"}},
+            }
+        }
+    },
+}
+
+
+def _items_package(root: Path, doc: dict[str, Any], override: str, out: str) -> tuple[Any, Any]:
+    (root / "specs").mkdir(parents=True)
+    (root / "items.json").write_text(json.dumps(doc))
+    (root / "pyproject.toml").write_text(
+        f'[tool.toolnexus-gen]\ntargets = ["openai"]\nout = "{out}"\n\n'
+        '[tool.toolnexus-gen.openapi.items]\ndocument = "items.json"\n\n'
+        f"[tool.toolnexus-gen.overrides.list_items]\n{override}\n"
+    )
+    result = cli("sync", cwd=root)
+    assert result.exit_code == 0, result.output + result.stderr
+    built = cli("build", cwd=root)
+    assert built.exit_code == 0, built.output + built.stderr
+    sys.path.insert(0, str(root))
+    try:
+        return importlib.import_module(out), built
+    finally:
+        sys.path.remove(str(root))
+
+
+def test_a_sources_default_is_sent_as_written_never_read_from_the_environment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pkg, built = _items_package(tmp_path, ITEMS_DOC, 'hide = ["region"]', "items_default_tools")
+    lines = (built.stdout + built.stderr).splitlines()
+    assert any(x.startswith("pyproject.toml:9:1: warning[TN377]") for x in lines), lines
+    monkeypatch.setenv("ITEMS_SECRET", "secret-value-991")
+    with serving() as server:
+        server.route("GET", "/items", Answer(200, {"ok": True}))
+        tk = pkg.Toolkit(pkg.ToolHandlers(), base_url=server.url)
+        done = tk.execute_sync("list_items", {"q": "x"})
+        assert not done.is_error, done.output
+        (seen,) = server.seen
+    assert sorted(seen.query) == [("q", "x"), ("region", "${ITEMS_SECRET}")]

@@ -385,6 +385,15 @@ CODES: dict[str, tuple[str, str]] = {
         "removed it (from the snapshot folder's .toolnexus-sync.json).\n"
         "Fix: remove the override (or that part of it), or override the tool that replaced it.",
     ),
+    "TN377": (
+        "hidden argument sends a source's default that looks like ${VAR}",
+        "An override hides an argument whose default, given by the source (an OpenAPI document, an\n"
+        "MCP server), holds \"${\": the default is sent as it is written. Only the project's own\n"
+        "fixed values read the environment at run time; a value a third party wrote never does (it\n"
+        "could otherwise name any variable of the process, a secret key, and have it sent).\n"
+        'Fix: if the argument should carry an environment value, add fixed = {arg = "${VAR}"}; if\n'
+        "the text is meant, nothing to do (or list TN377 under ignore).",
+    ),
     "TN445": (
         "http binding: body media type not usable",
         "`http.content_type` names the media type a JSON body is sent as: application/json or a type\n"

@@ -1124,6 +1124,19 @@ EXAMPLES: dict[str, Example] = {
         ),
         "pyproject.toml:4:1: warning[TN376]",
     ),
+    "TN377": Example(
+        _override(
+            "list_items",
+            'hide = ["region"]',
+            **{
+                "specs/list_items.yaml": "description: List items\n"
+                "http: {method: GET, url: 'https://api.example/items'}\n"
+                "input_schema:\n  type: object\n  properties:\n"
+                "    region: {type: string, default: '${AWS_REGION}'}\n"
+            },
+        ),
+        "pyproject.toml:5:1: warning[TN377]",
+    ),
     "TN481": Example(
         _declared("apis/missing.yaml"),
         "pyproject.toml:2:1: error[TN481]",

@@ -7,9 +7,11 @@ value, `${VAR}` read at run time, or a default is sent in their place), adds def
 tool out, or keeps it from some targets. Everything after this stage (provider files, models,
 `list`, `breaking`) sees the curated tool; the binding records how to map a call back to what
 the source expects (`{"curated": {"binding": <the source's>, "rename": {new: old}, "fixed":
-{old: value}, "defaults": {old: value}}}`: toolnexus_runtime's registry unwraps it).
+{old: value}, "defaults": {old: value}, "constants": {old: value}}}`: toolnexus_runtime's
+registry unwraps it). Only `fixed` (the project's own table) reads `${VAR}` at run time;
+`constants` (a hidden argument's default, the source's or the project's) are sent as written.
 
-Every override is checked here with a located diagnostic in pyproject.toml (TN370-TN377); an
+Every override is checked here with a located diagnostic in pyproject.toml (TN370-TN379); an
 override whose tool or argument a sync removed (the snapshot's `.toolnexus-sync.json` says so)
 is a warning naming that change (TN376) rather than an error.
 """
@@ -227,13 +229,28 @@ def apply(
             )
     if any(p.is_error for p in problems):
         return tool, problems
-    # hidden arguments: the spec's own default is sent (the model cannot send one)
+    # hidden arguments: a default is sent (the model cannot send one), as it is written: only
+    # the project's own fixed values read the environment, never what a source says
+    constants: dict[str, Any] = {}
     for arg in hidden:
-        if arg not in fixed:
-            if arg in defaults:
-                fixed[arg] = defaults.pop(arg)
-            elif isinstance(properties[arg], dict) and "default" in properties[arg]:
-                fixed[arg] = properties[arg]["default"]
+        if arg in fixed:
+            continue
+        if arg in defaults:
+            constants[arg] = defaults.pop(arg)
+        elif isinstance(properties[arg], dict) and "default" in properties[arg]:
+            constants[arg] = properties[arg]["default"]
+            if "${" in json.dumps(constants[arg]):
+                problems.append(
+                    _at(
+                        override,
+                        "hide",
+                        "TN377",
+                        f"{what}: hidden argument {arg!r} sends the source's default "
+                        f"{constants[arg]!r} as it is: a source's value never reads the "
+                        f'environment; to read one, add fixed = {{{arg} = "${{VAR}}"}}',
+                        warn=True,
+                    )
+                )
     made: dict[str, Any] = dict(
         name=override.name or tool.name,
         description=override.description or tool.description,
@@ -263,7 +280,7 @@ def apply(
         if tool.located is not None:
             made["located"] = tool.located.derive(schema)
     binding = tool.binding
-    if rename or fixed or defaults:
+    if rename or fixed or defaults or constants:
         mapping: dict[str, Any] = {"binding": binding}
         if rename:
             mapping["rename"] = {new: old for old, new in rename.items()}
@@ -271,6 +288,8 @@ def apply(
             mapping["fixed"] = fixed
         if defaults:
             mapping["defaults"] = defaults
+        if constants:
+            mapping["constants"] = constants
         made["binding"] = {"curated": mapping}
     return replace(tool, **made), problems
 

@@ -3,11 +3,12 @@ project's overrides made it, mapped back to what the source expects on every cal
 
 The build writes such a tool's binding as `{"curated": {"binding": <the source's binding>,
 "rename": {name the model sees: the source's name}, "fixed": {argument: value},
-"defaults": {argument: value}}}`. The registry binds the inner binding with its own kind's
+"defaults": {argument: value}, "constants": {argument: value}}}`. The registry binds the inner binding with its own kind's
 executor (shared with the toolkit's other tools of that kind) and wraps it here: the arguments
 are validated by the curated model (the names the model sees), renamed back, the defaults the
-model left out added, and each fixed value set, `${VAR}` in it read from the environment at this
-call (never written into a file). Values read from the environment are blanked out of an error's
+model left out added, each constant (a hidden argument's default) set as written, and each fixed
+value set, `${VAR}` in it read from the environment at this call (never written into a file):
+only the project's own fixed values read the environment, never a value a source gave. Values read from the environment are blanked out of an error's
 text, as a source's secrets are.
 """
 
@@ -59,6 +60,7 @@ class Curated:
         self._rename: dict[str, str] = dict(settings.get("rename", {}))
         self._fixed: dict[str, Any] = dict(settings.get("fixed", {}))
         self._defaults: dict[str, Any] = dict(settings.get("defaults", {}))
+        self._constants: dict[str, Any] = dict(settings.get("constants", {}))
 
     def validate(self, arguments: Any) -> Any:
         model = self._check(arguments)  # raises ValidationError: the toolkit answers the model
@@ -79,12 +81,15 @@ class Curated:
         values = dict(arguments) if isinstance(arguments, Mapping) else {}
         # a key the model may not send under that name (a renamed argument's old name, a fixed
         # argument): an extra the model made up is never what the source gets
-        taken = (set(self._rename.values()) | set(self._fixed)) - set(self._rename)
+        taken = (set(self._rename.values()) | set(self._fixed) | set(self._constants)) - set(
+            self._rename
+        )
         sent = {
             self._rename.get(key, key): value for key, value in values.items() if key not in taken
         }
         for key, value in self._defaults.items():
             sent.setdefault(key, value)
+        sent.update(self._constants)  # as written: never read from the environment
         read: list[str] = []
         for key, value in self._fixed.items():
             sent[key] = self._expand(value, read)
