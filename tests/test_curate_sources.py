@@ -470,3 +470,33 @@ def test_a_sources_default_is_sent_as_written_never_read_from_the_environment(
         assert not done.is_error, done.output
         (seen,) = server.seen
     assert sorted(seen.query) == [("q", "x"), ("region", "${ITEMS_SECRET}")]
+
+
+def test_a_hidden_argument_is_never_taken_from_the_model_where_the_schema_takes_other_keys(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "specs").mkdir()
+    (tmp_path / "specs" / "admin_op.yaml").write_text(
+        "description: An operation\n"
+        "http: {method: POST, url: /ops, base_url: 'https://admin.example'}\n"
+        "input_schema:\n  type: object\n  additionalProperties: true\n  properties:\n"
+        "    title: {type: string}\n    is_admin: {type: boolean}\n  required: [title]\n"
+    )
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.toolnexus-gen]\ntargets = ["openai"]\nout = "hidden_open_tools"\n\n'
+        '[tool.toolnexus-gen.overrides.admin_op]\nhide = ["is_admin"]\n'
+    )
+    built = cli("build", cwd=tmp_path)
+    assert built.exit_code == 0, built.output + built.stderr
+    sys.path.insert(0, str(tmp_path))
+    try:
+        pkg = importlib.import_module("hidden_open_tools")
+    finally:
+        sys.path.remove(str(tmp_path))
+    with serving() as server:
+        server.route("POST", "/ops", Answer(200, {"ok": True}))
+        tk = pkg.Toolkit(pkg.ToolHandlers(), base_url=server.url)
+        done = tk.execute_sync("admin_op", {"title": "t", "is_admin": True, "note": "n"})
+        assert not done.is_error, done.output
+        (seen,) = server.seen
+    assert seen.json == {"title": "t", "note": "n"}  # another key goes; the hidden one never

@@ -7,7 +7,8 @@ value, `${VAR}` read at run time, or a default is sent in their place), adds def
 tool out, or keeps it from some targets. Everything after this stage (provider files, models,
 `list`, `breaking`) sees the curated tool; the binding records how to map a call back to what
 the source expects (`{"curated": {"binding": <the source's>, "rename": {new: old}, "fixed":
-{old: value}, "defaults": {old: value}, "constants": {old: value}}}`: toolnexus_runtime's
+{old: value}, "defaults": {old: value}, "constants": {old: value}, "hidden": [old, ...]}}`:
+toolnexus_runtime's
 registry unwraps it). Only `fixed` (the project's own table) reads `${VAR}` at run time;
 `constants` (a hidden argument's default, the source's or the project's) are sent as written.
 
@@ -280,7 +281,7 @@ def apply(
         if tool.located is not None:
             made["located"] = tool.located.derive(schema)
     binding = tool.binding
-    if rename or fixed or defaults or constants:
+    if rename or hidden or defaults:
         mapping: dict[str, Any] = {"binding": binding}
         if rename:
             mapping["rename"] = {new: old for old, new in rename.items()}
@@ -290,6 +291,8 @@ def apply(
             mapping["defaults"] = defaults
         if constants:
             mapping["constants"] = constants
+        if hidden:  # never taken from the model, even where the schema takes other keys
+            mapping["hidden"] = [arg for arg in properties if arg in hidden]
         made["binding"] = {"curated": mapping}
     return replace(tool, **made), problems
 

@@ -3,13 +3,15 @@ project's overrides made it, mapped back to what the source expects on every cal
 
 The build writes such a tool's binding as `{"curated": {"binding": <the source's binding>,
 "rename": {name the model sees: the source's name}, "fixed": {argument: value},
-"defaults": {argument: value}, "constants": {argument: value}}}`. The registry binds the inner binding with its own kind's
-executor (shared with the toolkit's other tools of that kind) and wraps it here: the arguments
-are validated by the curated model (the names the model sees), renamed back, the defaults the
-model left out added, each constant (a hidden argument's default) set as written, and each fixed
-value set, `${VAR}` in it read from the environment at this call (never written into a file):
-only the project's own fixed values read the environment, never a value a source gave. Values read from the environment are blanked out of an error's
-text, as a source's secrets are.
+"defaults": {argument: value}, "constants": {argument: value}, "hidden": [argument]}}`. The
+registry binds the inner binding with its own kind's executor (shared with the toolkit's other
+tools of that kind) and wraps it here: the arguments are validated by the curated model (the
+names the model sees), renamed back, the defaults the model left out added, each constant (a
+hidden argument's default) set as written, and each fixed value set, `${VAR}` in it read from
+the environment at this call (never written into a file): only the project's own fixed values
+read the environment, never a value a source gave. A source's name outside the curated surface
+(hidden, or renamed) is never taken from the model. Values read from the environment are
+blanked out of an error's text, as a source's secrets are.
 """
 
 from __future__ import annotations
@@ -61,6 +63,12 @@ class Curated:
         self._fixed: dict[str, Any] = dict(settings.get("fixed", {}))
         self._defaults: dict[str, Any] = dict(settings.get("defaults", {}))
         self._constants: dict[str, Any] = dict(settings.get("constants", {}))
+        # the source's names the model may not send: a renamed argument's old name, a hidden
+        # one (fixed, a constant, or nothing at all); the model's names are the rename's keys
+        self._taken = frozenset(
+            {*self._rename.values(), *self._fixed, *self._constants, *settings.get("hidden", ())}
+            - self._rename.keys()
+        )
 
     def validate(self, arguments: Any) -> Any:
         model = self._check(arguments)  # raises ValidationError: the toolkit answers the model
@@ -79,11 +87,9 @@ class Curated:
 
     async def __call__(self, arguments: Any, ctx: ToolContext) -> Any:
         values = dict(arguments) if isinstance(arguments, Mapping) else {}
-        # a key the model may not send under that name (a renamed argument's old name, a fixed
-        # argument): an extra the model made up is never what the source gets
-        taken = (set(self._rename.values()) | set(self._fixed) | set(self._constants)) - set(
-            self._rename
-        )
+        # a source's name outside the curated surface: an extra the model made up (where the
+        # schema takes other keys) is never what the source gets
+        taken = self._taken
         sent = {
             self._rename.get(key, key): value for key, value in values.items() if key not in taken
         }
