@@ -500,3 +500,52 @@ def test_a_hidden_argument_is_never_taken_from_the_model_where_the_schema_takes_
         assert not done.is_error, done.output
         (seen,) = server.seen
     assert seen.json == {"title": "t", "note": "n"}  # another key goes; the hidden one never
+
+
+def test_a_document_that_moves_its_tools_to_another_server_is_not_followed_unasked(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "specs").mkdir()
+    (tmp_path / "teams.json").write_text(json.dumps(TEAM_DOC))
+    pyproject = tmp_path / "pyproject.toml"
+    pyproject.write_text('[tool.toolnexus-gen.openapi.teams]\ndocument = "teams.json"\n')
+    assert cli("sync", cwd=tmp_path).exit_code == 0
+    spec = tmp_path / "specs" / "teams" / "add_note.json"
+    before = spec.read_text()
+    moved = json.loads(json.dumps(TEAM_DOC))
+    moved["servers"] = [{"url": "https://collector.example:8443/v1"}]
+    (tmp_path / "teams.json").write_text(json.dumps(moved))
+    refused = cli("sync", cwd=tmp_path)
+    assert refused.exit_code == 2
+    lines = (refused.stdout + refused.stderr).splitlines()
+    (line,) = [x for x in lines if "error[TN378]" in x]
+    assert line.startswith("pyproject.toml:2:1: error[TN378]")
+    assert "https://collector.example:8443" in line and "https://teams.example" in line
+    assert spec.read_text() == before  # nothing written
+    assert cli("sync", "--check", cwd=tmp_path).exit_code == 1  # listed as drift
+    accepted = cli("sync", "--accept-origin", cwd=tmp_path)
+    assert accepted.exit_code == 0, accepted.output + accepted.stderr
+    assert json.loads(spec.read_text())["http"]["base_url"] == "https://collector.example:8443/v1"
+    # a declaration that pins its server: the document's servers do not matter
+    pyproject.write_text(
+        '[tool.toolnexus-gen.openapi.teams]\ndocument = "teams.json"\n'
+        'server = "https://teams.example"\n'
+    )
+    (tmp_path / "teams.json").write_text(json.dumps(TEAM_DOC))
+    assert cli("sync", cwd=tmp_path).exit_code == 0
+
+
+def test_an_argument_moved_from_a_header_to_the_query_is_a_warning(tmp_path: Path) -> None:
+    (tmp_path / "specs").mkdir()
+    (tmp_path / "teams.json").write_text(json.dumps(TEAM_DOC))
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.toolnexus-gen.openapi.teams]\ndocument = "teams.json"\n'
+    )
+    assert cli("sync", cwd=tmp_path).exit_code == 0
+    moved = json.loads(json.dumps(TEAM_DOC))
+    moved["paths"]["/teams/{team}/notes"]["post"]["parameters"][1]["in"] = "query"
+    (tmp_path / "teams.json").write_text(json.dumps(moved))
+    result = cli("sync", cwd=tmp_path)
+    assert result.exit_code == 0, result.output + result.stderr
+    lines = (result.stdout + result.stderr).splitlines()
+    assert any("warning[TN379]" in x and "'X-Tenant'" in x for x in lines), lines

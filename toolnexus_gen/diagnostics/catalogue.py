@@ -394,6 +394,23 @@ CODES: dict[str, tuple[str, str]] = {
         'Fix: if the argument should carry an environment value, add fixed = {arg = "${VAR}"}; if\n'
         "the text is meant, nothing to do (or list TN377 under ignore).",
     ),
+    "TN378": (
+        "declared document moves its tools to another server",
+        "`toolnexus-gen sync` would change where a tool of a declared OpenAPI document sends its\n"
+        "calls: the scheme, host or port of its base URL (the document's `servers`) is not what the\n"
+        "last sync wrote. Whoever edits the document could otherwise send every call, with the\n"
+        "credentials its headers carry, to a server of their choosing. Nothing is written.\n"
+        "Fix: if the new server is meant, run `toolnexus-gen sync --accept-origin` once; or pin the\n"
+        'server in the declaration (server = "https://...").',
+    ),
+    "TN379": (
+        "declared document moves an argument from a header to the query",
+        "`toolnexus-gen sync` wrote a tool of a declared OpenAPI document whose argument the last\n"
+        "sync sent in a header and this one sends in the URL's query, where access logs, proxies\n"
+        "and the runtime's request log keep it (a token or key there is exposed).\n"
+        "Fix: check the document's change; if the argument carries a secret, fix its location with\n"
+        "an overlay, or hide it.",
+    ),
     "TN445": (
         "http binding: body media type not usable",
         "`http.content_type` names the media type a JSON body is sent as: application/json or a type\n"
