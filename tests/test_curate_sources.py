@@ -152,6 +152,58 @@ def test_the_fetch_caps_the_size(monkeypatch: pytest.MonkeyPatch) -> None:
     )
 
 
+def _dripping(answer: bytes, head: int) -> int:
+    """A port on 127.0.0.1 answering one request with `answer`: its first `head` bytes at once,
+    then one byte each 0.2 s (a server holding a fetch with a header or a chunk-size line)."""
+    import threading
+    import time
+
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(1)
+
+    def serve() -> None:
+        conn, _ = server.accept()
+        with conn, server:
+            conn.recv(65536)
+            conn.sendall(answer[:head])
+            for byte in answer[head:]:
+                try:
+                    conn.send(bytes([byte]))
+                except OSError:
+                    return
+                time.sleep(0.2)
+
+    threading.Thread(target=serve, daemon=True).start()
+    return int(server.getsockname()[1])
+
+
+@pytest.mark.parametrize(
+    ("answer", "head"),
+    [
+        (b"HTTP/1.1 200 OK\r\nX-Pad: " + b"a" * 60 + b"\r\nContent-Length: 2\r\n\r\n{}", 0),
+        (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n" + b"0" * 60 + b"2\r\n{}", 47),
+    ],
+    ids=["headers", "chunk-size line"],
+)
+def test_the_fetch_deadline_holds_whatever_is_being_read(
+    monkeypatch: pytest.MonkeyPatch, answer: bytes, head: int
+) -> None:
+    import time
+
+    port = _dripping(answer, head)
+    monkeypatch.setattr(fetch, "check", lambda url: ("127.0.0.1", port, "127.0.0.1"))
+
+    def plain(self: Any) -> None:  # no TLS to a test server; the watchdog as in a real fetch
+        self.sock = self.watched(socket.create_connection((self.ip, self.port), self.timeout))
+
+    monkeypatch.setattr(fetch._Pinned, "connect", plain)
+    started = time.monotonic()
+    with pytest.raises(fetch.FetchError, match="took longer than 1 s"):
+        fetch.fetch("https://api.example.com/openapi.json", timeout=1.0)
+    assert time.monotonic() - started < 3  # not the 12 s the server would take
+
+
 TEAM_DOC = {
     "openapi": "3.0.3",
     "info": {"title": "Teams", "version": "1"},
