@@ -24,6 +24,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from ..datatypes import SourceError, ToolContext, ToolError
+from ..nested import refuse_nested
 from .base import BoundTool, secret_forms
 
 ENV = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
@@ -77,6 +78,7 @@ class Curated:
                 mode="json", by_alias=True, exclude_unset=True
             )
             return dumped
+        refuse_nested(model, arguments)  # an undeclared key inside an argument is never sent
         extra = model.model_extra or {}
         wire = self._wire
         return {
