@@ -11,7 +11,8 @@ hidden argument's default) set as written, and each fixed value set, `${VAR}` in
 the environment at this call (never written into a file): only the project's own fixed values
 read the environment, never a value a source gave. A source's name outside the curated surface
 (hidden, or renamed) is never taken from the model. Values read from the environment are
-blanked out of an error's text, as a source's secrets are.
+blanked out of an error's text and of the result (a server that echoes the request), as a
+source's secrets are.
 """
 
 from __future__ import annotations
@@ -19,11 +20,13 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from pydantic import BaseModel
 
-from ..datatypes import SourceError, ToolContext, ToolError
+from ..content import Text
+from ..datatypes import SourceError, ToolContext, ToolError, ToolResult
 from ..nested import refuse_nested
 from .base import BoundTool, secret_forms
 
@@ -103,16 +106,15 @@ class Curated:
             sent[key] = self._expand(value, read)
         try:
             if self._takes_values:
-                return await self._inner(sent, ctx)  # type: ignore[arg-type]
-            return await self._inner(_Values(sent), ctx)  # type: ignore[arg-type]
+                out = await self._inner(sent, ctx)  # type: ignore[arg-type]
+            else:
+                out = await self._inner(_Values(sent), ctx)  # type: ignore[arg-type]
         except ToolError as exc:
-            text = str(exc)
-            for secret in read:
-                for form in secret_forms(secret, SECRET_MINIMUM):
-                    text = text.replace(form, "***")
+            text = _blanked(str(exc), read)
             if text == str(exc):
                 raise
             raise type(exc)(text) from None
+        return _blanked(out, read) if read else out
 
     def _expand(self, value: Any, read: list[str]) -> Any:
         if isinstance(value, str):
@@ -133,3 +135,32 @@ class Curated:
         if isinstance(value, dict):
             return {key: self._expand(item, read) for key, item in value.items()}
         return value
+
+
+def _blanked(value: Any, secrets: list[str]) -> Any:
+    """`value` (an error's text, or a result: text, JSON data, a ToolResult with its parts) with
+    every form of each secret (`secret_forms`) blanked out: a server that echoes the request
+    gives the model no environment value either."""
+    if not secrets:
+        return value
+    if isinstance(value, str):
+        for secret in secrets:
+            for form in secret_forms(secret, SECRET_MINIMUM):
+                value = value.replace(form, "***")
+        return value
+    if isinstance(value, list):
+        return [_blanked(item, secrets) for item in value]
+    if isinstance(value, tuple):
+        return tuple(_blanked(item, secrets) for item in value)
+    if isinstance(value, dict):
+        return {_blanked(k, secrets): _blanked(v, secrets) for k, v in value.items()}
+    if isinstance(value, ToolResult):
+        return replace(
+            value,
+            output=_blanked(value.output, secrets),
+            data=_blanked(value.data, secrets),
+            content=tuple(_blanked(part, secrets) for part in value.content),
+        )
+    if isinstance(value, Text):
+        return Text(_blanked(value.text, secrets))
+    return value
