@@ -601,3 +601,22 @@ def test_an_argument_moved_from_a_header_to_the_query_is_a_warning(tmp_path: Pat
     assert result.exit_code == 0, result.output + result.stderr
     lines = (result.stdout + result.stderr).splitlines()
     assert any("warning[TN379]" in x and "'X-Tenant'" in x for x in lines), lines
+
+
+def test_a_declared_server_with_a_password_is_refused_without_repeating_it(tmp_path: Path) -> None:
+    (tmp_path / "specs").mkdir()
+    (tmp_path / "teams.json").write_text(json.dumps(TEAM_DOC))
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.toolnexus-gen.openapi.teams]\ndocument = "teams.json"\n'
+        'server = "https://bot:hunter2@teams.example"\n'
+    )
+    for command in ("sync", "build"):
+        result = cli(command, cwd=tmp_path)
+        assert result.exit_code == 2
+        lines = (result.stdout + result.stderr).splitlines()
+        assert any(
+            x.startswith("pyproject.toml:3:1: error[TN811]") and "https://***@teams.example" in x
+            for x in lines
+        ), lines
+        assert "hunter2" not in result.stdout + result.stderr
+    assert not (tmp_path / "specs" / "teams").exists()

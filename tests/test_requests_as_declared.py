@@ -342,6 +342,7 @@ def test_a_url_with_a_password_or_no_url_at_all_is_refused_at_build(
     result = cli("build", "specs", "--out", "out", cwd=tmp_path)
     assert result.exit_code == 2
     assert expect in result.stderr and "Traceback" not in result.stderr
+    assert "pw" not in result.stderr  # the password is never repeated: https://***@shop...
     assert not (tmp_path / "out").exists()
 
 

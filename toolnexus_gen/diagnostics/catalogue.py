@@ -388,7 +388,7 @@ CODES: dict[str, tuple[str, str]] = {
     "TN377": (
         "hidden argument sends a source's default that looks like ${VAR}",
         "An override hides an argument whose default, given by the source (an OpenAPI document, an\n"
-        "MCP server), holds \"${\": the default is sent as it is written. Only the project's own\n"
+        'MCP server), holds "${": the default is sent as it is written. Only the project\'s own\n'
         "fixed values read the environment at run time; a value a third party wrote never does (it\n"
         "could otherwise name any variable of the process, a secret key, and have it sent).\n"
         'Fix: if the argument should carry an environment value, add fixed = {arg = "${VAR}"}; if\n'
