@@ -620,3 +620,22 @@ def test_a_declared_server_with_a_password_is_refused_without_repeating_it(tmp_p
         ), lines
         assert "hunter2" not in result.stdout + result.stderr
     assert not (tmp_path / "specs" / "teams").exists()
+
+
+def test_a_fixed_header_value_with_a_line_break_is_refused_at_build(tmp_path: Path) -> None:
+    (tmp_path / "specs").mkdir()
+    (tmp_path / "teams.json").write_text(json.dumps(TEAM_DOC))
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.toolnexus-gen]\nout = "crlf_tools"\n\n'
+        '[tool.toolnexus-gen.openapi.teams]\ndocument = "teams.json"\n\n'
+        "[tool.toolnexus-gen.overrides.add_note]\n"
+        'fixed = { X-Tenant = "acme\\r\\nX-Admin: yes", visibility = "a\\nb" }\n'
+    )
+    assert cli("sync", cwd=tmp_path).exit_code == 0
+    result = cli("build", cwd=tmp_path)
+    assert result.exit_code == 2
+    lines = (result.stdout + result.stderr).splitlines()
+    found = [x for x in lines if "error[TN374]" in x]
+    assert len(found) == 1 and found[0].startswith("pyproject.toml:8:11: error[TN374]"), lines
+    assert "fixed.X-Tenant" in found[0] and "header" in found[0]  # a query value is encoded
+    assert not (tmp_path / "crlf_tools").exists()

@@ -368,7 +368,8 @@ CODES: dict[str, tuple[str, str]] = {
         "fixed value or default its schema refuses",
         "A fixed value or a default of an override does not validate against the argument's schema\n"
         '(a string for an integer, a value outside its enum), or a "${VAR}" value (text, read at run\n'
-        "time) is given to an argument that takes no string, or a default reads the environment.\n"
+        "time) is given to an argument that takes no string, or a default reads the environment, or\n"
+        "a fixed value sent in a header holds a line break or a control character.\n"
         "Fix: give a value the schema takes.",
     ),
     "TN375": (

@@ -159,6 +159,7 @@ def apply(
         if known(arg, "hide"):
             hidden.append(arg)
     fixed: dict[str, Any] = {}
+    in_headers = _header_arguments(tool.binding)
     for arg, value in override.fixed:
         if not known(arg, f"fixed.{arg}"):
             continue
@@ -166,6 +167,17 @@ def apply(
         if problem:
             problems.append(
                 _at(override, f"fixed.{arg}", "TN374", f"{what}: fixed.{arg}: {problem}")
+            )
+            continue
+        if arg in in_headers and not _header_text(value):
+            problems.append(
+                _at(
+                    override,
+                    f"fixed.{arg}",
+                    "TN374",
+                    f"{what}: fixed.{arg}: {value!r} is sent in a header, which carries printable "
+                    "ASCII only (no line break or control character)",
+                )
             )
             continue
         fixed[arg] = value
@@ -295,6 +307,32 @@ def apply(
             mapping["hidden"] = [arg for arg in properties if arg in hidden]
         made["binding"] = {"curated": mapping}
     return replace(tool, **made), problems
+
+
+def _header_arguments(binding: Any) -> set[str]:
+    """The arguments an http binding sends in a header."""
+    from toolnexus_gen.toolspec.http import placeholders
+
+    http = binding.get("http") if isinstance(binding, dict) else None
+    headers = http.get("headers") if isinstance(http, dict) else None
+    if not isinstance(headers, dict):
+        return set()
+    return {
+        name
+        for template in headers.values()
+        if isinstance(template, str)
+        for kind, name in placeholders(template)
+        if kind == "arg"
+    }
+
+
+def _header_text(value: Any) -> bool:
+    """Whether a fixed value can go in a header as it is written (a `${VAR}` in it is checked
+    when it is read, at run time)."""
+    from toolnexus_gen.toolspec.http import HEADER_TEXT
+
+    text = ENV.sub("", value) if isinstance(value, str) else json.dumps(value)
+    return HEADER_TEXT.fullmatch(text) is not None
 
 
 def _targets(current: frozenset[str] | None, override: Override) -> frozenset[str] | None:
