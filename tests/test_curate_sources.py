@@ -639,3 +639,41 @@ def test_a_fixed_header_value_with_a_line_break_is_refused_at_build(tmp_path: Pa
     assert len(found) == 1 and found[0].startswith("pyproject.toml:8:11: error[TN374]"), lines
     assert "fixed.X-Tenant" in found[0] and "header" in found[0]  # a query value is encoded
     assert not (tmp_path / "crlf_tools").exists()
+
+
+def test_a_rename_onto_a_hidden_arguments_name_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "specs").mkdir()
+    (tmp_path / "teams.json").write_text(json.dumps(TEAM_DOC))
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.toolnexus-gen]\nout = "onto_tools"\n\n'
+        '[tool.toolnexus-gen.openapi.teams]\ndocument = "teams.json"\n\n'
+        "[tool.toolnexus-gen.overrides.add_note]\n"
+        'fixed = { team = "core" }\narguments.text = { name = "team" }\n'
+    )
+    assert cli("sync", cwd=tmp_path).exit_code == 0
+    result = cli("build", cwd=tmp_path)
+    assert result.exit_code == 2
+    lines = (result.stdout + result.stderr).splitlines()
+    assert any(
+        x.startswith("pyproject.toml:9:1: error[TN372]") and "hidden argument" in x for x in lines
+    ), lines
+
+
+def test_a_document_url_is_a_url_whatever_the_case_of_its_scheme(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "specs").mkdir()
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.toolnexus-gen.openapi.teams]\ndocument = "HTTPS://teams.example/openapi.json"\n'
+    )
+    fetched: list[str] = []
+
+    def fake(url: str, timeout: float = 60.0) -> bytes:
+        fetched.append(url)
+        return json.dumps(TEAM_DOC).encode()
+
+    monkeypatch.setattr(fetch, "fetch", fake)
+    result = cli("sync", cwd=tmp_path)
+    assert result.exit_code == 0, result.output + result.stderr
+    assert fetched == ["HTTPS://teams.example/openapi.json"]  # fetched, not read as a path
+    assert (tmp_path / "specs" / "teams" / "add_note.json").is_file()

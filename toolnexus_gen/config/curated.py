@@ -59,7 +59,7 @@ class Declared:
 
     @property
     def remote(self) -> bool:
-        return self.document.startswith("https://")
+        return self.document[:8].lower() == "https://"  # a URL's scheme has no case
 
 
 @dataclass(frozen=True)

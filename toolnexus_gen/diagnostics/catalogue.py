@@ -354,7 +354,8 @@ CODES: dict[str, tuple[str, str]] = {
     "TN372": (
         "override rename collides",
         "An override renames a tool to the name of another tool, renames an argument to the name of\n"
-        "another argument of the tool, or renames or describes an argument it also hides.\n"
+        "another argument of the tool (a hidden or fixed one included), or renames or describes an\n"
+        "argument it also hides.\n"
         "Fix: choose another name, or hide the argument without renaming it.",
     ),
     "TN373": (

@@ -227,6 +227,17 @@ def apply(
                     "environment at run time) or a default",
                 )
             )
+    for old, new in rename.items():
+        if new in hidden and new not in rename:  # the model would send a hidden one's name
+            problems.append(
+                _at(
+                    override,
+                    f"arguments.{old}",
+                    "TN372",
+                    f"{what}: arguments.{old}.name {new!r} is the name of a hidden argument of "
+                    f"{tool.name!r}",
+                )
+            )
     names = [rename.get(arg, arg) for arg in properties if arg not in hidden]
     for new in set(rename.values()):
         if names.count(new) > 1:
