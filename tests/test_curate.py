@@ -274,6 +274,23 @@ def test_values_read_from_the_environment_are_blanked_from_errors(
     assert "secret-owner-42" not in result.output
 
 
+def test_values_read_from_the_environment_are_blanked_from_results(
+    pkg: Any, server: Recorder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("GH_OWNER", "secret-owner-43")
+    monkeypatch.setenv("GH_REPO", "hello")
+    server.route(
+        "GET",
+        "/repos/secret-owner-43/hello/issues/2",
+        Answer(200, {"url": "/repos/secret-owner-43/hello/issues/2", "number": 2}),
+    )
+    result = _toolkit(pkg, server).execute_sync("issues_get", {"issue_number": 2})
+    assert not result.is_error, result.output
+    assert result.data["number"] == 2
+    assert "secret-owner-43" not in result.output
+    assert "secret-owner-43" not in json.dumps(result.data)
+
+
 # -- the next release: drift by rule, overrides kept ---------------------------------------------
 
 

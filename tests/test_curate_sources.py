@@ -152,6 +152,58 @@ def test_the_fetch_caps_the_size(monkeypatch: pytest.MonkeyPatch) -> None:
     )
 
 
+def _dripping(answer: bytes, head: int) -> int:
+    """A port on 127.0.0.1 answering one request with `answer`: its first `head` bytes at once,
+    then one byte each 0.2 s (a server holding a fetch with a header or a chunk-size line)."""
+    import threading
+    import time
+
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(1)
+
+    def serve() -> None:
+        conn, _ = server.accept()
+        with conn, server:
+            conn.recv(65536)
+            conn.sendall(answer[:head])
+            for byte in answer[head:]:
+                try:
+                    conn.send(bytes([byte]))
+                except OSError:
+                    return
+                time.sleep(0.2)
+
+    threading.Thread(target=serve, daemon=True).start()
+    return int(server.getsockname()[1])
+
+
+@pytest.mark.parametrize(
+    ("answer", "head"),
+    [
+        (b"HTTP/1.1 200 OK\r\nX-Pad: " + b"a" * 60 + b"\r\nContent-Length: 2\r\n\r\n{}", 0),
+        (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n" + b"0" * 60 + b"2\r\n{}", 47),
+    ],
+    ids=["headers", "chunk-size line"],
+)
+def test_the_fetch_deadline_holds_whatever_is_being_read(
+    monkeypatch: pytest.MonkeyPatch, answer: bytes, head: int
+) -> None:
+    import time
+
+    port = _dripping(answer, head)
+    monkeypatch.setattr(fetch, "check", lambda url: ("127.0.0.1", port, "127.0.0.1"))
+
+    def plain(self: Any) -> None:  # no TLS to a test server; the watchdog as in a real fetch
+        self.sock = self.watched(socket.create_connection((self.ip, self.port), self.timeout))
+
+    monkeypatch.setattr(fetch._Pinned, "connect", plain)
+    started = time.monotonic()
+    with pytest.raises(fetch.FetchError, match="took longer than 1 s"):
+        fetch.fetch("https://api.example.com/openapi.json", timeout=1.0)
+    assert time.monotonic() - started < 3  # not the 12 s the server would take
+
+
 TEAM_DOC = {
     "openapi": "3.0.3",
     "info": {"title": "Teams", "version": "1"},
@@ -412,3 +464,216 @@ def test_breaking_compares_the_curated_surface(tmp_path: Path) -> None:
     found = {(f["tool"], f["rule"]) for f in json.loads(result.stdout)["findings"]}
     assert ("grep", "TN501") in found  # what callers knew is gone: the override's name is new
     assert any(tool == "search" for tool, _ in found)
+
+
+ITEMS_DOC: dict[str, Any] = {
+    "openapi": "3.0.3",
+    "info": {"title": "Items", "version": "1"},
+    "servers": [{"url": "https://items.example"}],
+    "paths": {
+        "/items": {
+            "get": {
+                "operationId": "list_items",
+                "parameters": [
+                    {
+                        "name": "region",
+                        "in": "query",
+                        "schema": {"type": "string", "default": "${ITEMS_SECRET}"},
+                    },
+                    {"name": "q", "in": "query", "schema": {"type": "string"}},
+                ],
+                "responses": {"200": {"description": "ok"}},
+            }
+        }
+    },
+}
+
+
+def _items_package(root: Path, doc: dict[str, Any], override: str, out: str) -> tuple[Any, Any]:
+    (root / "specs").mkdir(parents=True)
+    (root / "items.json").write_text(json.dumps(doc))
+    (root / "pyproject.toml").write_text(
+        f'[tool.toolnexus-gen]\ntargets = ["openai"]\nout = "{out}"\n\n'
+        '[tool.toolnexus-gen.openapi.items]\ndocument = "items.json"\n\n'
+        f"[tool.toolnexus-gen.overrides.list_items]\n{override}\n"
+    )
+    result = cli("sync", cwd=root)
+    assert result.exit_code == 0, result.output + result.stderr
+    built = cli("build", cwd=root)
+    assert built.exit_code == 0, built.output + built.stderr
+    sys.path.insert(0, str(root))
+    try:
+        return importlib.import_module(out), built
+    finally:
+        sys.path.remove(str(root))
+
+
+def test_a_sources_default_is_sent_as_written_never_read_from_the_environment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pkg, built = _items_package(tmp_path, ITEMS_DOC, 'hide = ["region"]', "items_default_tools")
+    lines = (built.stdout + built.stderr).splitlines()
+    assert any(x.startswith("pyproject.toml:9:1: warning[TN377]") for x in lines), lines
+    monkeypatch.setenv("ITEMS_SECRET", "secret-value-991")
+    with serving() as server:
+        server.route("GET", "/items", Answer(200, {"ok": True}))
+        tk = pkg.Toolkit(pkg.ToolHandlers(), base_url=server.url)
+        done = tk.execute_sync("list_items", {"q": "x"})
+        assert not done.is_error, done.output
+        (seen,) = server.seen
+    assert sorted(seen.query) == [("q", "x"), ("region", "${ITEMS_SECRET}")]
+
+
+def test_a_hidden_argument_is_never_taken_from_the_model_where_the_schema_takes_other_keys(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "specs").mkdir()
+    (tmp_path / "specs" / "admin_op.yaml").write_text(
+        "description: An operation\n"
+        "http: {method: POST, url: /ops, base_url: 'https://admin.example'}\n"
+        "input_schema:\n  type: object\n  additionalProperties: true\n  properties:\n"
+        "    title: {type: string}\n    is_admin: {type: boolean}\n  required: [title]\n"
+    )
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.toolnexus-gen]\ntargets = ["openai"]\nout = "hidden_open_tools"\n\n'
+        '[tool.toolnexus-gen.overrides.admin_op]\nhide = ["is_admin"]\n'
+    )
+    built = cli("build", cwd=tmp_path)
+    assert built.exit_code == 0, built.output + built.stderr
+    sys.path.insert(0, str(tmp_path))
+    try:
+        pkg = importlib.import_module("hidden_open_tools")
+    finally:
+        sys.path.remove(str(tmp_path))
+    with serving() as server:
+        server.route("POST", "/ops", Answer(200, {"ok": True}))
+        tk = pkg.Toolkit(pkg.ToolHandlers(), base_url=server.url)
+        done = tk.execute_sync("admin_op", {"title": "t", "is_admin": True, "note": "n"})
+        assert not done.is_error, done.output
+        (seen,) = server.seen
+    assert seen.json == {"title": "t", "note": "n"}  # another key goes; the hidden one never
+
+
+def test_a_document_that_moves_its_tools_to_another_server_is_not_followed_unasked(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "specs").mkdir()
+    (tmp_path / "teams.json").write_text(json.dumps(TEAM_DOC))
+    pyproject = tmp_path / "pyproject.toml"
+    pyproject.write_text('[tool.toolnexus-gen.openapi.teams]\ndocument = "teams.json"\n')
+    assert cli("sync", cwd=tmp_path).exit_code == 0
+    spec = tmp_path / "specs" / "teams" / "add_note.json"
+    before = spec.read_text()
+    moved = json.loads(json.dumps(TEAM_DOC))
+    moved["servers"] = [{"url": "https://collector.example:8443/v1"}]
+    (tmp_path / "teams.json").write_text(json.dumps(moved))
+    refused = cli("sync", cwd=tmp_path)
+    assert refused.exit_code == 2
+    lines = (refused.stdout + refused.stderr).splitlines()
+    (line,) = [x for x in lines if "error[TN378]" in x]
+    assert line.startswith("pyproject.toml:2:1: error[TN378]")
+    assert "https://collector.example:8443" in line and "https://teams.example" in line
+    assert spec.read_text() == before  # nothing written
+    assert cli("sync", "--check", cwd=tmp_path).exit_code == 1  # listed as drift
+    accepted = cli("sync", "--accept-origin", cwd=tmp_path)
+    assert accepted.exit_code == 0, accepted.output + accepted.stderr
+    assert json.loads(spec.read_text())["http"]["base_url"] == "https://collector.example:8443/v1"
+    # a declaration that pins its server: the document's servers do not matter
+    pyproject.write_text(
+        '[tool.toolnexus-gen.openapi.teams]\ndocument = "teams.json"\n'
+        'server = "https://teams.example"\n'
+    )
+    (tmp_path / "teams.json").write_text(json.dumps(TEAM_DOC))
+    assert cli("sync", cwd=tmp_path).exit_code == 0
+
+
+def test_an_argument_moved_from_a_header_to_the_query_is_a_warning(tmp_path: Path) -> None:
+    (tmp_path / "specs").mkdir()
+    (tmp_path / "teams.json").write_text(json.dumps(TEAM_DOC))
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.toolnexus-gen.openapi.teams]\ndocument = "teams.json"\n'
+    )
+    assert cli("sync", cwd=tmp_path).exit_code == 0
+    moved = json.loads(json.dumps(TEAM_DOC))
+    moved["paths"]["/teams/{team}/notes"]["post"]["parameters"][1]["in"] = "query"
+    (tmp_path / "teams.json").write_text(json.dumps(moved))
+    result = cli("sync", cwd=tmp_path)
+    assert result.exit_code == 0, result.output + result.stderr
+    lines = (result.stdout + result.stderr).splitlines()
+    assert any("warning[TN379]" in x and "'X-Tenant'" in x for x in lines), lines
+
+
+def test_a_declared_server_with_a_password_is_refused_without_repeating_it(tmp_path: Path) -> None:
+    (tmp_path / "specs").mkdir()
+    (tmp_path / "teams.json").write_text(json.dumps(TEAM_DOC))
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.toolnexus-gen.openapi.teams]\ndocument = "teams.json"\n'
+        'server = "https://bot:hunter2@teams.example"\n'
+    )
+    for command in ("sync", "build"):
+        result = cli(command, cwd=tmp_path)
+        assert result.exit_code == 2
+        lines = (result.stdout + result.stderr).splitlines()
+        assert any(
+            x.startswith("pyproject.toml:3:1: error[TN811]") and "https://***@teams.example" in x
+            for x in lines
+        ), lines
+        assert "hunter2" not in result.stdout + result.stderr
+    assert not (tmp_path / "specs" / "teams").exists()
+
+
+def test_a_fixed_header_value_with_a_line_break_is_refused_at_build(tmp_path: Path) -> None:
+    (tmp_path / "specs").mkdir()
+    (tmp_path / "teams.json").write_text(json.dumps(TEAM_DOC))
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.toolnexus-gen]\nout = "crlf_tools"\n\n'
+        '[tool.toolnexus-gen.openapi.teams]\ndocument = "teams.json"\n\n'
+        "[tool.toolnexus-gen.overrides.add_note]\n"
+        'fixed = { X-Tenant = "acme\\r\\nX-Admin: yes", visibility = "a\\nb" }\n'
+    )
+    assert cli("sync", cwd=tmp_path).exit_code == 0
+    result = cli("build", cwd=tmp_path)
+    assert result.exit_code == 2
+    lines = (result.stdout + result.stderr).splitlines()
+    found = [x for x in lines if "error[TN374]" in x]
+    assert len(found) == 1 and found[0].startswith("pyproject.toml:8:11: error[TN374]"), lines
+    assert "fixed.X-Tenant" in found[0] and "header" in found[0]  # a query value is encoded
+    assert not (tmp_path / "crlf_tools").exists()
+
+
+def test_a_rename_onto_a_hidden_arguments_name_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "specs").mkdir()
+    (tmp_path / "teams.json").write_text(json.dumps(TEAM_DOC))
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.toolnexus-gen]\nout = "onto_tools"\n\n'
+        '[tool.toolnexus-gen.openapi.teams]\ndocument = "teams.json"\n\n'
+        "[tool.toolnexus-gen.overrides.add_note]\n"
+        'fixed = { team = "core" }\narguments.text = { name = "team" }\n'
+    )
+    assert cli("sync", cwd=tmp_path).exit_code == 0
+    result = cli("build", cwd=tmp_path)
+    assert result.exit_code == 2
+    lines = (result.stdout + result.stderr).splitlines()
+    assert any(
+        x.startswith("pyproject.toml:9:1: error[TN372]") and "hidden argument" in x for x in lines
+    ), lines
+
+
+def test_a_document_url_is_a_url_whatever_the_case_of_its_scheme(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "specs").mkdir()
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.toolnexus-gen.openapi.teams]\ndocument = "HTTPS://teams.example/openapi.json"\n'
+    )
+    fetched: list[str] = []
+
+    def fake(url: str, timeout: float = 60.0) -> bytes:
+        fetched.append(url)
+        return json.dumps(TEAM_DOC).encode()
+
+    monkeypatch.setattr(fetch, "fetch", fake)
+    result = cli("sync", cwd=tmp_path)
+    assert result.exit_code == 0, result.output + result.stderr
+    assert fetched == ["HTTPS://teams.example/openapi.json"]  # fetched, not read as a path
+    assert (tmp_path / "specs" / "teams" / "add_note.json").is_file()

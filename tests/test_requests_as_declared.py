@@ -5,7 +5,9 @@
   `content_type` carries it, and the build refuses one a header could be abused through.
 - Arguments a tool does not declare are an invalid-arguments result naming each and the
   closest declared name, and nothing is sent or run, for every kind of tool (handler, REST,
-  MCP proxy, built-in), unless its schema allows other properties explicitly.
+  MCP proxy, built-in), unless its schema allows other properties explicitly; so is a key
+  inside an argument that its object does not declare, for the tools whose call is sent on
+  (REST, MCP, curated).
 Each test failed before the change it covers.
 """
 
@@ -340,4 +342,82 @@ def test_a_url_with_a_password_or_no_url_at_all_is_refused_at_build(
     result = cli("build", "specs", "--out", "out", cwd=tmp_path)
     assert result.exit_code == 2
     assert expect in result.stderr and "Traceback" not in result.stderr
+    assert "pw" not in result.stderr  # the password is never repeated: https://***@shop...
     assert not (tmp_path / "out").exists()
+
+
+USER_SPEC = {
+    "description": "Create a user",
+    "profile": "reach",
+    "http": {"method": "POST", "url": "/users", "base_url": "https://users.example"},
+    "input_schema": {
+        "type": "object",
+        "properties": {
+            "name": {"type": "string"},
+            "profile": {"type": "object", "properties": {"bio": {"type": "string"}}},
+            "tags": {
+                "type": "array",
+                "items": {"type": "object", "properties": {"k": {"type": "string"}}},
+            },
+            "meta": {
+                "type": "object",
+                "properties": {"source": {"type": "string"}},
+                "additionalProperties": True,
+            },
+        },
+        "required": ["name"],
+        "additionalProperties": False,
+    },
+}
+
+
+def test_a_key_inside_an_argument_that_its_object_does_not_declare_is_never_sent(
+    tmp_path: Path,
+) -> None:
+    pkg = build_in(tmp_path, {"create_user.json": USER_SPEC})
+    with serving() as server:
+        server.route("POST", "/users", Answer(200, {"ok": True}))
+        tk = pkg.Toolkit(pkg.ToolHandlers(), base_url=server.url)
+        nested = tk.execute_sync(
+            "create_user", {"name": "a", "profile": {"bio": "b", "is_admin": 1}}
+        )
+        listed = tk.execute_sync("create_user", {"name": "a", "tags": [{"k": "x"}, {"role": "o"}]})
+        open_ = tk.execute_sync(
+            "create_user", {"name": "a", "profile": {"bio": "b"}, "meta": {"source": "s", "any": 1}}
+        )
+        tk.close()
+    assert nested.is_error and nested.error_type == "invalid_arguments"
+    assert "profile.is_admin: not an argument of this tool (profile takes: bio;" in nested.output
+    assert "the call was not made" in nested.output
+    assert listed.is_error and "tags.1.role: not an argument of this tool" in listed.output
+    assert not open_.is_error, open_.output  # an object that takes other keys goes whole
+    assert [seen.json for seen in server.seen] == [
+        {"name": "a", "profile": {"bio": "b"}, "meta": {"source": "s", "any": 1}}
+    ]
+
+
+def test_an_mcp_proxied_tool_with_an_unknown_nested_key_is_not_sent(tmp_path: Path) -> None:
+    from pydantic import BaseModel
+    from test_mcp_gateway import counting_server, raw_server, starts
+    from toolnexus_runtime import Toolkit, ToolSpec
+
+    class Profile(BaseModel):
+        bio: str
+
+    class SetArgs(BaseModel):
+        profile: Profile
+
+    answer = """
+    send({"jsonrpc": "2.0", "id": ident, "result": {"content": [{"type": "text",
+          "text": json.dumps(request["params"]["arguments"])}]}})
+    """
+    server = counting_server(
+        tmp_path, raw_server([{"name": "set", "inputSchema": {"type": "object"}}], answer)
+    )
+    table = {"r_set": ToolSpec("r_set", SetArgs, None, {"mcp": {"server": "r", "tool": "set"}})}
+    with Toolkit(object(), tools=table, mcp_config={"mcpServers": {"r": server}}) as tk:
+        wrong = tk.execute_sync("r_set", {"profile": {"bio": "b", "is_admin": True}})
+        assert starts(tmp_path) == 0  # refused before the server was even started
+        right = tk.execute_sync("r_set", {"profile": {"bio": "b"}})
+    assert wrong.is_error and "profile.is_admin: not an argument of this tool" in wrong.output
+    assert (right.is_error, json.loads(right.output)) == (False, {"profile": {"bio": "b"}})

@@ -612,7 +612,14 @@ def scaffold(file: Path, specs_dir: Path | None, out_dir: Path | None, class_nam
     is_flag=True,
     help="Write nothing; exit 1 if a server's tools changed since its snapshot.",
 )
-def sync(server: str | None, check: bool) -> None:
+@click.option(
+    "--accept-origin",
+    is_flag=True,
+    help="Let a declared OpenAPI document move its tools to another server (scheme, host or "
+    "port); without it that is an error and nothing is written, unless the declaration pins "
+    "its server.",
+)
+def sync(server: str | None, check: bool, accept_origin: bool) -> None:
     """Snapshot the tools of the MCP servers in mcp_config (mcp.json) and of the OpenAPI
     documents declared under [tool.toolnexus-gen.openapi] into the spec folder: one spec per
     tool under specs/<name>/, each bound to its source."""
@@ -623,7 +630,7 @@ def sync(server: str | None, check: bool) -> None:
             _echo(f"  {name}: {state} in {seconds:.1f} s", err=True)
 
     with _Shown("syncing") as bar:
-        outcome = _run(session.sync, server, check, on_listed, bar)
+        outcome = _run(session.sync, server, check, on_listed, bar, accept_origin)
     _report(outcome.diagnostics)
     for document in outcome.documents:
         _show_document(document, check)

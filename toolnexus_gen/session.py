@@ -626,11 +626,13 @@ def sync(
     check: bool,
     on_listed: Callable[[str, int | None, float], None] | None,
     progress: Progress = unseen,
+    accept_origin: bool = False,
 ) -> SyncOutcome:
     """List each enabled MCP server's tools and write (or --check) its snapshot.
 
     `on_listed(server, tools or None when it failed, seconds)` is called as each one answers,
-    and `progress` hears how many of them have."""
+    and `progress` hears how many of them have. `accept_origin`: a declared document may move
+    its tools to another server (else that is an error and nothing is written)."""
     from toolnexus_gen.config.options import DEFAULT_SPECS
     from toolnexus_gen.config.pyproject import load_config
     from toolnexus_gen.fs import output
@@ -649,12 +651,16 @@ def sync(
         )
         if not with_mcp:
             outcome = SyncOutcome(display_path(mcp_path), check)
-            _sync_documents(outcome, config, chosen_documents, specs_dir, check, progress)
+            _sync_documents(
+                outcome, config, chosen_documents, specs_dir, check, progress, accept_origin
+            )
             return outcome
         servers = mcp_config.read(mcp_path)
     outcome = SyncOutcome(servers.display, check)
     if server is None:  # the declared documents too, before the servers are listed
-        _sync_documents(outcome, config, chosen_documents, specs_dir, check, progress)
+        _sync_documents(
+            outcome, config, chosen_documents, specs_dir, check, progress, accept_origin
+        )
         for document in declared:
             if servers.server(document.name) is not None:
                 raise UserError(
@@ -779,9 +785,11 @@ def _sync_documents(
     specs_dir: Path,
     check: bool,
     progress: Progress,
+    accept_origin: bool = False,
 ) -> None:
     """Each declared OpenAPI document, re-imported into specs/<name>/ (or --check'ed). Every
-    document is read and checked before anything is written: a mistake in one writes nothing."""
+    document is read and checked before anything is written: a mistake in one writes nothing,
+    nor does a tool's move to another server unless `accept_origin` (TN378)."""
     from toolnexus_gen.commands import openapi_sync
     from toolnexus_gen.fs import output
     from toolnexus_gen.fs.paths import display_path
@@ -793,12 +801,16 @@ def _sync_documents(
         for done, document in enumerate(declared):
             progress("documents", done, len(declared))
             try:
-                synced.append(openapi_sync.prepare(document, config, specs_dir))
+                one = openapi_sync.prepare(document, config, specs_dir)
             except DiagnosticsError as exc:
                 problems += exc.diagnostics
+                continue
+            one.diagnostics += openapi_sync.origin_problems(one, accept_origin or check)
+            synced.append(one)
         progress("documents", len(declared), len(declared))
-        if any(d.is_error for d in problems):
-            raise DiagnosticsError(problems + [d for s in synced for d in s.diagnostics])
+        found = [d for s in synced for d in s.diagnostics]
+        if any(d.is_error for d in problems + found):
+            raise DiagnosticsError(problems + found)
         for one in synced:
             outcome.diagnostics += one.diagnostics
             result = DocumentResult(

@@ -17,11 +17,12 @@ from inspect import iscoroutinefunction
 from types import MappingProxyType
 from typing import Any, Generic, NamedTuple, TypeVar
 
-from pydantic import BaseModel, RootModel, ValidationError
+from pydantic import BaseModel, ValidationError
 from pydantic_core import PydanticCustomError
 
 from .datatypes import ToolSpec
 from .executors import Executor, SourceOptions, binding_kind, make_executor
+from .nested import declared_names
 from .schemas import _schema_text, load_schema
 from .toolsets import members
 
@@ -137,21 +138,8 @@ class Registry(Generic[H]):
 
 
 def declared_arguments(model: type[BaseModel]) -> frozenset[str] | None:
-    """The argument names a tool's model takes, or None when it takes others too: its schema
-    says so (`additionalProperties: true` or a schema: pydantic's extra='allow'), or its root
-    is not an object of named fields (a RootModel)."""
-    if issubclass(model, RootModel) or model.model_config.get("extra") == "allow":
-        return None
-    by_name = bool(
-        model.model_config.get("populate_by_name") or model.model_config.get("validate_by_name")
-    )
-    names: set[str] = set()
-    for field, info in model.model_fields.items():
-        alias = info.validation_alias if isinstance(info.validation_alias, str) else info.alias
-        names.add(alias or field)
-        if by_name or not alias:
-            names.add(field)
-    return frozenset(names)
+    """The argument names a tool's model takes, or None when it takes others too (nested.py)."""
+    return declared_names(model)
 
 
 def unknown_arguments_error(entry: _Entry, arguments: dict[str, Any]) -> ValidationError:

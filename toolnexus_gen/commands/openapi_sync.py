@@ -288,6 +288,114 @@ def _gone(out: DocumentSync, before: dict[str, str]) -> dict[str, str]:
     return gone_record(before, specs, now, f"`sync` of openapi.{out.declared.name}")
 
 
+# -- where the calls go: a document that moves its tools to another server -----------------------
+
+
+def origin_problems(out: DocumentSync, accept: bool) -> list[Diagnostic]:
+    """What a sync would change of where its tools' calls go: a tool whose server (scheme, host
+    and port of its base URL) changes is an error unless `accept` is given or the declaration
+    pins its `server` (a document, or whoever edits it upstream, would otherwise send every
+    call, with the secrets its headers carry, elsewhere); an argument that moves from a header
+    into the query (where logs keep it) is a warning."""
+    found = []
+    for rel in sorted(out.files.keys() & out.existing.keys()):
+        if "/" in rel:
+            continue
+        old_spec, new_spec = _spec_of(out.existing[rel]), _spec_of(out.files[rel])
+        old, new = _http_of(old_spec), _http_of(new_spec)
+        if old is None or new is None:
+            continue
+        tool = rel.removesuffix(SUFFIX)
+        before, after = _origin(old), _origin(new)
+        if before != after and out.declared.server is None and not accept:
+            found.append(
+                _error(
+                    out.declared,
+                    "document",
+                    "TN378",
+                    f"tool {tool!r} would now send its calls to {after or 'no server'} instead "
+                    f"of {before or 'no server'}: nothing is written; if the document's new "
+                    "server is meant, run `toolnexus-gen sync --accept-origin`, or pin one with "
+                    "server = ...",
+                )
+            )
+        moved = sorted(_header_arguments(old) & _query_arguments(new, new_spec))
+        for arg in moved:
+            line, col = out.declared.at("document")
+            found.append(
+                Diagnostic(
+                    out.declared.display,
+                    line,
+                    col,
+                    "TN379",
+                    f"openapi.{out.declared.name}: tool {tool!r} now sends argument {arg!r} in "
+                    "the query instead of a header (a URL's query reaches logs and proxies)",
+                    Severity.WARNING,
+                )
+            )
+    return found
+
+
+def _spec_of(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+
+
+def _http_of(spec: Any) -> dict[str, Any] | None:
+    http = spec.get("http") if isinstance(spec, dict) else None
+    return http if isinstance(http, dict) else None
+
+
+def _origin(http: dict[str, Any]) -> str | None:
+    """scheme://host[:port] of a binding's base URL (or of its URL when that is absolute)."""
+    from urllib.parse import urlsplit
+
+    url = http.get("base_url")
+    if not isinstance(url, str):
+        url = http.get("url")
+    if not isinstance(url, str):
+        return None
+    try:
+        parts = urlsplit(url.strip())
+        port = parts.port
+    except ValueError:
+        return url
+    if not parts.scheme or not parts.hostname:
+        return None
+    host = f"[{parts.hostname}]" if ":" in parts.hostname else parts.hostname
+    return f"{parts.scheme.lower()}://{host}" + (f":{port}" if port is not None else "")
+
+
+def _placeholders(text: Any) -> set[str]:
+    import re
+
+    return set(re.findall(r"(?<!\$)\{([^{}]+)\}", text)) if isinstance(text, str) else set()
+
+
+def _header_arguments(http: dict[str, Any]) -> set[str]:
+    headers = http.get("headers")
+    if not isinstance(headers, dict):
+        return set()
+    return {name for value in headers.values() for name in _placeholders(value)}
+
+
+def _query_arguments(http: dict[str, Any], spec: Any) -> set[str]:
+    """The arguments a binding sends in the query (as the runtime's HTTP executor does): those
+    `query` lists, and every other one not in the path or a header when there is no body (or
+    the body is one argument's value)."""
+    query = http.get("query")
+    found = {q for q in query if isinstance(q, str)} if isinstance(query, list) else set()
+    schema = spec.get("input_schema") if isinstance(spec, dict) else None
+    properties = schema.get("properties") if isinstance(schema, dict) else None
+    body_arg = http.get("body_arg")
+    if isinstance(properties, dict) and (http.get("body", "none") == "none" or body_arg):
+        elsewhere = _placeholders(http.get("url")) | _header_arguments(http) | {body_arg}
+        found |= {name for name in properties if name not in elsewhere}
+    return found
+
+
 # -- drift: what a sync would change, by the rules of `breaking` ----------------------------------
 
 

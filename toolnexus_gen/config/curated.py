@@ -15,6 +15,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from toolnexus_gen.config.many import Locator
+from toolnexus_gen.diagnostics import masked_url
 from toolnexus_gen.targets.registry import NAMES
 
 SOURCE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")  # a folder under specs/
@@ -58,7 +59,7 @@ class Declared:
 
     @property
     def remote(self) -> bool:
-        return self.document.startswith("https://")
+        return self.document[:8].lower() == "https://"  # a URL's scheme has no case
 
 
 @dataclass(frozen=True)
@@ -216,7 +217,8 @@ def _one_declared(
     elif "://" in document and not _https(document):
         wrong(
             "document",
-            f"document {document!r}: a URL must be https (with a host, no user or password)",
+            f"document {masked_url(repr(document))}: a URL must be https (with a host, no user "
+            "or password)",
             "TN812",
         )
     for key in ("tags", "operations", "exclude", "overlays"):
@@ -230,7 +232,14 @@ def _one_declared(
         wrong("env_prefix", f"env_prefix {prefix!r} must be a variable name (letters, digits, _)")
     server = body.get("server")
     if isinstance(server, str) and server and not _http(server):
-        wrong("server", f"server must be an absolute http(s) URL, not {server!r}")
+        wrong("server", f"server must be an absolute http(s) URL, not {masked_url(repr(server))}")
+    elif isinstance(server, str) and "@" in urlsplit(server).netloc:
+        wrong(
+            "server",
+            f"server {masked_url(repr(server))} holds a user name or password: pyproject.toml is "
+            "no place for a credential; write the URL without it and send the login in a header "
+            "(an overlay's security scheme, read from the environment)",
+        )
     for overlay in body.get("overlays", []) if _strings(body.get("overlays")) else []:
         if "://" in overlay:
             wrong("overlays", f"overlay {overlay!r}: overlays are files in the project")

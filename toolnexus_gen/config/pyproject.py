@@ -11,7 +11,7 @@ from typing import Any
 
 from toolnexus_gen.config.curated import Curated, read_curated
 from toolnexus_gen.config.many import Many, read_many
-from toolnexus_gen.diagnostics import Diagnostic, DiagnosticsError
+from toolnexus_gen.diagnostics import Diagnostic, DiagnosticsError, masked_url
 from toolnexus_gen.fs.paths import display_path
 from toolnexus_gen.targets.registry import NAMES, OPTIONS, reach_options
 from toolnexus_gen.toolspec.numbers import json_number_problem
@@ -368,7 +368,8 @@ def load_config(start: Path) -> Config:
     if base_url is not None and not _is_http_url(base_url):
         bad(
             "base_url",
-            f"base_url must be an absolute http(s) URL without user:password, not {base_url!r}",
+            "base_url must be an absolute http(s) URL without user:password, not "
+            f"{masked_url(repr(base_url))}",
         )
 
     def bad_at(place: tuple[int, int], code: str, message: str) -> None:

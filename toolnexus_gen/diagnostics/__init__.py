@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+import re
 from dataclasses import dataclass, field
 
 
@@ -19,6 +20,15 @@ def printable(text: str, *, lines: bool = False) -> str:
         char if char.isprintable() or (lines and char in "\n\t") else repr(char)[1:-1]
         for char in text
     )
+
+
+_LOGIN = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/?#\s]*@")
+
+
+def masked_url(text: str) -> str:
+    """`text` with the user name and password of each URL in it written `***`
+    (`https://***@host/`): a message that quotes a URL never repeats a credential."""
+    return _LOGIN.sub(r"\1***@", text)
 
 
 class Severity(str, enum.Enum):

@@ -395,7 +395,8 @@ CODES: dict[str, tuple[str, str]] = {
     "TN372": (
         "override rename collides",
         "An override renames a tool to the name of another tool, renames an argument to the name of\n"
-        "another argument of the tool, or renames or describes an argument it also hides.\n"
+        "another argument of the tool (a hidden or fixed one included), or renames or describes an\n"
+        "argument it also hides.\n"
         "Fix: choose another name, or hide the argument without renaming it.",
     ),
     "TN373": (
@@ -409,7 +410,8 @@ CODES: dict[str, tuple[str, str]] = {
         "fixed value or default its schema refuses",
         "A fixed value or a default of an override does not validate against the argument's schema\n"
         '(a string for an integer, a value outside its enum), or a "${VAR}" value (text, read at run\n'
-        "time) is given to an argument that takes no string, or a default reads the environment.\n"
+        "time) is given to an argument that takes no string, or a default reads the environment, or\n"
+        "a fixed value sent in a header holds a line break or a control character.\n"
         "Fix: give a value the schema takes.",
     ),
     "TN375": (
@@ -425,6 +427,32 @@ CODES: dict[str, tuple[str, str]] = {
         "longer has it. The build goes on without that part of the override and says which change\n"
         "removed it (from the snapshot folder's .toolnexus-sync.json).\n"
         "Fix: remove the override (or that part of it), or override the tool that replaced it.",
+    ),
+    "TN377": (
+        "hidden argument sends a source's default that looks like ${VAR}",
+        "An override hides an argument whose default, given by the source (an OpenAPI document, an\n"
+        'MCP server), holds "${": the default is sent as it is written. Only the project\'s own\n'
+        "fixed values read the environment at run time; a value a third party wrote never does (it\n"
+        "could otherwise name any variable of the process, a secret key, and have it sent).\n"
+        'Fix: if the argument should carry an environment value, add fixed = {arg = "${VAR}"}; if\n'
+        "the text is meant, nothing to do (or list TN377 under ignore).",
+    ),
+    "TN378": (
+        "declared document moves its tools to another server",
+        "`toolnexus-gen sync` would change where a tool of a declared OpenAPI document sends its\n"
+        "calls: the scheme, host or port of its base URL (the document's `servers`) is not what the\n"
+        "last sync wrote. Whoever edits the document could otherwise send every call, with the\n"
+        "credentials its headers carry, to a server of their choosing. Nothing is written.\n"
+        "Fix: if the new server is meant, run `toolnexus-gen sync --accept-origin` once; or pin the\n"
+        'server in the declaration (server = "https://...").',
+    ),
+    "TN379": (
+        "declared document moves an argument from a header to the query",
+        "`toolnexus-gen sync` wrote a tool of a declared OpenAPI document whose argument the last\n"
+        "sync sent in a header and this one sends in the URL's query, where access logs, proxies\n"
+        "and the runtime's request log keep it (a token or key there is exposed).\n"
+        "Fix: check the document's change; if the argument carries a secret, fix its location with\n"
+        "an overlay, or hide it.",
     ),
     "TN445": (
         "http binding: body media type not usable",

@@ -1170,6 +1170,47 @@ EXAMPLES: dict[str, Example] = {
         ),
         "pyproject.toml:4:1: warning[TN376]",
     ),
+    "TN377": Example(
+        _override(
+            "list_items",
+            'hide = ["region"]',
+            **{
+                "specs/list_items.yaml": "description: List items\n"
+                "http: {method: GET, url: 'https://api.example/items'}\n"
+                "input_schema:\n  type: object\n  properties:\n"
+                "    region: {type: string, default: '${AWS_REGION}'}\n"
+            },
+        ),
+        "pyproject.toml:5:1: warning[TN377]",
+    ),
+    "TN378": Example(
+        _declared(
+            "apis/pets.yaml",
+            **{
+                "specs/pets/.toolnexus-sync.json": '{"files": ["list_pets.json"]}\n',
+                "specs/pets/list_pets.json": '{"description": "GET /pets", "http": {"method": '
+                '"GET", "url": "/pets", "base_url": "https://old.pets.example"}}\n',
+            },
+        ),
+        "pyproject.toml:2:1: error[TN378]",
+        command="toolnexus-gen sync",
+    ),
+    "TN379": Example(
+        _declared(
+            "apis/pets.yaml",
+            **{
+                "apis/pets.yaml": PETS
+                % "      parameters: [{name: key, in: query, schema: {type: string}}]\n"
+                "      responses: {'200': {description: ok}}\n",
+                "specs/pets/.toolnexus-sync.json": '{"files": ["list_pets.json"]}\n',
+                "specs/pets/list_pets.json": '{"description": "GET /pets", "http": {"method": '
+                '"GET", "url": "/pets", "base_url": "https://pets.example", "headers": {"key": '
+                '"{key}"}}}\n',
+            },
+        ),
+        "pyproject.toml:2:1: warning[TN379]",
+        command="toolnexus-gen sync",
+    ),
     "TN481": Example(
         _declared("apis/missing.yaml"),
         "pyproject.toml:2:1: error[TN481]",

@@ -7,9 +7,12 @@ value, `${VAR}` read at run time, or a default is sent in their place), adds def
 tool out, or keeps it from some targets. Everything after this stage (provider files, models,
 `list`, `breaking`) sees the curated tool; the binding records how to map a call back to what
 the source expects (`{"curated": {"binding": <the source's>, "rename": {new: old}, "fixed":
-{old: value}, "defaults": {old: value}}}`: toolnexus_runtime's registry unwraps it).
+{old: value}, "defaults": {old: value}, "constants": {old: value}, "hidden": [old, ...]}}`:
+toolnexus_runtime's
+registry unwraps it). Only `fixed` (the project's own table) reads `${VAR}` at run time;
+`constants` (a hidden argument's default, the source's or the project's) are sent as written.
 
-Every override is checked here with a located diagnostic in pyproject.toml (TN370-TN377); an
+Every override is checked here with a located diagnostic in pyproject.toml (TN370-TN379); an
 override whose tool or argument a sync removed (the snapshot's `.toolnexus-sync.json` says so)
 is a warning naming that change (TN376) rather than an error.
 """
@@ -156,6 +159,7 @@ def apply(
         if known(arg, "hide"):
             hidden.append(arg)
     fixed: dict[str, Any] = {}
+    in_headers = _header_arguments(tool.binding)
     for arg, value in override.fixed:
         if not known(arg, f"fixed.{arg}"):
             continue
@@ -163,6 +167,17 @@ def apply(
         if problem:
             problems.append(
                 _at(override, f"fixed.{arg}", "TN374", f"{what}: fixed.{arg}: {problem}")
+            )
+            continue
+        if arg in in_headers and not _header_text(value):
+            problems.append(
+                _at(
+                    override,
+                    f"fixed.{arg}",
+                    "TN374",
+                    f"{what}: fixed.{arg}: {value!r} is sent in a header, which carries printable "
+                    "ASCII only (no line break or control character)",
+                )
             )
             continue
         fixed[arg] = value
@@ -212,6 +227,17 @@ def apply(
                     "environment at run time) or a default",
                 )
             )
+    for old, new in rename.items():
+        if new in hidden and new not in rename:  # the model would send a hidden one's name
+            problems.append(
+                _at(
+                    override,
+                    f"arguments.{old}",
+                    "TN372",
+                    f"{what}: arguments.{old}.name {new!r} is the name of a hidden argument of "
+                    f"{tool.name!r}",
+                )
+            )
     names = [rename.get(arg, arg) for arg in properties if arg not in hidden]
     for new in set(rename.values()):
         if names.count(new) > 1:
@@ -227,13 +253,28 @@ def apply(
             )
     if any(p.is_error for p in problems):
         return tool, problems
-    # hidden arguments: the spec's own default is sent (the model cannot send one)
+    # hidden arguments: a default is sent (the model cannot send one), as it is written: only
+    # the project's own fixed values read the environment, never what a source says
+    constants: dict[str, Any] = {}
     for arg in hidden:
-        if arg not in fixed:
-            if arg in defaults:
-                fixed[arg] = defaults.pop(arg)
-            elif isinstance(properties[arg], dict) and "default" in properties[arg]:
-                fixed[arg] = properties[arg]["default"]
+        if arg in fixed:
+            continue
+        if arg in defaults:
+            constants[arg] = defaults.pop(arg)
+        elif isinstance(properties[arg], dict) and "default" in properties[arg]:
+            constants[arg] = properties[arg]["default"]
+            if "${" in json.dumps(constants[arg]):
+                problems.append(
+                    _at(
+                        override,
+                        "hide",
+                        "TN377",
+                        f"{what}: hidden argument {arg!r} sends the source's default "
+                        f"{constants[arg]!r} as it is: a source's value never reads the "
+                        f'environment; to read one, add fixed = {{{arg} = "${{VAR}}"}}',
+                        warn=True,
+                    )
+                )
     made: dict[str, Any] = dict(
         name=override.name or tool.name,
         description=override.description or tool.description,
@@ -263,7 +304,7 @@ def apply(
         if tool.located is not None:
             made["located"] = tool.located.derive(schema)
     binding = tool.binding
-    if rename or fixed or defaults:
+    if rename or hidden or defaults:
         mapping: dict[str, Any] = {"binding": binding}
         if rename:
             mapping["rename"] = {new: old for old, new in rename.items()}
@@ -271,8 +312,38 @@ def apply(
             mapping["fixed"] = fixed
         if defaults:
             mapping["defaults"] = defaults
+        if constants:
+            mapping["constants"] = constants
+        if hidden:  # never taken from the model, even where the schema takes other keys
+            mapping["hidden"] = [arg for arg in properties if arg in hidden]
         made["binding"] = {"curated": mapping}
     return replace(tool, **made), problems
+
+
+def _header_arguments(binding: Any) -> set[str]:
+    """The arguments an http binding sends in a header."""
+    from toolnexus_gen.toolspec.http import placeholders
+
+    http = binding.get("http") if isinstance(binding, dict) else None
+    headers = http.get("headers") if isinstance(http, dict) else None
+    if not isinstance(headers, dict):
+        return set()
+    return {
+        name
+        for template in headers.values()
+        if isinstance(template, str)
+        for kind, name in placeholders(template)
+        if kind == "arg"
+    }
+
+
+def _header_text(value: Any) -> bool:
+    """Whether a fixed value can go in a header as it is written (a `${VAR}` in it is checked
+    when it is read, at run time)."""
+    from toolnexus_gen.toolspec.http import HEADER_TEXT
+
+    text = ENV.sub("", value) if isinstance(value, str) else json.dumps(value)
+    return HEADER_TEXT.fullmatch(text) is not None
 
 
 def _targets(current: frozenset[str] | None, override: Override) -> frozenset[str] | None:

@@ -7,7 +7,9 @@ for OpenAPI sources (`build` never fetches), under the rules the runtime's `webf
   multicast address, nor an IPv6 form that carries one), checked after name resolution, and the
   connection is made to the address that was checked (no second lookup to rebind);
 - at most MAX_BYTES of body (Content-Length, then as it is read), within TIMEOUT seconds as a
-  whole. A failure is one line (FetchError); nothing is written.
+  whole: a watchdog shuts the connection down at the deadline, whatever is being read (a
+  server that drips a header or a chunk-size line a byte at a time cannot hold sync past it,
+  as a timeout per read would let it). A failure is one line (FetchError); nothing is written.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import http.client
 import ipaddress
 import socket
 import ssl
+import threading
 import time
 from urllib.parse import quote, urljoin, urlsplit
 
@@ -101,10 +104,39 @@ class _Pinned(http.client.HTTPSConnection):
         self.tls = ssl.create_default_context()
         super().__init__(host, port, timeout=timeout, context=self.tls)
         self.ip = ip
+        self.expired = False  # the watchdog shut the connection down
+        self._lock = threading.Lock()
+        self._line: socket.socket | None = None  # a duplicate of the socket, for the watchdog
 
     def connect(self) -> None:
-        sock = socket.create_connection((self.ip, self.port), self.timeout)
+        sock = self.watched(socket.create_connection((self.ip, self.port), self.timeout))
         self.sock = self.tls.wrap_socket(sock, server_hostname=self.host)
+
+    def watched(self, sock: socket.socket) -> socket.socket:
+        """`sock`, which the watchdog can now shut down (through a duplicate of it: a shutdown
+        acts on the connection, whichever descriptor names it, and under TLS too)."""
+        with self._lock:
+            self._line = sock.dup()
+            if self.expired:
+                self._line.shutdown(socket.SHUT_RDWR)
+        return sock
+
+    def expire(self) -> None:
+        """The deadline: whatever the connection is waiting for ends now."""
+        with self._lock:
+            self.expired = True
+            if self._line is not None:
+                try:
+                    self._line.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass  # already closed
+
+    def close(self) -> None:
+        super().close()
+        with self._lock:
+            if self._line is not None:
+                self._line.close()
+                self._line = None
 
 
 def fetch(url: str, timeout: float = TIMEOUT) -> bytes:
@@ -116,6 +148,9 @@ def fetch(url: str, timeout: float = TIMEOUT) -> bytes:
         if left <= 0:
             break
         connection = _Pinned(host, port, ip, left)
+        watchdog = threading.Timer(left, connection.expire)
+        watchdog.daemon = True
+        watchdog.start()
         try:
             connection.request(
                 "GET",
@@ -129,12 +164,18 @@ def fetch(url: str, timeout: float = TIMEOUT) -> bytes:
                 continue
             if not 200 <= response.status < 300:
                 raise FetchError(f"HTTP {response.status} {response.reason} from {url}")
-            return _body(response, connection, deadline, url)
+            body = _body(response, connection, deadline, url)
+            if connection.expired:  # cut short at the deadline, not the whole document
+                break
+            return body
         except TimeoutError:
             break
         except (OSError, http.client.HTTPException, ValueError) as exc:
+            if connection.expired:
+                break
             raise FetchError(f"fetching {url} failed: {exc}") from None
         finally:
+            watchdog.cancel()
             connection.close()
     else:
         raise FetchError(f"more than {MAX_REDIRECTS} redirects from {url}; stopped")

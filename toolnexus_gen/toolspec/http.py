@@ -24,6 +24,8 @@ from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlsplit
 
+from toolnexus_gen.diagnostics import masked_url
+
 METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS")
 QUERY_METHODS = ("GET", "HEAD", "DELETE", "OPTIONS")  # arguments go to the query string
 NO_BODY = ("GET", "HEAD")  # a body here is dropped or refused by servers and proxies
@@ -131,7 +133,8 @@ def http_binding(
     if own_base is not None and not _absolute_base(own_base):
         problem(
             "TN441",
-            f"http.base_url {own_base!r} must be an absolute http(s) URL without placeholders, "
+            f"http.base_url {masked_url(repr(own_base))} must be an absolute http(s) URL "
+            "without placeholders, "
             "user:password, query or fragment (credentials go in a header: 'Authorization: Basic "
             "${VAR}')",
             "/http/base_url",
@@ -281,14 +284,20 @@ def _check_url(url: str, base_url: str | None, problem: Add) -> None:
         )
         return
     if "#" in url:
-        problem("TN441", f"http.url {url!r} has a fragment, which is never sent", "/http/url")
+        problem(
+            "TN441",
+            f"http.url {masked_url(repr(url))} has a fragment, which is never sent",
+            "/http/url",
+        )
         return
     if SCHEME.match(url):
         scheme, _, rest = url.partition(":")
         authority = rest[2:].split("/", 1)[0].split("?", 1)[0] if rest.startswith("//") else ""
         if scheme.lower() not in ("http", "https") or not authority:
             problem(
-                "TN441", f"http.url {url!r} must be an absolute http(s) URL or a path", "/http/url"
+                "TN441",
+                f"http.url {masked_url(repr(url))} must be an absolute http(s) URL or a path",
+                "/http/url",
             )
         elif "@" in authority:
             problem(
@@ -300,7 +309,7 @@ def _check_url(url: str, base_url: str | None, problem: Add) -> None:
         elif "{" in authority or "{" in scheme:
             problem(
                 "TN441",
-                f"http.url {url!r}: placeholders may fill the path and query, never the host "
+                f"http.url {masked_url(repr(url))}: placeholders may fill the path and query, never the host "
                 "(an argument must not choose where a request goes)",
                 "/http/url",
             )
@@ -308,7 +317,7 @@ def _check_url(url: str, base_url: str | None, problem: Add) -> None:
     if base_url is None:
         problem(
             "TN441",
-            f"http.url {url!r} {NO_BASE_URL}: set "
+            f"http.url {masked_url(repr(url))} {NO_BASE_URL}: set "
             'base_url = "https://..." under [tool.toolnexus-gen] in pyproject.toml (or '
             "http.base_url in this spec), or write an absolute URL",
             "/http/url",

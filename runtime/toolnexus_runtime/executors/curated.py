@@ -3,12 +3,16 @@ project's overrides made it, mapped back to what the source expects on every cal
 
 The build writes such a tool's binding as `{"curated": {"binding": <the source's binding>,
 "rename": {name the model sees: the source's name}, "fixed": {argument: value},
-"defaults": {argument: value}}}`. The registry binds the inner binding with its own kind's
-executor (shared with the toolkit's other tools of that kind) and wraps it here: the arguments
-are validated by the curated model (the names the model sees), renamed back, the defaults the
-model left out added, and each fixed value set, `${VAR}` in it read from the environment at this
-call (never written into a file). Values read from the environment are blanked out of an error's
-text, as a source's secrets are.
+"defaults": {argument: value}, "constants": {argument: value}, "hidden": [argument]}}`. The
+registry binds the inner binding with its own kind's executor (shared with the toolkit's other
+tools of that kind) and wraps it here: the arguments are validated by the curated model (the
+names the model sees), renamed back, the defaults the model left out added, each constant (a
+hidden argument's default) set as written, and each fixed value set, `${VAR}` in it read from
+the environment at this call (never written into a file): only the project's own fixed values
+read the environment, never a value a source gave. A source's name outside the curated surface
+(hidden, or renamed) is never taken from the model. Values read from the environment are
+blanked out of an error's text and of the result (a server that echoes the request), as a
+source's secrets are.
 """
 
 from __future__ import annotations
@@ -16,11 +20,14 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from pydantic import BaseModel
 
-from ..datatypes import SourceError, ToolContext, ToolError
+from ..content import Text
+from ..datatypes import SourceError, ToolContext, ToolError, ToolResult
+from ..nested import refuse_nested
 from .base import BoundTool, secret_forms
 
 ENV = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
@@ -59,6 +66,13 @@ class Curated:
         self._rename: dict[str, str] = dict(settings.get("rename", {}))
         self._fixed: dict[str, Any] = dict(settings.get("fixed", {}))
         self._defaults: dict[str, Any] = dict(settings.get("defaults", {}))
+        self._constants: dict[str, Any] = dict(settings.get("constants", {}))
+        # the source's names the model may not send: a renamed argument's old name, a hidden
+        # one (fixed, a constant, or nothing at all); the model's names are the rename's keys
+        self._taken = frozenset(
+            {*self._rename.values(), *self._fixed, *self._constants, *settings.get("hidden", ())}
+            - self._rename.keys()
+        )
 
     def validate(self, arguments: Any) -> Any:
         model = self._check(arguments)  # raises ValidationError: the toolkit answers the model
@@ -67,6 +81,7 @@ class Curated:
                 mode="json", by_alias=True, exclude_unset=True
             )
             return dumped
+        refuse_nested(model, arguments)  # an undeclared key inside an argument is never sent
         extra = model.model_extra or {}
         wire = self._wire
         return {
@@ -77,29 +92,29 @@ class Curated:
 
     async def __call__(self, arguments: Any, ctx: ToolContext) -> Any:
         values = dict(arguments) if isinstance(arguments, Mapping) else {}
-        # a key the model may not send under that name (a renamed argument's old name, a fixed
-        # argument): an extra the model made up is never what the source gets
-        taken = (set(self._rename.values()) | set(self._fixed)) - set(self._rename)
+        # a source's name outside the curated surface: an extra the model made up (where the
+        # schema takes other keys) is never what the source gets
+        taken = self._taken
         sent = {
             self._rename.get(key, key): value for key, value in values.items() if key not in taken
         }
         for key, value in self._defaults.items():
             sent.setdefault(key, value)
+        sent.update(self._constants)  # as written: never read from the environment
         read: list[str] = []
         for key, value in self._fixed.items():
             sent[key] = self._expand(value, read)
         try:
             if self._takes_values:
-                return await self._inner(sent, ctx)  # type: ignore[arg-type]
-            return await self._inner(_Values(sent), ctx)  # type: ignore[arg-type]
+                out = await self._inner(sent, ctx)  # type: ignore[arg-type]
+            else:
+                out = await self._inner(_Values(sent), ctx)  # type: ignore[arg-type]
         except ToolError as exc:
-            text = str(exc)
-            for secret in read:
-                for form in secret_forms(secret, SECRET_MINIMUM):
-                    text = text.replace(form, "***")
+            text = _blanked(str(exc), read)
             if text == str(exc):
                 raise
             raise type(exc)(text) from None
+        return _blanked(out, read) if read else out
 
     def _expand(self, value: Any, read: list[str]) -> Any:
         if isinstance(value, str):
@@ -120,3 +135,32 @@ class Curated:
         if isinstance(value, dict):
             return {key: self._expand(item, read) for key, item in value.items()}
         return value
+
+
+def _blanked(value: Any, secrets: list[str]) -> Any:
+    """`value` (an error's text, or a result: text, JSON data, a ToolResult with its parts) with
+    every form of each secret (`secret_forms`) blanked out: a server that echoes the request
+    gives the model no environment value either."""
+    if not secrets:
+        return value
+    if isinstance(value, str):
+        for secret in secrets:
+            for form in secret_forms(secret, SECRET_MINIMUM):
+                value = value.replace(form, "***")
+        return value
+    if isinstance(value, list):
+        return [_blanked(item, secrets) for item in value]
+    if isinstance(value, tuple):
+        return tuple(_blanked(item, secrets) for item in value)
+    if isinstance(value, dict):
+        return {_blanked(k, secrets): _blanked(v, secrets) for k, v in value.items()}
+    if isinstance(value, ToolResult):
+        return replace(
+            value,
+            output=_blanked(value.output, secrets),
+            data=_blanked(value.data, secrets),
+            content=tuple(_blanked(part, secrets) for part in value.content),
+        )
+    if isinstance(value, Text):
+        return Text(_blanked(value.text, secrets))
+    return value

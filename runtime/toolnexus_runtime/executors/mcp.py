@@ -37,6 +37,7 @@ from pydantic_core import to_jsonable_python
 
 from ..content import Part, Resource, Text, from_mcp, has_media, text_of
 from ..datatypes import SourceError, ToolContext, ToolError, ToolResult
+from ..nested import refuse_nested
 from .base import SourceOptions
 from .mcp_config import DEFAULT_TIMEOUT, ServerSettings, read_config, settings_for
 from .mcp_session import Upstream
@@ -141,7 +142,8 @@ class _Bound:
         self.finish = finish
 
     def validate(self, arguments: Any) -> Any:
-        self._check(arguments)  # raises ValidationError: the toolkit answers the model
+        model = self._check(arguments)  # raises ValidationError: the toolkit answers the model
+        refuse_nested(model, arguments)  # an undeclared key inside an argument is never sent
         return arguments
 
     async def __call__(self, arguments: Any, ctx: ToolContext) -> Any:
