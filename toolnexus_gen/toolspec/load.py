@@ -1,7 +1,7 @@
 """Stage 1: find spec files and parse them (JSON or YAML) into plain data plus source positions.
 
 Positions are kept per JSON pointer so every later stage can say `path:line:col`. Parsing is
-strict: NaN/Infinity, numbers JSON cannot carry (toolspec/numbers.py), duplicate keys, YAML tags
+strict: NaN/Infinity, numbers JSON cannot carry (fs/numbers.py), duplicate keys, YAML tags
 that construct objects, and alias bombs are refused.
 """
 
@@ -17,7 +17,7 @@ from typing import Any
 from toolnexus_gen.diagnostics import Diagnostic
 from toolnexus_gen.fs.paths import display_path
 from toolnexus_gen.ir import Document, Positions
-from toolnexus_gen.toolspec.numbers import finite_float, json_number_problem
+from toolnexus_gen.fs.numbers import finite_float, json_number_problem
 from toolnexus_gen.toolspec.pointer import join_pointer
 
 MAX_FILE_BYTES = 2 * 1024 * 1024
