@@ -73,13 +73,23 @@ def _alarm(seconds: float) -> Iterator[None]:
     def ring(signum: int, frame: Any) -> None:
         raise _TooSlow
 
+    hook = sys.unraisablehook
+
+    def dropped(unraisable: Any) -> None:
+        # a ring that lands where Python cannot pass it on is dropped quietly: reporting it
+        # (formatting its traceback) could itself be cut short by the next ring
+        if not isinstance(unraisable.exc_value, _TooSlow):
+            hook(unraisable)
+
     previous = signal.signal(signal.SIGALRM, ring)
+    sys.unraisablehook = dropped
     signal.setitimer(signal.ITIMER_REAL, seconds, 0.05)
     try:
         yield
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
+        sys.unraisablehook = hook
 
 
 def without_scripts(html: str) -> str:
