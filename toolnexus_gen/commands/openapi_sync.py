@@ -28,13 +28,14 @@ from toolnexus_gen.diagnostics import Diagnostic, DiagnosticsError, Severity
 from toolnexus_gen.fs.paths import display_path
 from toolnexus_gen.ir import Document
 from toolnexus_gen.pipeline.overrides import MANIFEST, gone_record
+from toolnexus_gen.sources.folder import FolderChanges
 from toolnexus_gen.toolspec.load import LoadError
 
 SUFFIX = ".json"
 
 
 @dataclass
-class DocumentSync:
+class DocumentSync(FolderChanges):
     """One declared document: the files its folder should hold, beside those a sync wrote."""
 
     declared: Declared
@@ -47,19 +48,6 @@ class DocumentSync:
     notes: list[str] = field(default_factory=list)
     env: dict[str, str] = field(default_factory=dict)  # variable -> what it holds
     failed: bool = False
-
-    @property
-    def added(self) -> list[str]:
-        return sorted(self.files.keys() - self.existing.keys())
-
-    @property
-    def removed(self) -> list[str]:
-        return sorted(self.existing.keys() - self.files.keys())
-
-    @property
-    def changed(self) -> list[str]:
-        common = self.files.keys() & self.existing.keys()
-        return sorted(name for name in common if self.files[name] != self.existing[name])
 
     def manifest(self) -> str:
         data = {

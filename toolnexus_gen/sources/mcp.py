@@ -32,6 +32,7 @@ from toolnexus_gen import __version__
 from toolnexus_gen.config.options import BuildOptions
 from toolnexus_gen.diagnostics import Diagnostic, Severity
 from toolnexus_gen.fs.paths import discover, display_path
+from toolnexus_gen.sources.folder import FolderChanges
 from toolnexus_gen.sources.mcp_config import McpConfig, Server, hide, spec_name
 from toolnexus_gen.toolspec.codegen_keywords import strip_spec as strip_codegen_keywords
 from toolnexus_gen.toolspec.pointer import join_pointer
@@ -333,7 +334,7 @@ def _explain(exc: Exception, server: Server, refused: list[int]) -> tuple[str, s
 
 
 @dataclass
-class Snapshot:
+class Snapshot(FolderChanges):
     """A server's snapshot: the files it should hold, and those it holds now."""
 
     server: Server
@@ -343,19 +344,6 @@ class Snapshot:
     tools: dict[str, str] = field(default_factory=dict)  # file name -> the server's tool name
     existing: dict[str, str] = field(default_factory=dict)  # file name -> text on disk
     refused: str | None = None  # why the server's snapshot cannot be written (tool names)
-
-    @property
-    def added(self) -> list[str]:
-        return sorted(self.files.keys() - self.existing.keys())
-
-    @property
-    def removed(self) -> list[str]:
-        return sorted(self.existing.keys() - self.files.keys())
-
-    @property
-    def changed(self) -> list[str]:
-        common = self.files.keys() & self.existing.keys()
-        return sorted(name for name in common if self.files[name] != self.existing[name])
 
 
 def spec_of(server: Server, tool: dict[str, Any]) -> dict[str, Any]:
