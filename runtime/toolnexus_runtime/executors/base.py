@@ -16,6 +16,8 @@ from urllib.parse import quote, quote_plus
 
 from pydantic import BaseModel
 
+from ..nested import refuse_nested
+
 if TYPE_CHECKING:
     from ..datatypes import ToolContext, ToolSpec
 
@@ -60,6 +62,35 @@ class Executor(Protocol):
     def bind(self, spec: ToolSpec) -> BoundTool: ...
 
     async def aclose(self) -> None: ...
+
+
+class AsWritten:
+    """Checks a call's arguments with the tool's typed model and hands on the arguments as the
+    model wrote them (the toolkit calls `validate` in place of the model): a URL without the
+    slash pydantic's AnyUrl adds, a number or a date as written. Only the arguments the model
+    keeps are handed on (an extra key it ignores is not); a key inside an argument that its
+    object does not declare refuses the call (nested.py)."""
+
+    def __init__(self, model: type[BaseModel]) -> None:
+        self._check = model.__pydantic_validator__.validate_python
+        self._wire: dict[str, str] = {}  # a field's alias or own name -> the name sent
+        for name, info in model.model_fields.items():
+            alias = info.alias or name
+            self._wire[alias] = alias
+            self._wire.setdefault(name, alias)
+
+    def validate(self, arguments: Any) -> Any:
+        model = self._check(arguments)  # raises ValidationError: the toolkit answers the model
+        if type(arguments) is not dict:  # a model instance a caller passed: its own values
+            return model.model_dump(mode="json", by_alias=True, exclude_unset=True)
+        refuse_nested(model, arguments)  # an undeclared key inside an argument is never sent
+        extra = model.model_extra or {}
+        wire = self._wire
+        return {
+            wire.get(key, key): value
+            for key, value in arguments.items()
+            if key in wire or key in extra
+        }
 
 
 def secret_forms(secret: str, minimum: int) -> list[str]:

@@ -27,8 +27,7 @@ from pydantic import BaseModel
 
 from ..content import Text
 from ..datatypes import SourceError, ToolContext, ToolError, ToolResult
-from ..nested import refuse_nested
-from .base import BoundTool, secret_forms
+from .base import AsWritten, BoundTool, secret_forms
 
 ENV = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 SECRET_MINIMUM = 4  # characters of an environment value blanked out of an error's text
@@ -46,19 +45,14 @@ class _Values:
         return dict(self._values)
 
 
-class Curated:
+class Curated(AsWritten):
     """One curated tool: validates with the curated model, calls the source's bound tool."""
 
     def __init__(
         self, name: str, model: type[BaseModel], inner: BoundTool, settings: Mapping[str, Any]
     ) -> None:
+        super().__init__(model)
         self.name = name
-        self._check = model.__pydantic_validator__.validate_python
-        self._wire: dict[str, str] = {}  # a field's alias or own name -> the name sent
-        for field, info in model.model_fields.items():
-            alias = info.alias or field
-            self._wire[alias] = alias
-            self._wire.setdefault(field, alias)
         self._inner = inner
         # the source's bound tool takes what its own `validate` returns (the arguments as
         # sent); one without a `validate` takes a model
@@ -73,22 +67,6 @@ class Curated:
             {*self._rename.values(), *self._fixed, *self._constants, *settings.get("hidden", ())}
             - self._rename.keys()
         )
-
-    def validate(self, arguments: Any) -> Any:
-        model = self._check(arguments)  # raises ValidationError: the toolkit answers the model
-        if type(arguments) is not dict:  # a model instance a caller passed: its own values
-            dumped: dict[str, Any] = model.model_dump(
-                mode="json", by_alias=True, exclude_unset=True
-            )
-            return dumped
-        refuse_nested(model, arguments)  # an undeclared key inside an argument is never sent
-        extra = model.model_extra or {}
-        wire = self._wire
-        return {
-            wire.get(key, key): value
-            for key, value in arguments.items()
-            if key in wire or key in extra
-        }
 
     async def __call__(self, arguments: Any, ctx: ToolContext) -> Any:
         values = dict(arguments) if isinstance(arguments, Mapping) else {}

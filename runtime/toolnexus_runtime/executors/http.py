@@ -59,8 +59,7 @@ from pydantic_core import to_jsonable_python
 
 from ..datatypes import SourceError, ToolError, ToolResult
 from ..failures import _invalid_text
-from ..nested import refuse_nested
-from .base import BoundTool, SourceOptions
+from .base import AsWritten, BoundTool, SourceOptions
 from .http_encode import (
     Unsendable,
     fill_header,
@@ -229,34 +228,12 @@ class HttpExecutor:
             ) from None
 
 
-class _Bound:
-    """One http tool. Its `validate` checks the arguments with the tool's typed model and hands
-    on the arguments as the model wrote them (the toolkit calls it in place of the model): a URL
-    without the slash pydantic's AnyUrl adds, a number or a date as written. Only the arguments
-    the model keeps are sent (an extra key it ignores is not); a key inside an argument that
-    its object does not declare refuses the call (nested.py)."""
+class _Bound(AsWritten):
+    """One http tool: the arguments as the model wrote them (AsWritten) go to its endpoint."""
 
     def __init__(self, model: type[BaseModel], call: _Call, send: Any) -> None:
-        self._check = model.__pydantic_validator__.validate_python
-        self._wire: dict[str, str] = {}  # a field's alias or own name -> the name sent
-        for name, info in model.model_fields.items():
-            alias = info.alias or name
-            self._wire[alias] = alias
-            self._wire.setdefault(name, alias)
+        super().__init__(model)
         self.call, self._send = call, send
-
-    def validate(self, arguments: Any) -> Any:
-        model = self._check(arguments)  # raises ValidationError: the toolkit answers the model
-        if type(arguments) is not dict:  # a model instance a caller passed: its own values
-            return model.model_dump(mode="json", by_alias=True, exclude_unset=True)
-        refuse_nested(model, arguments)  # an undeclared key inside an argument is never sent
-        extra = model.model_extra or {}
-        wire = self._wire
-        return {
-            wire.get(key, key): value
-            for key, value in arguments.items()
-            if key in wire or key in extra
-        }
 
     async def __call__(self, arguments: Any, ctx: ToolContext) -> Any:
         # JSON values as sent; a caller's Python values (a datetime) as JSON would give them
