@@ -35,6 +35,10 @@ def _boolean(value: Any) -> str | None:
     return None if isinstance(value, bool) else "true or false"
 
 
+def _table(value: Any) -> str | None:
+    return None if isinstance(value, dict) else "a table"
+
+
 def _strings(value: Any) -> str | None:
     ok = isinstance(value, list) and all(isinstance(v, str) for v in value)
     return None if ok else "a list of strings"
@@ -205,7 +209,7 @@ KEYS: dict[str, Key] = {
             "`ignore` (tool names or globs), `fail_on`, `token_threshold`, `version_policy`, "
             "`version` (see Breaking changes).",
             '{use = ["callers", "handlers"]}',
-            lambda value: None if isinstance(value, dict) else "a table",
+            _table,
             reader="breaking/config.py",
         ),
         Key(
@@ -217,7 +221,7 @@ KEYS: dict[str, Key] = {
             'exclude = [...], server = "https://...", env_prefix = "NAME", '
             'overlays = ["apis/api.overlay.yaml"]}` (see Curating third-party tools).',
             '{github = {document = "apis/github.json", operations = ["issues/create"]}}',
-            lambda value: None if isinstance(value, dict) else "a table",
+            _table,
             reader="config/curated.py",
         ),
         Key(
@@ -229,7 +233,7 @@ KEYS: dict[str, Key] = {
             'fixed = {arg = value or "${VAR}"}, defaults = {...}, exclude = true, '
             "targets = {exclude = [...]}}` (see Curating third-party tools).",
             '{read = {description = "Read a file of the workspace."}}',
-            lambda value: None if isinstance(value, dict) else "a table",
+            _table,
             reader="config/curated.py",
         ),
     )
