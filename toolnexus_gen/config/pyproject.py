@@ -12,9 +12,9 @@ from typing import Any
 from toolnexus_gen.config.curated import Curated, read_curated
 from toolnexus_gen.config.many import Many, read_many
 from toolnexus_gen.diagnostics import Diagnostic, DiagnosticsError, masked_url
+from toolnexus_gen.fs.numbers import json_number_problem
 from toolnexus_gen.fs.paths import display_path
 from toolnexus_gen.targets.registry import NAMES, OPTIONS, reach_options
-from toolnexus_gen.fs.numbers import json_number_problem
 
 if sys.version_info >= (3, 11):
     import tomllib

@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from toolnexus_gen.diagnostics import Diagnostic
+from toolnexus_gen.fs.numbers import finite_float, json_number_problem
 from toolnexus_gen.fs.paths import display_path
 from toolnexus_gen.ir import Document, Positions
-from toolnexus_gen.fs.numbers import finite_float, json_number_problem
 from toolnexus_gen.toolspec.pointer import join_pointer
 
 MAX_FILE_BYTES = 2 * 1024 * 1024

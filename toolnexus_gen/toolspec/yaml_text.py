@@ -12,8 +12,8 @@ from typing import Any
 
 import yaml
 
-from toolnexus_gen.ir import Positions
 from toolnexus_gen.fs.numbers import integer_message, long_integer_value
+from toolnexus_gen.ir import Positions
 from toolnexus_gen.toolspec.pointer import join_pointer
 
 MAX_EXPANSION = 200_000  # values YAML aliases may add to any document the product reads

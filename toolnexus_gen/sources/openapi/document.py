@@ -19,10 +19,10 @@ from typing import Any
 from urllib.parse import unquote, urlsplit
 
 from toolnexus_gen.diagnostics import Diagnostic, Severity
+from toolnexus_gen.fs.numbers import finite_float, json_number_problem
 from toolnexus_gen.fs.paths import display_path
 from toolnexus_gen.ir import Document, Positions
 from toolnexus_gen.toolspec.load import LoadError
-from toolnexus_gen.fs.numbers import finite_float, json_number_problem
 from toolnexus_gen.toolspec.pointer import MISSING, join_pointer, resolve, unescape
 
 MAX_DEPTH = 256  # nesting; Kubernetes' documents go deepest among the real ones
