@@ -194,7 +194,10 @@ def _emit(
                 output = effective(
                     emitted, options, must_inline=target.must_inline(options), output=True
                 )
-            except (Cycle, TooLarge):  # a recursive or too large output schema this form cannot inline: its check says so
+            except (
+                Cycle,
+                TooLarge,
+            ):  # a recursive or too large output schema this form cannot inline: its check says so
                 output = None
             if output is not None:
                 output, described = describe(

@@ -77,7 +77,10 @@ def entry(tool: Tool, schema: dict[str, Any] | None, options: dict[str, Any]) ->
         else:
             try:
                 response = effective(tool, options, must_inline=True, output=True)
-            except (Cycle, TooLarge):  # check() reports it; profile "reach" sends responseJsonSchema
+            except (
+                Cycle,
+                TooLarge,
+            ):  # check() reports it; profile "reach" sends responseJsonSchema
                 response = None
             if response is not None:
                 declaration["response"] = response.schema
