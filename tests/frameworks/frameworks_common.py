@@ -134,6 +134,18 @@ def run_example(script: str, capsys: Any) -> str:
     return str(capsys.readouterr().out)
 
 
+INVALID_CITY = "Invalid arguments for tool 'get_weather': city: Field required"
+
+
+def assert_example_answers(script: str, via: str, capsys: Any, refused: str = INVALID_CITY) -> None:
+    """The framework's example ran its loop: the model's wrong call came back as `refused`,
+    the handler then ran through `via`, and the model answered."""
+    out = run_example(script, capsys)
+    assert "model got" in out and refused in out.split("model got")[1]
+    assert "handler: get_weather(city='Oslo')" in out and f"via {via}" in out
+    assert "answer: It is 21C and clear in Oslo." in out
+
+
 def framework_loaded(framework: str) -> bool:
     return any(m == framework or m.startswith(framework + ".") for m in sys.modules)
 
