@@ -110,3 +110,25 @@ def http_upstream(folder: Path) -> Iterator[Upstream]:
     finally:
         process.terminate()
         process.wait(10)
+
+
+WEATHER = Path(__file__).resolve().parent.parent / "examples" / "weather"
+ACCEPT = {"Accept": "application/json, text/event-stream"}  # a streamable HTTP client's
+
+
+def weather_toolkit() -> Any:
+    """The weather example's toolkit, with handlers that answer at once."""
+    sys.path.insert(0, str(WEATHER))
+    try:
+        import tools
+    finally:
+        sys.path.remove(str(WEATHER))
+
+    class Handlers(tools.ToolHandlers):  # type: ignore[misc]
+        async def get_weather(self, args: Any, ctx: Any) -> str:
+            return f"{args.city}: 21C, clear"
+
+        def now(self, args: Any, ctx: Any) -> str:
+            return "12:00"
+
+    return tools.Toolkit(Handlers())

@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import sys
 import time
 import zlib
 from collections.abc import Awaitable, Callable
@@ -19,8 +18,7 @@ from typing import Any
 
 import httpx2
 import pytest
-from conftest import ROOT
-from mcp_helpers import free_port
+from mcp_helpers import ACCEPT, free_port, weather_toolkit
 from pydantic import BaseModel
 from test_mcp_gateway import counting_server, raw_server
 from test_mcp_gateway import proxied as proxied_stdio
@@ -199,26 +197,10 @@ def test_credentials_written_in_a_server_url_are_never_quoted(
 
 # -- our server, to a hostile client -----------------------------------------------------------
 
-WEATHER = ROOT / "examples" / "weather"
-ACCEPT = {"Accept": "application/json, text/event-stream"}
-
 
 @pytest.fixture(scope="module")
 def weather() -> Any:
-    sys.path.insert(0, str(WEATHER))
-    try:
-        import tools
-    finally:
-        sys.path.remove(str(WEATHER))
-
-    class Handlers(tools.ToolHandlers):  # type: ignore[misc]
-        async def get_weather(self, args: Any, ctx: Any) -> str:
-            return f"{args.city}: 21C, clear"
-
-        def now(self, args: Any, ctx: Any) -> str:
-            return "12:00"
-
-    return tools.Toolkit(Handlers())
+    return weather_toolkit()
 
 
 def _post(url: str, token: str, method: str, session: str | None = None) -> httpx2.Response:

@@ -8,36 +8,19 @@ every other token then got 503 until they expired (30 minutes).
 from __future__ import annotations
 
 import asyncio
-import sys
 import time
 from contextlib import AsyncExitStack
 from typing import Any
 
 import httpx2
 import pytest
-from conftest import ROOT
+from mcp_helpers import ACCEPT, weather_toolkit
 from uvicorn_helpers import serving
-
-WEATHER = ROOT / "examples" / "weather"
-ACCEPT = {"Accept": "application/json, text/event-stream"}
 
 
 @pytest.fixture(scope="module")
 def weather() -> Any:
-    sys.path.insert(0, str(WEATHER))
-    try:
-        import tools
-    finally:
-        sys.path.remove(str(WEATHER))
-
-    class Handlers(tools.ToolHandlers):  # type: ignore[misc]
-        async def get_weather(self, args: Any, ctx: Any) -> str:
-            return f"{args.city}: 21C, clear"
-
-        def now(self, args: Any, ctx: Any) -> str:
-            return "12:00"
-
-    return tools.Toolkit(Handlers())
+    return weather_toolkit()
 
 
 def initialize(url: str, token: str) -> httpx2.Response:
