@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import compileall
+import importlib.util
 import json
 import os
 import resource
@@ -515,6 +516,12 @@ def main() -> None:
         flush=True,
     )
     if "--builds" not in args:  # --builds: only the build figures
+        missing = [m for m in ("fastmcp", "langchain_core") if importlib.util.find_spec(m) is None]
+        if missing:
+            sys.exit(
+                f"bench/run.py: the peers measured side by side are not installed ({', '.join(missing)}):"
+                " run `make bench`, or `pip install -e '.[bench]'` first; `--builds` measures builds only"
+            )
         print("== execute() against a direct call and two peers", flush=True)
         part("execute and peers")
         bench_execute()
