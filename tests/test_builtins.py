@@ -418,6 +418,8 @@ def test_an_oversized_skill_md_is_a_located_error(tmp_path: Path) -> None:
         "skills/big/SKILL.md:1:1: error[TN423]: SKILL.md is larger than 2097152 bytes"
         in result.stderr
     )
+    assert "no SKILL.md under" not in result.stderr  # there is one: it could not be read
+    assert "none of the 1 SKILL.md under skills could be read" in result.stderr
 
 
 def test_a_missing_or_empty_skills_folder(tmp_path: Path) -> None:
@@ -429,7 +431,7 @@ def test_a_missing_or_empty_skills_folder(tmp_path: Path) -> None:
     )
     (root / "skills").mkdir()
     result = build(root)
-    assert result.exit_code == 0 and "warning[TN426]" in result.stderr
+    assert result.exit_code == 0 and "warning[TN426]: no SKILL.md under skills" in result.stderr
     assert json.loads((root / "tools/schemas/skills.json").read_text()) == []
     assert "skill" not in names_in(root, "mcp")
 

@@ -77,10 +77,17 @@ def contribute(options: BuildOptions) -> Contribution:
     catalogue = [_entry(skills[name]) for name in sorted(skills)]
     text = json.dumps(catalogue, indent=2, ensure_ascii=False) + "\n"
     if not skills:
-        message = (
-            f"no {SKILL_FILE} under {display_path(folder)}: the package has no skill tool "
-            "(a skill is a folder holding a SKILL.md with name and description front matter)"
-        )
+        found = sum(1 for rel in files if os.path.basename(rel) == SKILL_FILE)
+        if found:
+            message = (
+                f"none of the {found} {SKILL_FILE} under {display_path(folder)} could be read "
+                "(see the errors above): the package has no skill tool"
+            )
+        else:
+            message = (
+                f"no {SKILL_FILE} under {display_path(folder)}: the package has no skill tool "
+                "(a skill is a folder holding a SKILL.md with name and description front matter)"
+            )
         diagnostics.append(at_setting(setting, "TN426", message, Severity.WARNING))
         return Contribution((), ((CATALOGUE, text),), tuple(diagnostics))
     return Contribution((_tool(setting, sorted(skills)),), ((CATALOGUE, text),), tuple(diagnostics))
