@@ -822,7 +822,7 @@ RULES: dict[str, Rule] = {
         ),
         Rule(
             "TN303",
-            "root object without properties",
+            "object without properties (the root; any object in strict mode)",
             "openai, openai_responses",
             E,
             "In context=(), object schema missing properties.",

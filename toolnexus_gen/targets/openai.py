@@ -120,6 +120,16 @@ def strict_findings(located: Located, target: str) -> Iterable[Diagnostic]:
                     target,
                     'strict mode needs "additionalProperties": false on every object',
                 )
+            if pointer and node.get("additionalProperties") is False and "properties" not in node:
+                yield rules.finding(
+                    located,
+                    pointer,
+                    None,
+                    "TN303",
+                    target,
+                    'strict mode needs "properties" on every object (object schema missing '
+                    'properties); a closed object that takes no keys is written "properties": {}',
+                )
             keys = list(node.get("properties") or {})
             properties += len(keys)
             required = rules.required_of(node)
