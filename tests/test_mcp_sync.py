@@ -231,6 +231,15 @@ def test_a_failing_server_is_one_line_and_leaves_its_snapshot(
     assert snapshot(folder / "specs/garbage") == before
 
 
+def test_a_server_that_floods_stderr_is_quoted_by_its_last_line(tmp_path: Path) -> None:
+    folder = project(tmp_path / "p", {"chatty": stdio("--mode", "chatty")})
+    result = cli("sync", cwd=folder)
+    assert result.exit_code == 1
+    (line,) = [line for line in result.stderr.splitlines() if "error[" in line]
+    assert "error[TN410]" in line
+    assert "its last words on stderr: upstream: giving up after the noise" in line
+
+
 def test_what_a_server_sends_never_reaches_the_terminal_raw(
     tmp_path: Path, upstream: Upstream
 ) -> None:

@@ -3,7 +3,7 @@
     python upstream_mcp.py [--tools FILE] [--page N] [--count FILE] [--http PORT --token T]
                            [--sse PORT]
                            [--cursor loop|endless] [--delay SECONDS] [--huge N]
-    python upstream_mcp.py --mode hang|garbage|escapes|exit
+    python upstream_mcp.py --mode hang|garbage|escapes|exit|chatty
 
 Its tools come from FILE (a tools/list JSON list, read at every listing, so the drift tests
 can change it while the server runs) or the built-in list, served N per page of tools/list
@@ -241,6 +241,12 @@ ESCAPES = "\x1b]0;PWNED\x07\x1b[2J\x1b[31mall good\x1b[0m\nspecs/x.json: fine"
 def broken(mode: str) -> None:
     if mode == "exit":
         print("upstream: cannot start, missing configuration", file=sys.stderr)
+        sys.exit(1)
+    if mode == "chatty":  # 64 MB of log lines, then its reason, then gone
+        line = "upstream: debug " + "x" * 1000 + "\n"
+        for _ in range(64 * 1024):
+            sys.stderr.write(line)
+        print("upstream: giving up after the noise", file=sys.stderr)
         sys.exit(1)
     for line in sys.stdin:  # hang: read everything, answer nothing
         if mode in ("garbage", "escapes") and line.strip():

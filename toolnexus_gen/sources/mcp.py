@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import tempfile
 import time
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator
@@ -142,13 +143,19 @@ async def _listing(server: Server) -> Listing:
             # what the listing found wrong, raised inside the client (an exception group) or not
             wrong = next((e for e in _leaves(exc) if isinstance(e, _Failed)), None)
             code, reason = (wrong.code, wrong.reason) if wrong else _explain(exc, server, refused)
-            errlog.seek(0)
-            said = [line.strip() for line in errlog.read().splitlines() if line.strip()]
+            said = [line.strip() for line in _tail(errlog).splitlines() if line.strip()]
             if said and code == "TN410":
                 reason += f" (its last words on stderr: {said[-1][:200]})"
             listing.failure = _Failed(code, hide(reason, server))
     listing.seconds = time.perf_counter() - start
     return listing
+
+
+def _tail(errlog: TextIO, size: int = 65536) -> str:
+    """The last `size` bytes a server wrote to stderr (it may have written gigabytes)."""
+    errlog.flush()
+    end = os.fstat(errlog.fileno()).st_size
+    return os.pread(errlog.fileno(), size, max(0, end - size)).decode("utf-8", "replace")
 
 
 async def _list_tools(server: Server, transport: Any, noise: list[str]) -> list[dict[str, Any]]:
