@@ -189,6 +189,21 @@ def test_models_and_list_show_the_curated_tools(project: Path, pkg: Any) -> None
     _ok(listed)
     names = listed.stdout.splitlines()
     assert "open_issue" in names and "issues_create" not in names
+    at = names.index("open_issue")
+    override = next(line for line in names[at:] if line.startswith("  overridden"))
+    assert override == (
+        "  overridden (pyproject.toml:11): renamed from issues_create; description; arguments "
+        "renamed: title -> headline; arguments described: title; hidden: owner, repo, labels; "
+        "fixed: owner, repo, labels"
+    )
+    at = names.index("issues_get")
+    assert (
+        names[at + 3]
+        == "  overridden (pyproject.toml:19): description; hidden: owner, repo; fixed: owner, repo; targets"
+    )
+    assert not any(
+        line.startswith("  overridden") for line in names[names.index("repos_get") :][:4]
+    )
 
 
 def test_environment_values_are_never_written(project: Path) -> None:

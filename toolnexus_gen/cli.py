@@ -335,6 +335,7 @@ def list_(specs_dir: Path | None, targets: tuple[str, ...], budget: bool) -> Non
         by_file.setdefault(diagnostic.path, []).append(diagnostic)
     shown: set[str] = set()
     tools = analysis.toolset.tools
+    curated = {o.name or o.tool: o for o in options.curated.overrides if not o.exclude}
     for tool in tools:
         chosen = [t for t in options.targets if tool.for_target(t)]
         found = by_file.get(tool.display, [])
@@ -353,6 +354,10 @@ def list_(specs_dir: Path | None, targets: tuple[str, ...], budget: bool) -> Non
         first = tool.description.strip().splitlines()[0] if tool.description.strip() else ""
         _echo(f"  {first}")
         _echo(f"  targets: {', '.join(chosen) or '(none)'}" + (f"  [{status}]" if status else ""))
+        override = curated.get(tool.name)
+        if override is not None:
+            line, _ = override.place
+            _echo(f"  overridden ({override.display}:{line}): {override.summary()}")
         if tool.groups or tool.defer_loading:
             deferred = "  (defer_loading)" if tool.defer_loading else ""
             _echo(f"  groups: {', '.join(tool.groups) or '(none)'}{deferred}")

@@ -106,6 +106,28 @@ class Override:
             sorted(self.places),
         ]
 
+    def summary(self) -> str:
+        """What the override changes, in words (`list` prints it under the tool)."""
+        parts = [f"renamed from {self.tool}"] if self.name and self.name != self.tool else []
+        if self.description:
+            parts.append("description")
+        renamed = [f"{arg} -> {name}" for arg, name, _ in self.arguments if name]
+        if renamed:
+            parts.append("arguments renamed: " + ", ".join(renamed))
+        described = [arg for arg, _, text in self.arguments if text]
+        if described:
+            parts.append("arguments described: " + ", ".join(described))
+        hidden = [*self.hide, *(arg for arg, _ in self.fixed if arg not in self.hide)]
+        if hidden:
+            parts.append("hidden: " + ", ".join(hidden))
+        if self.fixed:
+            parts.append("fixed: " + ", ".join(arg for arg, _ in self.fixed))
+        if self.defaults:
+            parts.append("defaults: " + ", ".join(arg for arg, _ in self.defaults))
+        if self.only is not None or self.exclude_targets:
+            parts.append("targets")
+        return "; ".join(parts) or "no change"
+
 
 @dataclass(frozen=True)
 class Curated:
