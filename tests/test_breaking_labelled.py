@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 import yaml
 
-from toolnexus_gen.breaking import accept, deprecation, rules
+from toolnexus_gen.breaking import accept, deprecation, policy, rules
 from toolnexus_gen.breaking.surface import Surface, ToolSurface, from_spec
 
 CASES = Path(__file__).parent / "cases" / "breaking_labelled" / "cases.yaml"
@@ -61,6 +61,10 @@ def run(case: dict[str, Any]) -> set[str]:
         assert isinstance(parsed, accept.Entry), parsed
         entries.append(replace(parsed, reason=table.get("reason"), until=table.get("until")))
     found, _ = accept.apply(found, entries, versions[1], today)
+    if case.get("policy"):  # version_policy = true, with the versions at REF and now
+        texts = [f'[project]\nversion = "{v}"\n' for v in versions]
+        extra, _ = policy.check(found, "project.version", texts[0], texts[1], "pyproject.toml", "REF")
+        found += accept.apply(extra, entries, versions[1], today)[0]
     return {
         f"{f.rule}:{f.severity}" + (":accepted" if f.accepted else "")
         for f in found
@@ -72,7 +76,15 @@ def test_the_set_is_large_and_covers_each_kind() -> None:
     cases = load()
     assert len(cases) >= 80
     kinds = {case["name"].split("/")[0] for case in cases}
-    assert kinds == {"results", "unions", "patterns", "closing", "deprecation", "accepted"}
+    assert kinds == {
+        "results",
+        "unions",
+        "patterns",
+        "closing",
+        "deprecation",
+        "accepted",
+        "formats",
+    }
     assert len({case["name"] for case in cases}) == len(cases)
 
 
