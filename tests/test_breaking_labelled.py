@@ -46,12 +46,12 @@ def run(case: dict[str, Any]) -> set[str]:
     found = accept.severities(found, {k.upper(): v for k, v in config.get("severity", {}).items()})
     versions = case.get("versions", [None, None])
     today = datetime.date.fromisoformat(case.get("today", TODAY.isoformat()))
-    policy = config.get("deprecation", {"releases": 1})
+    standing = config.get("deprecation", {"releases": 1})
     found = deprecation.apply(
         found,
         Surface({"t": old} if old else {}, False),
         deprecation.Policy(
-            policy.get("releases"), policy.get("days"), versions[0], versions[1], today
+            standing.get("releases"), standing.get("days"), versions[0], versions[1], today
         ),
     )
     entries = []
@@ -63,7 +63,9 @@ def run(case: dict[str, Any]) -> set[str]:
     found, _ = accept.apply(found, entries, versions[1], today)
     if case.get("policy"):  # version_policy = true, with the versions at REF and now
         texts = [f'[project]\nversion = "{v}"\n' for v in versions]
-        extra, _ = policy.check(found, "project.version", texts[0], texts[1], "pyproject.toml", "REF")
+        extra, _ = policy.check(
+            found, "project.version", texts[0], texts[1], "pyproject.toml", "REF"
+        )
         found += accept.apply(extra, entries, versions[1], today)[0]
     return {
         f"{f.rule}:{f.severity}" + (":accepted" if f.accepted else "")
