@@ -868,6 +868,27 @@ def test_an_accepted_finding_is_listed_in_every_format_and_fails_nothing(tmp_pat
     assert half.exit_code == 1 and "1 accepted" in half.stderr
 
 
+def test_an_accepted_finding_asks_for_no_major_version(tmp_path: Path) -> None:
+    folder = case_project("tn550_version_policy", tmp_path)  # get_weather changed, now removed
+    accepted = ["--accept", "now:TN501", "--accept", "now:TN520"]
+    found = findings_of(
+        cli("breaking", "--against", "HEAD", "--format", "json", *accepted, cwd=folder)
+    )
+    policy = [f["tool"] for f in found if f["rule"] == "TN550"]
+    assert policy == ["get_weather"]  # `now`'s breaks are all accepted: no TN550 for it
+    listed = {f["rule"] for f in found if f["tool"] == "now" and "accepted" in f}
+    assert listed == {"TN501", "TN520"}  # and still listed, as accepted
+    text = cli("breaking", "--against", "HEAD", *accepted, cwd=folder)
+    assert "TN501] callers: tool removed" in text.stdout and "[accepted]" in text.stdout
+    # one break of a tool left unaccepted still asks for the bump
+    found = findings_of(
+        cli(
+            "breaking", "--against", "HEAD", "--format", "json", "--accept", "now:TN501", cwd=folder
+        )
+    )
+    assert sorted(f["tool"] for f in found if f["rule"] == "TN550") == ["get_weather", "now"]
+
+
 def test_accept_entries_expire_and_stale_ones_are_noted(tmp_path: Path) -> None:
     repo = history(tmp_path)
     (repo / "specs/get_weather.yaml").unlink()

@@ -990,12 +990,12 @@ def breaking(
             version=policy.version_in(settings.text, settings.version),
         ),
     )
+    entries = [*settings.accept, *entries]
+    version = policy.version_in(settings.text, settings.version)
+    # accepted before the version policy reads them: an accepted finding asks for no major bump
+    found, _ = accept.apply(found, entries, version)
     outcome = BreakingOutcome(
-        ref.label,
-        found,
-        fail_on or settings.fail_on,
-        tools=len(new.tools),
-        version=policy.version_in(settings.text, settings.version),
+        ref.label, found, fail_on or settings.fail_on, tools=len(new.tools), version=version
     )
     if settings.version_policy and settings.pyproject is not None:
         try:
@@ -1021,9 +1021,7 @@ def breaking(
         raise UserError(
             "version_policy is on, but there is no pyproject.toml to read the version from"
         )
-    found, notes = accept.apply(
-        found, [*settings.accept, *entries], policy.version_in(settings.text, settings.version)
-    )
+    found, notes = accept.apply(found, entries, version)  # TN550 too; the notes of them all
     outcome.notes += notes
     with os_errors():
         infos = {tool.name: tool for tool in toolset.tools}

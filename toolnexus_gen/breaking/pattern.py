@@ -296,15 +296,16 @@ def _item(old: Item, new: Item) -> bool:
 # -- witnesses ------------------------------------------------------------------------------------
 
 
-def _samples(ranges: Ranges) -> list[str]:
-    """A few characters of a class: each interval's ends, printable ones first."""
-    found: list[int] = []
+def _samples(ranges: Ranges, hints: str = "") -> list[str]:
+    """A few characters of a class: those of `hints` it holds (the other pattern's own
+    characters, where a difference is likely), then each interval's ends, printable first."""
+    found: list[int] = [ord(c) for c in hints if any(lo <= ord(c) <= hi for lo, hi in ranges)][:4]
     for lo, hi in ranges:
         for point in (lo, hi, (lo + hi) // 2):
             if point not in found:
                 found.append(point)
     printable = [p for p in found if 32 < p < 127]
-    return [chr(p) for p in (printable + [p for p in found if p not in printable])[:6]]
+    return [chr(p) for p in (printable + [p for p in found if p not in printable])[:8]]
 
 
 def _counts(lo: int, hi: int) -> list[int]:
@@ -312,24 +313,24 @@ def _counts(lo: int, hi: int) -> list[int]:
     return sorted({lo, min(top, lo + 1), min(top, 40), top} - {-1})
 
 
-def _options(item: Item) -> list[str]:
+def _options(item: Item, hints: str = "") -> list[str]:
     """Strings one part matches (a few)."""
     if isinstance(item, Anchor):
         return [""]
     if isinstance(item, Chars):
-        chars = _samples(item.ranges)
+        chars = _samples(item.ranges, hints)
         if not chars:
             return []
         return [c * n for n in _counts(item.lo, item.hi) for c in chars]
     if isinstance(item, Group):
-        body = _strings(item.body)[:4]
+        body = _strings(item.body, hints)[:4]
         return [s * n for n in _counts(item.lo, item.hi) for s in body]
-    return [s for branch in item.branches for s in _strings(branch)]
+    return [s for branch in item.branches for s in _strings(branch, hints)]
 
 
-def _strings(items: tuple[Item, ...]) -> list[str]:
+def _strings(items: tuple[Item, ...], hints: str = "") -> list[str]:
     """Strings the parts match together: each part's first option, then one part varied."""
-    options = [_options(item) for item in items]
+    options = [_options(item, hints) for item in items]
     if any(not o for o in options):
         return []
     base = [o[0] for o in options]
@@ -348,7 +349,10 @@ def _witness(old: str, items: tuple[Item, ...], new: str) -> str | None:
     except (re.error, RecursionError, OverflowError):
         return None
     start, end, _ = _strip(items)
-    for core in _strings(items):
+    # the new pattern's letters and digits: a part it refuses often names them (a look-behind,
+    # a literal), and the old pattern's class may hold them
+    hints = "".join(dict.fromkeys(c for c in new if c.isalnum()))
+    for core in _strings(items, hints):
         # an unanchored side may have anything around it: a value with more is valid too
         for text in (core, *(f"{'' if start else c}{core}{'' if end else c}" for c in "-a0")):
             if old_re.search(text) and not new_re.search(text):

@@ -78,6 +78,22 @@ TYPES = ("null", "boolean", "integer", "number", "string", "array", "object")
 BOUNDED = frozenset(
     {*LOWER, *UPPER, "multipleOf", "pattern", "format", "uniqueItems"}
 )  # what bounds() compares
+# The formats a call is refused for: the generated argument model types them (AwareDatetime,
+# date, time, timedelta, AnyUrl, UUID, IPv4Address/IPv6Address, Base64Str) or gives them a
+# pattern (email, idn-email, ulid, hostname), and the runtime validates every call with it. Any
+# other format (int32, int64, float, double, uri-reference, an API's own name) is a StrictInt,
+# StrictFloat or StrictStr there: an annotation, as JSON Schema's validation reads `format` by
+# default. The providers refuse no call for a format either (strict mode shapes what a model
+# writes, not what a caller may send).
+ASSERTED_FORMATS = frozenset(
+    {"date-time", "date", "time", "duration", "uri", "uuid", "ipv4", "ipv6", "byte"}
+    | {"email", "idn-email", "ulid", "hostname"}
+)
+# those the model leaves a plain str when the property's default is a string (pydantic does not
+# validate a default, so the model types it as the default is)
+_TYPED_FORMATS = frozenset(
+    {"date-time", "date", "time", "duration", "uri", "uuid", "ipv4", "ipv6", "byte"}
+)
 MAX_REFS = 64  # $ref hops from one node: a longer chain is a cycle of bare refs
 WORK_BUDGET = 100_000  # steps of one comparison (nodes resolved, alternatives made)
 MAX_BRANCHES = 24  # oneOf branches checked pairwise for overlap (more: not checked)
@@ -105,7 +121,8 @@ KINDS = (
     "removed_open",  # a property gone from an object that takes unknown ones (ignored now)
     "type",  # types, nullability, alternatives
     "enum",  # enum and const values
-    "bound",  # bounds, lengths, pattern, format, multipleOf, uniqueItems, opaque keywords
+    "bound",  # bounds, lengths, pattern, a checked format, multipleOf, uniqueItems, opaque keywords
+    "format",  # a format nothing checks, added, changed or removed (an annotation)
     "closed",  # additionalProperties / unevaluatedProperties false
     "exclusive",  # oneOf branches that meet now
     "default",  # changed or removed
@@ -467,15 +484,21 @@ class _Walk:
         if len(now) > MAX_BRANCHES:
             return
         was_exclusive = self.branches(old, self.old_root, "oneOf", at)
-        before = {_bare(b): i for i, b in enumerate(was_exclusive)}
+        before: dict[str, list[int]] = {}  # each branch's text: where it stood at REF
+        for i, branch in enumerate(was_exclusive):
+            before.setdefault(_bare(branch), []).append(i)
         valid_new, valid_old = self.valid(self.new_root), self.valid(self.old_root)
         texts = [_bare(b) for b in now]
         shown_pairs: list[tuple[int, int, Any]] = []
         undecided: list[tuple[int, int]] = []
         for i in range(len(now)):
             for j in range(i + 1, len(now)):
-                if texts[i] in before and texts[j] in before:
-                    was = (was_exclusive[before[texts[i]]], was_exclusive[before[texts[j]]])
+                # both stood at REF, as two branches (a branch written twice now is new)
+                if len(before.get(texts[i], ())) > (texts[i] == texts[j]) and texts[j] in before:
+                    was = (
+                        was_exclusive[before[texts[i]][0]],
+                        was_exclusive[before[texts[j]][-1]],
+                    )
                     if overlap(*was, valid_old)[0] is not False:
                         continue  # they could meet at REF too: nothing new
                 met, value = overlap(now[i], now[j], valid_new)
@@ -678,25 +701,20 @@ class _Walk:
                     f"multipleOf changed from {shown(before)} to {shown(after)}",
                     both=narrows and not _divides(before, after),
                 )
-        for key in ("pattern", "format"):
-            before, after = old.get(key), new.get(key)
-            if before == after:
-                continue
-            if after is None:
-                self.add("bound", path, at, False, f"{key} {shown(before)} removed")
-            elif before is None:
-                self.add("bound", path, join_pointer(at, key), True, f"{key} {shown(after)} added")
-            elif key == "pattern" and isinstance(before, str) and isinstance(after, str):
-                self.pattern(before, after, path, join_pointer(at, key))
-            else:
-                self.add(
-                    "bound",
-                    path,
-                    join_pointer(at, key),
-                    True,
-                    f"{key} changed from {shown(before)} to {shown(after)}",
-                    both=True,
-                )
+        self.format(old, new, path, at)
+        before, after = old.get("pattern"), new.get("pattern")
+        where = join_pointer(at, "pattern")
+        if before == after:
+            pass
+        elif after is None:
+            self.add("bound", path, at, False, f"pattern {shown(before)} removed")
+        elif before is None:
+            self.add("bound", path, where, True, f"pattern {shown(after)} added")
+        elif isinstance(before, str) and isinstance(after, str):
+            self.pattern(before, after, path, where)
+        else:
+            moved = f"pattern changed from {shown(before)} to {shown(after)}"
+            self.add("bound", path, where, True, moved, both=True)
         if bool(old.get("uniqueItems")) != bool(new.get("uniqueItems")):
             narrows = bool(new.get("uniqueItems"))
             self.add(
@@ -706,6 +724,27 @@ class _Walk:
                 narrows,
                 "items must be unique now" if narrows else "items need no longer be unique",
             )
+
+    def format(self, old: dict[str, Any], new: dict[str, Any], path: str, at: str) -> None:
+        """A changed format: a narrowing only where a call is refused for it now (see
+        ASSERTED_FORMATS), a widening where one was; else an annotation (kind "format")."""
+        before, after = old.get("format"), new.get("format")
+        if before == after:
+            return
+        checked_before, checked_after = _checked(old), _checked(new)
+        where = join_pointer(at, "format") if after is not None else at
+        if after is None:
+            said = f"format {shown(before)} removed"
+        elif before is None:
+            said = f"format {shown(after)} added"
+        else:
+            said = f"format changed from {shown(before)} to {shown(after)}"
+        if not checked_before and not checked_after:
+            self.add("format", path, where, None, said + " (an annotation: nothing checks it)")
+        elif not checked_after:
+            self.add("bound", path, where, False, said)
+        else:
+            self.add("bound", path, where, True, said, both=checked_before)
 
     def paired_bounds(
         self, old: dict[str, Any], new: dict[str, Any], path: str, at: str
@@ -879,10 +918,13 @@ class _Walk:
                 True,
                 "required now (the object names it without a schema)",
             )
-        was_closed = _closed(old)
-        if closed and not was_closed:
-            self.add("closed", path, at, True, "refuses properties it does not list now")
-        elif was_closed and not closed:
+        # shut: properties neither listed nor matched by patternProperties refused (closed: by
+        # name alone, what a removed property meets)
+        shut, was_shut = _shut(new), _shut(old)
+        listed = "list" if not new.get("patternProperties") else "list or match by pattern"
+        if shut and not was_shut:
+            self.add("closed", path, at, True, f"refuses properties it does not {listed} now")
+        elif was_shut and not shut:
             self.add("closed", path, at, False, "takes properties it does not list now")
         extra_old, extra_new = old.get("additionalProperties"), new.get("additionalProperties")
         if isinstance(extra_old, dict) and isinstance(extra_new, dict):
@@ -1074,9 +1116,27 @@ def _strings(value: Any) -> Iterator[str]:
         yield from (v for v in value if isinstance(v, str))
 
 
+def _checked(node: dict[str, Any]) -> bool:
+    """Whether a node's format refuses values (see ASSERTED_FORMATS): a string's."""
+    kind, types = node.get("format"), node.get("type")
+    if not isinstance(kind, str) or kind not in ASSERTED_FORMATS:
+        return False
+    if (
+        types is not None
+        and types != "string"
+        and not (isinstance(types, list) and "string" in types)
+    ):
+        return False
+    return not (kind in _TYPED_FORMATS and isinstance(node.get("default"), str))
+
+
 def _closed(node: dict[str, Any]) -> bool:
     if node.get("patternProperties"):
         return False
+    return _shut(node)
+
+
+def _shut(node: dict[str, Any]) -> bool:
     return node.get("additionalProperties") is False or node.get("unevaluatedProperties") is False
 
 
