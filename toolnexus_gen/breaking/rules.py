@@ -340,6 +340,8 @@ def _kind(change: Change) -> str:
     """A change's kind as release notes count it: null newly accepted apart from other types."""
     if change.kind == "type" and change.detail.startswith("now also accepts null"):
         return "nullable"
+    if change.kind == "type" and change.detail.startswith("no longer accepts null"):
+        return "not_null"
     return change.kind
 
 
