@@ -620,6 +620,48 @@ def test_a_shared_schema_change_is_one_line_naming_its_tools() -> None:
     assert cut == "… w16 w17 w18 w19 ~~w20~~ **x20** w21 w22 w23 w24 …"
 
 
+def test_a_large_release_counts_result_changes_and_names_every_break() -> None:
+    from toolnexus_gen.breaking.report import changelog
+    from toolnexus_gen.breaking.rules import Finding
+
+    tools = [f"list_{i:02}" for i in range(30)]
+    pointer = "/$defs/minimal-repository/properties/license/properties/url"
+    found = [
+        Finding(
+            tool,
+            "TN512",
+            "callers",
+            "warning",
+            "result field 'result[].license.url': now also accepts null (it is nullable now): ...",
+            at=("output_schema", pointer),
+            kind="nullable",
+        )
+        for tool in tools
+    ] + [
+        Finding(
+            tool,
+            "TN533",
+            "callers",
+            "info",
+            f"result field 'result[].pin{i}' added",
+            at=("output_schema", f"/$defs/issue/properties/pin{i}"),
+            kind="optional_added",
+        )
+        for tool in tools[:3]
+        for i in range(2)
+    ]
+    breaking = "required argument 'owner' added: a call without it, valid at v1, is refused now"
+    found += [Finding(tool, "TN503", "callers", "error", breaking) for tool in tools]
+    text = changelog(found, "v1")
+    assert "url" not in text  # counted, not listed
+    assert "    - null accepted: 30 in 30 tools (`minimal-repository` 30)" in text
+    assert "    - optional fields added: 6 in 3 tools (`issue` 6)" in text
+    line = next(line for line in text.splitlines() if "'owner'" in line)
+    assert all(f"`{tool}`" in line for tool in tools)  # a breaking change names every tool
+    listed = changelog(found, "v1", detail="all")
+    assert "license.url" in listed and "null accepted" not in listed
+
+
 # -- sync --check: an upstream MCP server's change, through the same rules -------------------------
 
 
