@@ -578,9 +578,20 @@ class _Walk:
                 )
                 self.add("type", path, at, True, f"no longer accepts {gone}")
                 continue
-            best_i, best = min(candidates, key=lambda pair: self._narrowings(before, pair[1], path))
+            same = [
+                (i, after) for i, after in candidates if self.alike(before.schema, after.schema)
+            ]
+            if same or len(candidates) == 1:  # nothing to choose between: compared once
+                best_i, best = (same or candidates)[0]
+                used.add(best_i)
+                self.alt(before, best, path)
+                continue
+            # the one that narrows least; its trial's changes are the comparison's (not walked
+            # again)
+            tried = [(i, self._trial(before, after, path)) for i, after in candidates]
+            best_i, found = min(tried, key=lambda trial: sum(c.narrows for c in trial[1]))
             used.add(best_i)
-            self.alt(before, best, path)
+            self.found += found
         for i, after in enumerate(new):
             if i in used:
                 continue
@@ -589,6 +600,8 @@ class _Walk:
                 added = "null (it is nullable now)" if after.type == "null" else after.describe()
                 self.add("type", path, after.pointer, False, f"now also accepts {added}")
                 continue
+            if any(self.alike(before.schema, after.schema) for before in covering):
+                continue  # one written alike: it accepts nothing beyond
             # a new alternative of a type already accepted: what it accepts beyond the old
             # alternative closest to it
             trials = [self._trial(before, after, path) for before in covering]
@@ -603,9 +616,6 @@ class _Walk:
         trial.defs_alike = self.defs_alike
         trial.alt(old, new, path)
         return trial.found
-
-    def _narrowings(self, old: _Alt, new: _Alt, path: str) -> int:
-        return sum(change.narrows for change in self._trial(old, new, path))
 
     def alt(self, old: _Alt, new: _Alt, path: str) -> None:
         at = new.pointer
