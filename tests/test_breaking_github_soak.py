@@ -123,6 +123,8 @@ def test_github_releases_compared(projects: dict[str, Path], old: str, new: str)
     compared = rules.findings(rules.pairs(before, after, old, 10.0))
     cpu = time.process_time() - started
     assert cpu < 30, f"{cpu:.1f} s of CPU"
+    # and the whole command too, over the last build's units (the project was just built)
+    assert command_cpu < 30, f"the command: {command_cpu:.1f} s of CPU"
     assert len(compared) == len(found)
     # the release notes of these findings (what `changelog` prints, without a second build)
     text = report.changelog(compared, old)

@@ -1031,16 +1031,14 @@ def breaking(
 
 def _generated(chosen: BuildOptions) -> tuple[dict[str, str], Any]:
     """The files a build would write now, and its tool set; invalid specs raise (exit 2)."""
-    from toolnexus_gen.incremental.cache import load_memo
-    from toolnexus_gen.incremental.plan import Record, plan
+    from toolnexus_gen.incremental.plan import plan
     from toolnexus_gen.pipeline.build import generate
     from toolnexus_gen.sources import contribute
 
     try:
-        # From no record: every file is made (a record could answer "nothing changed"); but
-        # with the last build's memo (keyed by content), so no model is made afresh in vain.
-        last = Record(state=None, memo=load_memo(chosen.out))
-        planned = plan(chosen, contribute=lambda: contribute(chosen), last=last)
+        # Every file is made (no "nothing changed" answer), over what the last build left: the
+        # units of the specs unchanged since, and its memo, so nothing is made afresh in vain.
+        planned = plan(chosen, contribute=lambda: contribute(chosen), noop=False)
         result = generate(chosen, planned)
     except RecursionError:
         raise UserError(
