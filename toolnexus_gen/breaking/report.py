@@ -194,8 +194,10 @@ def changelog(
 ) -> str:
     """Release notes in Keep a Changelog's form (a section a project pastes into its
     CHANGELOG.md): Added, Removed, Deprecated, Changed. A change several tools share (a shared
-    schema's) is one line naming them; model-only findings (descriptions, examples, token
-    costs, strict mode) are one line each, unless `detail` (then descriptions as word diffs)."""
+    schema's) is one line naming them (a breaking one, every tool); model-only findings
+    (descriptions, examples, token costs, strict mode, format annotations) are one line each,
+    unless `detail` (then descriptions as word diffs); a large release's result-side changes
+    short of breaking are counted by kind and shared schema, unless `detail` is "all"."""
     heading = f"## [{_plain(version)}] - {today}" if version and today else "## [Unreleased]"
     lines = [heading, ""]
     if not found:
@@ -323,7 +325,8 @@ def _results(found: Sequence[Finding]) -> list[str]:
         kinds = groups.setdefault((finding.rule, finding.severity), {})
         kinds.setdefault(finding.kind or "", []).append(finding)
     lines = [
-        "- Result changes that break no caller, counted (`changelog --detail all` lists each):"
+        "- Result-side warnings and compatible changes, counted (`changelog --detail all` "
+        "lists each):"
     ]
     for rule, severity in sorted(groups, key=lambda k: (-LEVELS.index(k[1]), k[0])):
         level = "" if severity == "info" else f", {severity}"
