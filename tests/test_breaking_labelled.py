@@ -1,8 +1,8 @@
-"""`breaking` against hand-labelled schema changes (cases/breaking_labelled/cases.yaml: results,
-unions, patterns, closing objects, deprecation, accepted findings), labelled before the checker
-ran on them. Each case runs the rules as `breaking` does (selection, per-rule severities,
-deprecation, accept entries) on one tool's spec at REF and now, without a build, so the whole set
-takes a second or two. Precision and recall over every label must both be at least 0.97; each
+"""`breaking` against hand-labelled schema changes (cases/breaking_labelled/cases.yaml: results
+and list results, unions, patterns, closing objects, deprecation, accepted findings, formats),
+labelled before the checker ran on them. Each case runs the rules as `breaking` does (selection,
+per-rule severities, deprecation, accept entries, the version policy when a case asks) on one
+tool's spec at REF and now, without a build, so the whole set takes a second or two. Precision and recall over every label must both be at least 0.97; each
 case's mismatch is printed when they are not."""
 
 from __future__ import annotations
