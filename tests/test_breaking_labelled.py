@@ -115,6 +115,9 @@ def test_precision_and_recall() -> None:
         "closing/nested",
         "deprecation/tool removed after a release",
         "accepted/one finding",
+        "accepted/an accepted finding needs no major version",
+        "formats/int64 added to an integer",
+        "formats/date-time added to a string",
     ],
 )
 def test_a_case_of_each_kind_is_found_exactly(name: str) -> None:
