@@ -21,10 +21,11 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
+from functools import cache
 from typing import Any
 
 from toolnexus_gen.breaking.overlap import overlap
-from toolnexus_gen.breaking.pattern import loosened
+from toolnexus_gen.breaking.pattern import Slow, loosened, search
 from toolnexus_gen.toolspec.pointer import join_pointer, resolve
 
 # Keywords that never change what validates (x-* keys too).
@@ -470,10 +471,12 @@ class _Walk:
         return found
 
     def valid(self, root: Any) -> Callable[[Any, Any], bool]:
-        """A check of a value against a part of a schema, its $refs resolved from `root`."""
-        import jsonschema
-
-        checker = jsonschema.Draft202012Validator(root if isinstance(root, (dict, bool)) else {})
+        """A check of a value against a part of a schema, its $refs resolved from `root`.
+        Its patterns run in bounded time (pattern.search): one that backtracks without end
+        raises Slow, which leaves the question undecided."""
+        checker = _checker(_mentions(root, "patternProperties"))(
+            root if isinstance(root, (dict, bool)) else {}
+        )
         return lambda schema, value: bool(checker.evolve(schema=schema).is_valid(value))
 
     def exclusive(self, old: dict[str, Any], new: dict[str, Any], path: str, at: str) -> None:
@@ -1164,3 +1167,72 @@ def deprecated_arguments(schema: Any, at: str = "") -> Iterator[str]:
     items = schema.get("items")
     if isinstance(items, dict):
         yield from deprecated_arguments(items, join_pointer(at, "items"))
+
+
+@cache
+def _checker(with_patterns: bool) -> Any:
+    """Draft 2020-12's validator with `pattern`, `patternProperties` and
+    `additionalProperties` matching through pattern.search (jsonschema's own use `re`, which a
+    pattern such as `^(a+)+$` holds for minutes); `unevaluatedProperties` beside
+    patternProperties (matched by `re` deep inside jsonschema) raises Slow: undecided."""
+    import jsonschema
+    from jsonschema import ValidationError, validators
+
+    def pattern(validator: Any, wanted: Any, instance: Any, schema: Any) -> Iterator[Any]:
+        if validator.is_type(instance, "string") and not search(wanted, instance):
+            yield ValidationError(f"{instance!r} does not match {wanted!r}")
+
+    def pattern_properties(
+        validator: Any, wanted: Any, instance: Any, schema: Any
+    ) -> Iterator[Any]:
+        if not validator.is_type(instance, "object"):
+            return
+        for name, subschema in wanted.items():
+            for key, value in instance.items():
+                if search(name, key):
+                    yield from validator.descend(value, subschema, path=key, schema_path=name)
+
+    def additional(validator: Any, extra: Any, instance: Any, schema: Any) -> Iterator[Any]:
+        if not validator.is_type(instance, "object"):
+            return
+        named, patterns = schema.get("properties", {}), schema.get("patternProperties", {})
+        others = [
+            key
+            for key in instance
+            if key not in named and not any(search(p, key) for p in patterns)
+        ]
+        if validator.is_type(extra, "object"):
+            for key in others:
+                yield from validator.descend(instance[key], extra, path=key)
+        elif not extra and others:
+            yield ValidationError(f"additional properties are not allowed ({others!r})")
+
+    base = jsonschema.Draft202012Validator
+    keywords: dict[str, Any] = {
+        "pattern": pattern,
+        "patternProperties": pattern_properties,
+        "additionalProperties": additional,
+    }
+    if with_patterns:
+
+        def unevaluated(validator: Any, extra: Any, instance: Any, schema: Any) -> Iterator[Any]:
+            if validator.is_type(instance, "object") and instance:
+                raise Slow("unevaluatedProperties beside patternProperties")
+            return iter(())
+
+        keywords["unevaluatedProperties"] = unevaluated
+    return validators.extend(base, keywords)
+
+
+def _mentions(node: Any, key: str) -> bool:
+    """Whether a key appears anywhere in a schema."""
+    stack = [node]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            if key in item:
+                return True
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return False
