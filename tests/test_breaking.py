@@ -961,6 +961,10 @@ def test_accept_entries_expire_and_stale_ones_are_noted(tmp_path: Path) -> None:
         ('accept = ["get_weather:TN999"]', "TN999 is no rule of toolnexus-gen breaking"),
         ('accept = [{finding = "a:TN501", until = "soon"}]', "neither a version"),
         ('accept = [{finding = "a:TN501", why = "x"}]', "unknown key 'why'"),
+        # a TOML date-time, or a month, is not read as version 2027 (an acceptance never ending)
+        ('accept = [{finding = "a:TN501", until = 2027-03-31T10:00:00}]', "is not a date"),
+        ('accept = [{finding = "a:TN501", until = "2027-03"}]', "is not a date"),
+        ("token_threshold = nan", "must be a percentage"),
         ('severity = {TN506 = "fatal"}', "a level is one of info, warning, error"),
         ('severity = {TN999 = "error"}', "no rule of toolnexus-gen breaking"),
         ("deprecation = {weeks = 3}", "must be a table of releases and/or days"),

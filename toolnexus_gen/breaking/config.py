@@ -140,7 +140,7 @@ def _problem(key: str, value: Any) -> str | None:
         if value not in LEVELS:
             return f"must be one of {', '.join(LEVELS)}"
     elif key == "token_threshold":
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0:
             return "must be a percentage (a number, 0 or more)"
     elif key == "version_policy":
         if not isinstance(value, bool):
