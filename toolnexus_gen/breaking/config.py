@@ -18,6 +18,7 @@ the section.
 from __future__ import annotations
 
 import datetime
+import reprlib
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -97,7 +98,7 @@ def load(start: Path) -> Settings:
             continue
         problem = _problem(key, value)
         if problem:
-            bad(key, f"{TABLE}.{key} {problem}, not {value!r}")
+            bad(key, f"{TABLE}.{key} {problem}, not {_shown(value)}")
         else:
             values[key] = value
     if problems:
@@ -122,6 +123,16 @@ def load(start: Path) -> Settings:
         pyproject=path,
         text=text,
     )
+
+
+_SHORT = reprlib.Repr()
+_SHORT.maxlist = _SHORT.maxdict = _SHORT.maxtuple = 8
+_SHORT.maxstring = _SHORT.maxother = 120
+
+
+def _shown(value: Any) -> str:
+    """A value as an error quotes it: a list of thousands shows its first few."""
+    return _SHORT.repr(value)
 
 
 def _problem(key: str, value: Any) -> str | None:
