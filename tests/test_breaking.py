@@ -620,6 +620,22 @@ def test_a_shared_schema_change_is_one_line_naming_its_tools() -> None:
     assert cut == "… w16 w17 w18 w19 ~~w20~~ **x20** w21 w22 w23 w24 …"
 
 
+def test_a_removed_deprecated_tool_says_since_when_in_balanced_words() -> None:
+    from toolnexus_gen.breaking.report import changelog
+    from toolnexus_gen.breaking.rules import Finding
+
+    gone = (
+        "tool removed: every call of it, valid at v1, is refused now (deprecated since 1.0, "
+        "for how long unknown; the policy asks 1 release)"
+    )
+    text = changelog([Finding("now", "TN501", "callers", "error", gone)], "v1")
+    line = next(line for line in text.splitlines() if line.startswith("- `now`"))
+    assert line == (
+        "- `now` **(breaking)**: deprecated since 1.0, for how long unknown; the policy asks 1 "
+        "release"
+    )
+
+
 def test_a_large_release_counts_result_changes_and_names_every_break() -> None:
     from toolnexus_gen.breaking.report import changelog
     from toolnexus_gen.breaking.rules import Finding

@@ -257,7 +257,7 @@ def changelog(
         for tool in removed:
             gone = next(f for f in by_tool[tool] if f.rule == "TN501")
             tag = "**(breaking)**" if _breaking(gone) else f"({gone.severity})"
-            why = gone.message.partition(" (deprecated")[2]
+            why = gone.message.partition(" (deprecated")[2].removesuffix(")")
             if len(removed) > MAX_LISTED and _breaking(gone) and not why and not gone.accepted:
                 plain.setdefault(tool.split("_")[0], []).append(tool)
                 continue
