@@ -354,3 +354,20 @@ def test_a_pattern_proven_looser_takes_every_string_the_old_one_does(
         for _ in range(10):
             text = data.draw(st.from_regex(old))
             assert re.search(new, text), (old, new, text)
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [(float("inf"), 2), (2, float("inf")), (float("nan"), 2), (2, float("nan")), (10**400, 3)],
+)
+def test_a_multiple_of_past_floats_is_a_change_told(old: float, new: float) -> None:
+    # JSON reads 1e400 as inf and NaN as nan: compared, never a crash (an old step no longer
+    # proven to hold every new multiple is a narrowing; jsonschema takes every number as a
+    # multiple of inf, so a new step of inf narrows nothing)
+    (change,) = compare(_number_step(old), _number_step(new))
+    assert change.kind == "bound" and "multipleOf changed" in change.detail
+    assert change.narrows == (new != float("inf"))
+
+
+def _number_step(step: float) -> dict[str, Any]:
+    return {"type": "object", "properties": {"n": {"type": "number", "multipleOf": step}}}

@@ -19,6 +19,7 @@ further: a schema of a few kilobytes can name exponentially many alternatives.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from functools import cache
@@ -1109,8 +1110,12 @@ def _values(node: dict[str, Any]) -> dict[str, Any] | None:
 def _divides(step: float, value: float) -> bool:
     if not step:
         return False
-    ratio = value / step
-    return abs(ratio - round(ratio)) < 1e-9
+    try:
+        ratio = value / step
+    except OverflowError:  # an integer of hundreds of digits over a small step
+        return False
+    # a step of inf or nan (JSON's 1e400, NaN) divides nothing: no proof either way
+    return math.isfinite(ratio) and abs(ratio - round(ratio)) < 1e-9
 
 
 def _number(value: Any) -> float | None:
