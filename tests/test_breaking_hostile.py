@@ -48,6 +48,20 @@ def test_out_at_ref_is_a_literal_folder_inside_the_repository(tmp_path: Path) ->
         git("reset", "-q", "--hard", "HEAD~1", cwd=repo)
 
 
+def test_what_ref_names_is_one_line_in_an_error(tmp_path: Path) -> None:
+    # REF's settings name the folder: a line break in it must not forge a second line (a CI
+    # log reads `::error::` lines from stderr too)
+    repo = history(tmp_path)
+    pyproject = repo / "pyproject.toml"
+    text = pyproject.read_text()
+    forged = r"x\u001b[31m\n::error file=README.md::forged"
+    pyproject.write_text(text.replace('out = "tools"', f'out = "{forged}"'))
+    commit(repo, "a folder with a line break")
+    pyproject.write_text(text)
+    said = bad_ref(repo, "HEAD")  # one line, exit 2
+    assert "holds no generated package" in said and "\\n::error" in said, said
+
+
 def test_a_directory_ref_never_follows_links_out_of_it(tmp_path: Path) -> None:
     repo = history(tmp_path)
     old = tmp_path / "released"

@@ -964,7 +964,9 @@ def breaking(
                 else surface.Surface({}, True)
             )
         except (revision.RevisionError, surface.PackageError) as exc:
-            raise UserError(str(exc)) from None
+            # one line: what REF holds (its settings' `out`, a file's name) may hold a line
+            # break, which would forge a line of its own (`::error::` in a CI log)
+            raise UserError(printable(str(exc))) from None
         except _UNREADABLE as exc:
             raise UserError(f"{_ref_name(against)}: cannot be read: {_why(exc)}") from None
         files, toolset = _generated(chosen)
