@@ -945,6 +945,7 @@ def breaking(
         rules,
         surface,
     )
+    from toolnexus_gen.breaking.pattern import budget as pattern_budget
     from toolnexus_gen.fs.paths import display_path
 
     entries = []
@@ -973,7 +974,8 @@ def breaking(
         try:
             new = surface.read_package(files, display_path(chosen.out))
             pairs = rules.pairs(old, new, against, settings.token_threshold)
-            found = rules.findings(pairs)
+            with pattern_budget():  # hostile patterns, however many, end in bounded time
+                found = rules.findings(pairs)
         except surface.PackageError as exc:
             raise UserError(str(exc)) from None
         except _UNREADABLE as exc:

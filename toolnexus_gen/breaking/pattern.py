@@ -23,6 +23,9 @@ from __future__ import annotations
 import re
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from functools import cache, lru_cache
 from typing import Any
@@ -42,6 +45,7 @@ MAX_ITEMS = 64  # parts of one pattern: a longer one is not compared
 MAX_WITNESSES = 200
 SEARCH_SECONDS = 0.05  # one search of one string (a pattern of a spec takes microseconds)
 WITNESS_SECONDS = 1.0  # every search for one witness together
+RUN_SECONDS = 30.0  # every search of one `breaking` run together (budget())
 MAX_TEXT = 4096  # characters of a string tried (`a{1000000000}` is not spelled out)
 MAX_WEIGHT = 100_000  # characters a pattern's counted repeats spell out (`(a{5000}){5000}`)
 
@@ -405,16 +409,40 @@ def _weight(seq: list[Any]) -> int:
     return total
 
 
+_LEFT: ContextVar[list[float] | None] = ContextVar("pattern_seconds_left", default=None)
+
+
+@contextmanager
+def budget(seconds: float = RUN_SECONDS) -> Iterator[None]:
+    """Every search inside shares `seconds`; once spent, each raises Slow. Many patterns that
+    each stay just under SEARCH_SECONDS (a oneOf of 24 such branches, in each of many tools)
+    still end."""
+    token = _LEFT.set([seconds])
+    try:
+        yield
+    finally:
+        _LEFT.reset(token)
+
+
 def search(pattern: str, text: str, seconds: float = SEARCH_SECONDS) -> bool:
     """Whether `pattern` matches somewhere in `text`, as `re.search` says, within `seconds`
     (else Slow). re.error, RecursionError or OverflowError: a pattern that cannot be read."""
+    left = _LEFT.get()
+    if left is not None:
+        if left[0] <= 0:
+            raise Slow(pattern)
+        seconds = min(seconds, left[0])
     engine = _engine(pattern)
     if engine is None:
         raise Slow(pattern)
+    start = time.monotonic()
     try:
         return engine.search(text, timeout=max(seconds, 0.001)) is not None
     except TimeoutError:
         raise Slow(pattern) from None
+    finally:
+        if left is not None:
+            left[0] -= time.monotonic() - start
 
 
 def _witness(old: str, items: tuple[Item, ...], new: str) -> str | None:
