@@ -371,3 +371,17 @@ def test_a_multiple_of_past_floats_is_a_change_told(old: float, new: float) -> N
 
 def _number_step(step: float) -> dict[str, Any]:
     return {"type": "object", "properties": {"n": {"type": "number", "multipleOf": step}}}
+
+
+def test_a_bound_beside_a_nested_anyof_holds_with_the_branches_own() -> None:
+    """`minimum: 2` beside an anyOf whose integer branch says `minimum: 0`: both hold, so the
+    integers 0 and 1 are refused now (found by the property test)."""
+    inner: dict[str, Any] = {"anyOf": [{"type": "integer", "minimum": 0}, {"type": "null"}]}
+    old = {"anyOf": [inner, {"type": "null"}]}
+    new = {"anyOf": [{**inner, "minimum": 2}, {"type": "null"}]}
+    changes = compare(old, new)
+    assert [(c.pointer, c.narrows, c.detail) for c in changes if c.narrows] == [
+        ("/anyOf/0/anyOf/0/minimum", True, "minimum tightened from 0 to 2")
+    ]
+    narrowed = {"anyOf": [{**inner, "maxLength": 3, "enum": [0, 1, None]}, {"type": "null"}]}
+    assert any(c.narrows for c in compare(old, narrowed))

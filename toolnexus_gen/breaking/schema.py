@@ -1058,9 +1058,34 @@ def _merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
             merged[key] = joined
         elif key == "required" and isinstance(value, list) and isinstance(base.get(key), list):
             merged[key] = [*base[key], *(v for v in value if v not in base[key])]
+        elif key in _LOWER and _is_number(value) and _is_number(base.get(key)):
+            merged[key] = max(base[key], value)  # both hold: the tighter bound
+        elif key in _UPPER and _is_number(value) and _is_number(base.get(key)):
+            merged[key] = min(base[key], value)
+        elif key == "enum" and isinstance(value, list) and isinstance(base.get(key), list):
+            merged[key] = [v for v in value if any(_json_equal(v, b) for b in base[key])]
         else:
             merged[key] = value
     return merged
+
+
+_LOWER = frozenset(
+    {"minimum", "exclusiveMinimum", "minLength", "minItems", "minProperties", "minContains"}
+)
+_UPPER = frozenset(
+    {"maximum", "exclusiveMaximum", "maxLength", "maxItems", "maxProperties", "maxContains"}
+)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _json_equal(a: Any, b: Any) -> bool:
+    """Equal as JSON values (1 and 1.0 alike, True and 1 not)."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return type(a) is type(b) and a == b
+    return bool(a == b)
 
 
 def _only(node: dict[str, Any], name: str) -> dict[str, Any]:
