@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 from conftest import cli
@@ -44,6 +46,20 @@ def test_out_at_ref_is_a_literal_folder_inside_the_repository(tmp_path: Path) ->
         pyproject.write_text(text)  # the working tree's settings are fine
         assert said in bad_ref(repo, "HEAD"), out
         git("reset", "-q", "--hard", "HEAD~1", cwd=repo)
+
+
+def test_what_ref_names_is_one_line_in_an_error(tmp_path: Path) -> None:
+    # REF's settings name the folder: a line break in it must not forge a second line (a CI
+    # log reads `::error::` lines from stderr too)
+    repo = history(tmp_path)
+    pyproject = repo / "pyproject.toml"
+    text = pyproject.read_text()
+    forged = r"x\u001b[31m\n::error file=README.md::forged"
+    pyproject.write_text(text.replace('out = "tools"', f'out = "{forged}"'))
+    commit(repo, "a folder with a line break")
+    pyproject.write_text(text)
+    said = bad_ref(repo, "HEAD")  # one line, exit 2
+    assert "holds no generated package" in said and "\\n::error" in said, said
 
 
 def test_a_directory_ref_never_follows_links_out_of_it(tmp_path: Path) -> None:
@@ -98,3 +114,71 @@ def test_markup_at_ref_is_shown_never_rendered(tmp_path: Path) -> None:
     assert r"\<img src=https://evil.example/p.png\> \@octocat \[approve\]" in markdown + log
     raw = cli("breaking", "--against", "HEAD", "--format", "json", cwd=repo).stdout
     assert raw.isascii() and json.loads(raw)["findings"]
+
+
+def _in_bounds(code: str) -> str:
+    """What `code` prints, run in a process of at most 1 GiB that must end (a spec's pattern
+    that backtracks without end, or spells out gigabytes, must not hang or exhaust the check)."""
+    limit = "import resource; resource.setrlimit(resource.RLIMIT_AS, (2**30, 2**30))\n"
+    done = subprocess.run(
+        [sys.executable, "-c", limit + code], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def test_a_pattern_that_backtracks_without_end_is_compared_and_ends() -> None:
+    # `^(a+)+$` on forty a's and a dash: re backtracks 2**40 times; the witness is still found
+    said = _in_bounds(
+        "from toolnexus_gen.breaking.schema import compare\n"
+        "def s(p): return {'type': 'object', 'properties': {'code': {'type': 'string', "
+        "'pattern': p}}}\n"
+        "for c in compare(s('^a{40,}'), s('^(a+)+$')): print(c.kind, c.narrows, c.detail)\n"
+        "for c in compare(s('^(a|aa)+$'), s('^a{40,}')): print(c.kind, c.narrows)\n"
+    )
+    first, second = said.splitlines()
+    assert first.startswith("bound True") and "a" * 40 + "-" in first, said
+    assert second == "bound True"  # either a witness or a possible narrowing: told
+
+
+def test_a_one_of_branch_that_backtracks_without_end_is_checked_and_ends() -> None:
+    # a branch's example (and a property name) that the other branch's pattern backtracks on
+    long = "a" * 40 + "-"
+    said = _in_bounds(
+        "import json\n"
+        "from toolnexus_gen.breaking.schema import compare\n"
+        f"long = {long!r}\n"
+        "old = {'oneOf': [{'type': 'string', 'examples': [long]}, {'type': 'integer'}]}\n"
+        "new = {'oneOf': [*old['oneOf'], {'type': 'string', 'pattern': '^(a+)+$'}]}\n"
+        "names = {'type': 'object', 'required': [long], 'properties': {long: {}}}\n"
+        "closed = {'type': 'object', 'patternProperties': {'^(a+)+$': {}}, "
+        "'additionalProperties': False}\n"
+        "for c in compare(old, new): print(c.kind, c.narrows)\n"
+        "o2 = {'oneOf': [names, {'type': 'integer'}]}\n"
+        "n2 = {'oneOf': [names, {'type': 'integer'}, closed]}\n"
+        "for c in compare(o2, n2): print(c.kind, c.narrows)\n"
+    )
+    assert said.count("True") >= 2 and said.splitlines()[0].endswith("True"), said
+
+
+def test_a_pattern_spelling_out_gigabytes_is_not_spelled_out() -> None:
+    said = _in_bounds(
+        "from toolnexus_gen.breaking.pattern import loosened, strings\n"
+        "for p in ('^a{1000000000}$', '^(a{5000}){5000}$', '^(a{100}){100}b'):\n"
+        "    print(loosened(p, '^b'), loosened('^a', p), max(map(len, strings(p)), default=0))\n"
+    )
+    for line in said.splitlines():
+        assert int(line.rsplit(" ", 1)[1]) <= 4096, said
+    assert said.count("\n") == 3
+
+
+def test_every_search_of_a_run_shares_one_budget() -> None:
+    # many patterns each just under the time of one search still end: once the run's budget
+    # is spent, a pattern proves nothing (an undecided change, as for one that never ends)
+    from toolnexus_gen.breaking.pattern import budget, loosened
+
+    assert loosened("^[a-z]+$", "^[a-y]+$") == (False, "z")
+    with budget(0):
+        assert loosened("^[a-z]+$", "^[a-y]+$") == (None, None)
+    with budget(60):
+        assert loosened("^[a-z]+$", "^[a-y]+$") == (False, "z")

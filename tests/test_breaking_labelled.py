@@ -1,8 +1,8 @@
-"""`breaking` against hand-labelled schema changes (cases/breaking_labelled/cases.yaml: results,
-unions, patterns, closing objects, deprecation, accepted findings), labelled before the checker
-ran on them. Each case runs the rules as `breaking` does (selection, per-rule severities,
-deprecation, accept entries) on one tool's spec at REF and now, without a build, so the whole set
-takes a second or two. Precision and recall over every label must both be at least 0.97; each
+"""`breaking` against hand-labelled schema changes (cases/breaking_labelled/cases.yaml: results
+and list results, unions, patterns, closing objects, deprecation, accepted findings, formats),
+labelled before the checker ran on them. Each case runs the rules as `breaking` does (selection,
+per-rule severities, deprecation, accept entries, the version policy when a case asks) on one
+tool's spec at REF and now, without a build, so the whole set takes a second or two. Precision and recall over every label must both be at least 0.97; each
 case's mismatch is printed when they are not."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 import yaml
 
-from toolnexus_gen.breaking import accept, deprecation, rules
+from toolnexus_gen.breaking import accept, deprecation, policy, rules
 from toolnexus_gen.breaking.surface import Surface, ToolSurface, from_spec
 
 CASES = Path(__file__).parent / "cases" / "breaking_labelled" / "cases.yaml"
@@ -46,12 +46,12 @@ def run(case: dict[str, Any]) -> set[str]:
     found = accept.severities(found, {k.upper(): v for k, v in config.get("severity", {}).items()})
     versions = case.get("versions", [None, None])
     today = datetime.date.fromisoformat(case.get("today", TODAY.isoformat()))
-    policy = config.get("deprecation", {"releases": 1})
+    standing = config.get("deprecation", {"releases": 1})
     found = deprecation.apply(
         found,
         Surface({"t": old} if old else {}, False),
         deprecation.Policy(
-            policy.get("releases"), policy.get("days"), versions[0], versions[1], today
+            standing.get("releases"), standing.get("days"), versions[0], versions[1], today
         ),
     )
     entries = []
@@ -61,6 +61,12 @@ def run(case: dict[str, Any]) -> set[str]:
         assert isinstance(parsed, accept.Entry), parsed
         entries.append(replace(parsed, reason=table.get("reason"), until=table.get("until")))
     found, _ = accept.apply(found, entries, versions[1], today)
+    if case.get("policy"):  # version_policy = true, with the versions at REF and now
+        texts = [f'[project]\nversion = "{v}"\n' for v in versions]
+        extra, _ = policy.check(
+            found, "project.version", texts[0], texts[1], "pyproject.toml", "REF"
+        )
+        found += accept.apply(extra, entries, versions[1], today)[0]
     return {
         f"{f.rule}:{f.severity}" + (":accepted" if f.accepted else "")
         for f in found
@@ -72,7 +78,15 @@ def test_the_set_is_large_and_covers_each_kind() -> None:
     cases = load()
     assert len(cases) >= 80
     kinds = {case["name"].split("/")[0] for case in cases}
-    assert kinds == {"results", "unions", "patterns", "closing", "deprecation", "accepted"}
+    assert kinds == {
+        "results",
+        "unions",
+        "patterns",
+        "closing",
+        "deprecation",
+        "accepted",
+        "formats",
+    }
     assert len({case["name"] for case in cases}) == len(cases)
 
 
@@ -101,6 +115,9 @@ def test_precision_and_recall() -> None:
         "closing/nested",
         "deprecation/tool removed after a release",
         "accepted/one finding",
+        "accepted/an accepted finding needs no major version",
+        "formats/int64 added to an integer",
+        "formats/date-time added to a string",
     ],
 )
 def test_a_case_of_each_kind_is_found_exactly(name: str) -> None:

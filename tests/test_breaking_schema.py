@@ -354,3 +354,34 @@ def test_a_pattern_proven_looser_takes_every_string_the_old_one_does(
         for _ in range(10):
             text = data.draw(st.from_regex(old))
             assert re.search(new, text), (old, new, text)
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [(float("inf"), 2), (2, float("inf")), (float("nan"), 2), (2, float("nan")), (10**400, 3)],
+)
+def test_a_multiple_of_past_floats_is_a_change_told(old: float, new: float) -> None:
+    # JSON reads 1e400 as inf and NaN as nan: compared, never a crash (an old step no longer
+    # proven to hold every new multiple is a narrowing; jsonschema takes every number as a
+    # multiple of inf, so a new step of inf narrows nothing)
+    (change,) = compare(_number_step(old), _number_step(new))
+    assert change.kind == "bound" and "multipleOf changed" in change.detail
+    assert change.narrows == (new != float("inf"))
+
+
+def _number_step(step: float) -> dict[str, Any]:
+    return {"type": "object", "properties": {"n": {"type": "number", "multipleOf": step}}}
+
+
+def test_a_bound_beside_a_nested_anyof_holds_with_the_branches_own() -> None:
+    """`minimum: 2` beside an anyOf whose integer branch says `minimum: 0`: both hold, so the
+    integers 0 and 1 are refused now (found by the property test)."""
+    inner: dict[str, Any] = {"anyOf": [{"type": "integer", "minimum": 0}, {"type": "null"}]}
+    old = {"anyOf": [inner, {"type": "null"}]}
+    new = {"anyOf": [{**inner, "minimum": 2}, {"type": "null"}]}
+    changes = compare(old, new)
+    assert [(c.pointer, c.narrows, c.detail) for c in changes if c.narrows] == [
+        ("/anyOf/0/anyOf/0/minimum", True, "minimum tightened from 0 to 2")
+    ]
+    narrowed = {"anyOf": [{**inner, "maxLength": 3, "enum": [0, 1, None]}, {"type": "null"}]}
+    assert any(c.narrows for c in compare(old, narrowed))

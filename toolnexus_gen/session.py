@@ -945,6 +945,7 @@ def breaking(
         rules,
         surface,
     )
+    from toolnexus_gen.breaking.pattern import budget as pattern_budget
     from toolnexus_gen.fs.paths import display_path
 
     entries = []
@@ -964,14 +965,17 @@ def breaking(
                 else surface.Surface({}, True)
             )
         except (revision.RevisionError, surface.PackageError) as exc:
-            raise UserError(str(exc)) from None
+            # one line: what REF holds (its settings' `out`, a file's name) may hold a line
+            # break, which would forge a line of its own (`::error::` in a CI log)
+            raise UserError(printable(str(exc))) from None
         except _UNREADABLE as exc:
             raise UserError(f"{_ref_name(against)}: cannot be read: {_why(exc)}") from None
         files, toolset = _generated(chosen)
         try:
             new = surface.read_package(files, display_path(chosen.out))
             pairs = rules.pairs(old, new, against, settings.token_threshold)
-            found = rules.findings(pairs)
+            with pattern_budget():  # hostile patterns, however many, end in bounded time
+                found = rules.findings(pairs)
         except surface.PackageError as exc:
             raise UserError(str(exc)) from None
         except _UNREADABLE as exc:
@@ -990,12 +994,12 @@ def breaking(
             version=policy.version_in(settings.text, settings.version),
         ),
     )
+    entries = [*settings.accept, *entries]
+    version = policy.version_in(settings.text, settings.version)
+    # accepted before the version policy reads them: an accepted finding asks for no major bump
+    found, _ = accept.apply(found, entries, version)
     outcome = BreakingOutcome(
-        ref.label,
-        found,
-        fail_on or settings.fail_on,
-        tools=len(new.tools),
-        version=policy.version_in(settings.text, settings.version),
+        ref.label, found, fail_on or settings.fail_on, tools=len(new.tools), version=version
     )
     if settings.version_policy and settings.pyproject is not None:
         try:
@@ -1021,9 +1025,7 @@ def breaking(
         raise UserError(
             "version_policy is on, but there is no pyproject.toml to read the version from"
         )
-    found, notes = accept.apply(
-        found, [*settings.accept, *entries], policy.version_in(settings.text, settings.version)
-    )
+    found, notes = accept.apply(found, entries, version)  # TN550 too; the notes of them all
     outcome.notes += notes
     with os_errors():
         infos = {tool.name: tool for tool in toolset.tools}
@@ -1033,16 +1035,14 @@ def breaking(
 
 def _generated(chosen: BuildOptions) -> tuple[dict[str, str], Any]:
     """The files a build would write now, and its tool set; invalid specs raise (exit 2)."""
-    from toolnexus_gen.incremental.cache import load_memo
-    from toolnexus_gen.incremental.plan import Record, plan
+    from toolnexus_gen.incremental.plan import plan
     from toolnexus_gen.pipeline.build import generate
     from toolnexus_gen.sources import contribute
 
     try:
-        # From no record: every file is made (a record could answer "nothing changed"); but
-        # with the last build's memo (keyed by content), so no model is made afresh in vain.
-        last = Record(state=None, memo=load_memo(chosen.out))
-        planned = plan(chosen, contribute=lambda: contribute(chosen), last=last)
+        # Every file is made (no "nothing changed" answer), over what the last build left: the
+        # units of the specs unchanged since, and its memo, so nothing is made afresh in vain.
+        planned = plan(chosen, contribute=lambda: contribute(chosen), noop=False)
         result = generate(chosen, planned)
     except RecursionError:
         raise UserError(

@@ -26,6 +26,7 @@ from toolnexus_gen.breaking.rules import LEVELS, Accepted, Finding
 from toolnexus_gen.diagnostics.catalogue import BREAKING
 
 DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+YEAR = re.compile(r"\d{4}-")  # what starts as a date is a date, never a version
 
 
 @dataclass(frozen=True)
@@ -67,6 +68,8 @@ def until_problem(until: object) -> str | None:
         except ValueError:
             return f"until {until!r} is not a date"
         return None
+    if YEAR.match(until.strip()):  # 2027-03, 2027-03-31T10:00:00: not read as version 2027
+        return f"until {until!r} is not a date (YYYY-MM-DD, the day only)"
     if release(until) is None:
         return f"until {until!r} is neither a version (2.0.0) nor a date (YYYY-MM-DD)"
     return None

@@ -18,6 +18,7 @@ the section.
 from __future__ import annotations
 
 import datetime
+import reprlib
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -97,7 +98,7 @@ def load(start: Path) -> Settings:
             continue
         problem = _problem(key, value)
         if problem:
-            bad(key, f"{TABLE}.{key} {problem}, not {value!r}")
+            bad(key, f"{TABLE}.{key} {problem}, not {_shown(value)}")
         else:
             values[key] = value
     if problems:
@@ -124,6 +125,16 @@ def load(start: Path) -> Settings:
     )
 
 
+_SHORT = reprlib.Repr()
+_SHORT.maxlist = _SHORT.maxdict = _SHORT.maxtuple = 8
+_SHORT.maxstring = _SHORT.maxother = 120
+
+
+def _shown(value: Any) -> str:
+    """A value as an error quotes it: a list of thousands shows its first few."""
+    return _SHORT.repr(value)
+
+
 def _problem(key: str, value: Any) -> str | None:
     """What is wrong with a value (None: nothing)."""
     strings = isinstance(value, list) and all(isinstance(v, str) for v in value)
@@ -140,7 +151,7 @@ def _problem(key: str, value: Any) -> str | None:
         if value not in LEVELS:
             return f"must be one of {', '.join(LEVELS)}"
     elif key == "token_threshold":
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0:
             return "must be a percentage (a number, 0 or more)"
     elif key == "version_policy":
         if not isinstance(value, bool):

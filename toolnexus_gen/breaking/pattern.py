@@ -12,15 +12,25 @@ alike) is never guessed at.
 - False: a witness. A string built from old's parts that old matches and new does not (both
   checked with `re`), so a value valid before is refused now.
 - None: neither could be shown (the caller says so as a possible narrowing).
+
+A pattern is run on a string only through `search`: the `regex` engine (re's syntax and
+meaning), stopped after SEARCH_SECONDS, because a spec's pattern may backtrack without end
+(`^(a+)+$` on forty a's and a dash takes `re` minutes): such a pattern proves nothing.
 """
 
 from __future__ import annotations
 
 import re
 import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from functools import cache, lru_cache
 from typing import Any
+
+import regex
 
 if sys.version_info >= (3, 11):
     import re._constants as _c  # type: ignore[import-not-found,unused-ignore]
@@ -33,6 +43,11 @@ UNICODE = 0x10FFFF
 INFINITE = 1 << 30
 MAX_ITEMS = 64  # parts of one pattern: a longer one is not compared
 MAX_WITNESSES = 200
+SEARCH_SECONDS = 0.05  # one search of one string (a pattern of a spec takes microseconds)
+WITNESS_SECONDS = 1.0  # every search for one witness together
+RUN_SECONDS = 30.0  # every search of one `breaking` run together (budget())
+MAX_TEXT = 4096  # characters of a string tried (`a{1000000000}` is not spelled out)
+MAX_WEIGHT = 100_000  # characters a pattern's counted repeats spell out (`(a{5000}){5000}`)
 
 Ranges = tuple[tuple[int, int], ...]  # sorted, disjoint code point intervals
 
@@ -296,63 +311,157 @@ def _item(old: Item, new: Item) -> bool:
 # -- witnesses ------------------------------------------------------------------------------------
 
 
-def _samples(ranges: Ranges) -> list[str]:
-    """A few characters of a class: each interval's ends, printable ones first."""
-    found: list[int] = []
+def _samples(ranges: Ranges, hints: str = "") -> list[str]:
+    """A few characters of a class: those of `hints` it holds (the other pattern's own
+    characters, where a difference is likely), then each interval's ends, printable first."""
+    found: list[int] = [ord(c) for c in hints if any(lo <= ord(c) <= hi for lo, hi in ranges)][:4]
     for lo, hi in ranges:
         for point in (lo, hi, (lo + hi) // 2):
             if point not in found:
                 found.append(point)
     printable = [p for p in found if 32 < p < 127]
-    return [chr(p) for p in (printable + [p for p in found if p not in printable])[:6]]
+    return [chr(p) for p in (printable + [p for p in found if p not in printable])[:8]]
 
 
-def _counts(lo: int, hi: int) -> list[int]:
+def _counts(lo: int, hi: int, width: int = 1) -> list[int]:
+    """How many times a part of `width` characters is repeated in strings tried (none that
+    would make a string over MAX_TEXT)."""
     top = hi if hi < INFINITE else lo + 3
-    return sorted({lo, min(top, lo + 1), min(top, 40), top} - {-1})
+    counts = {lo, min(top, lo + 1), min(top, 40), top} - {-1}
+    return sorted(n for n in counts if n * width <= MAX_TEXT)
 
 
-def _options(item: Item) -> list[str]:
+def _options(item: Item, hints: str = "") -> list[str]:
     """Strings one part matches (a few)."""
     if isinstance(item, Anchor):
         return [""]
     if isinstance(item, Chars):
-        chars = _samples(item.ranges)
+        chars = _samples(item.ranges, hints)
         if not chars:
             return []
         return [c * n for n in _counts(item.lo, item.hi) for c in chars]
     if isinstance(item, Group):
-        body = _strings(item.body)[:4]
-        return [s * n for n in _counts(item.lo, item.hi) for s in body]
-    return [s for branch in item.branches for s in _strings(branch)]
+        body = _strings(item.body, hints)[:4]
+        return [s * n for s in body for n in _counts(item.lo, item.hi, max(len(s), 1))]
+    return [s for branch in item.branches for s in _strings(branch, hints)]
 
 
-def _strings(items: tuple[Item, ...]) -> list[str]:
+def _strings(items: tuple[Item, ...], hints: str = "") -> list[str]:
     """Strings the parts match together: each part's first option, then one part varied."""
-    options = [_options(item) for item in items]
+    options = [_options(item, hints) for item in items]
     if any(not o for o in options):
         return []
     base = [o[0] for o in options]
+    length = sum(map(len, base))
+    if length > MAX_TEXT:
+        return []
     found = ["".join(base)]
     for i, opts in enumerate(options):
         for choice in opts[1:]:
+            if length - len(base[i]) + len(choice) > MAX_TEXT:
+                continue
             found.append("".join([*base[:i], choice, *base[i + 1 :]]))
             if len(found) >= MAX_WITNESSES:
                 return found
     return found
 
 
-def _witness(old: str, items: tuple[Item, ...], new: str) -> str | None:
-    try:
-        old_re, new_re = re.compile(old), re.compile(new)
-    except (re.error, RecursionError, OverflowError):
+class Slow(Exception):
+    """A pattern ran past its time on one string (it backtracks without end): nothing is
+    concluded from it."""
+
+
+@lru_cache(maxsize=1024)
+def _engine(pattern: str) -> regex.Pattern[str] | None:
+    """The pattern for `regex` (None: its counted repeats spell out more than MAX_WEIGHT
+    characters, which `regex` unrolls into gigabytes); re.error: `re` refuses it."""
+    re.compile(pattern)  # what `re` refuses stays refused
+    if _weight(list(_parser.parse(pattern))) > MAX_WEIGHT:
         return None
+    try:
+        return regex.compile(pattern)
+    except regex.error as error:
+        raise re.error(str(error)) from None
+
+
+def _weight(seq: list[Any]) -> int:
+    """About how many characters a parsed pattern's repeats spell out (bounded: it stops past
+    MAX_WEIGHT)."""
+    total = 0
+    for op, av in seq:
+        if op in _REPEATS:
+            lo, hi, body = av
+            total += max(1, lo if hi == _c.MAXREPEAT else hi) * _weight(list(body))
+        elif op is _c.BRANCH:
+            total += sum(_weight(list(b)) for b in av[1])
+        elif op is _c.SUBPATTERN:
+            total += _weight(list(av[3]))
+        elif op in (_c.ASSERT, _c.ASSERT_NOT):
+            total += _weight(list(av[1]))
+        elif op is getattr(_c, "ATOMIC_GROUP", None):
+            total += _weight(list(av))
+        elif op is _c.GROUPREF_EXISTS:
+            total += sum(_weight(list(b)) for b in av[1:] if b is not None)
+        else:
+            total += 1
+        if total > MAX_WEIGHT:
+            return total
+    return total
+
+
+_LEFT: ContextVar[list[float] | None] = ContextVar("pattern_seconds_left", default=None)
+
+
+@contextmanager
+def budget(seconds: float = RUN_SECONDS) -> Iterator[None]:
+    """Every search inside shares `seconds`; once spent, each raises Slow. Many patterns that
+    each stay just under SEARCH_SECONDS (a oneOf of 24 such branches, in each of many tools)
+    still end."""
+    token = _LEFT.set([seconds])
+    try:
+        yield
+    finally:
+        _LEFT.reset(token)
+
+
+def search(pattern: str, text: str, seconds: float = SEARCH_SECONDS) -> bool:
+    """Whether `pattern` matches somewhere in `text`, as `re.search` says, within `seconds`
+    (else Slow). re.error, RecursionError or OverflowError: a pattern that cannot be read."""
+    left = _LEFT.get()
+    if left is not None:
+        if left[0] <= 0:
+            raise Slow(pattern)
+        seconds = min(seconds, left[0])
+    engine = _engine(pattern)
+    if engine is None:
+        raise Slow(pattern)
+    start = time.monotonic()
+    try:
+        return engine.search(text, timeout=max(seconds, 0.001)) is not None
+    except TimeoutError:
+        raise Slow(pattern) from None
+    finally:
+        if left is not None:
+            left[0] -= time.monotonic() - start
+
+
+def _witness(old: str, items: tuple[Item, ...], new: str) -> str | None:
     start, end, _ = _strip(items)
-    for core in _strings(items):
-        # an unanchored side may have anything around it: a value with more is valid too
-        for text in (core, *(f"{'' if start else c}{core}{'' if end else c}" for c in "-a0")):
-            if old_re.search(text) and not new_re.search(text):
-                return text
+    # the new pattern's letters and digits: a part it refuses often names them (a look-behind,
+    # a literal), and the old pattern's class may hold them
+    hints = "".join(dict.fromkeys(c for c in new if c.isalnum()))
+    deadline = time.monotonic() + WITNESS_SECONDS
+    try:
+        for core in _strings(items, hints):
+            # an unanchored side may have anything around it: a value with more is valid too
+            for text in (core, *(f"{'' if start else c}{core}{'' if end else c}" for c in "-a0")):
+                left = min(SEARCH_SECONDS, deadline - time.monotonic())
+                if left <= 0:
+                    return None
+                if search(old, text, left) and not search(new, text, left):
+                    return text
+    except (Slow, re.error, RecursionError, OverflowError):
+        return None
     return None
 
 

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 
 from toolnexus_gen.breaking.rules import LEVELS, Finding
 from toolnexus_gen.diagnostics import printable
+from toolnexus_gen.diagnostics.catalogue import BREAKING
 
 FORMATS = ("text", "json", "github", "markdown")
 POLICY = "TN550"  # the version policy's rule
@@ -147,14 +148,37 @@ SUMMARISED = {
     "TN541": "examples changed",
     "TN543": "estimated token cost moved past the threshold",
     "TN513": "strict mode switched",
+    "TN534": "formats nothing checks changed (annotations)",
 }
 # and compatible changes, when a release has more than MAX_LISTED of one (unless --detail all)
 COMPATIBLE = {
     "TN531": "optional arguments added",
     "TN532": "more accepted (an enum value added, a bound loosened, ...)",
-    "TN533": "result fields added (compatible)",
     "TN511": "defaults changed",
 }
+# The result side's rules: when a release has more than MAX_LISTED of their changes that break
+# nothing, they are counted by kind, with the shared schemas (`$defs`) they come from (unless
+# --detail all); breaking ones are always listed.
+RESULTS = ("TN512", "TN527", "TN528", "TN533")
+KINDS = {
+    "nullable": "null accepted",
+    "not_null": "null no longer accepted",
+    "type": "types changed",
+    "enum": "enum values changed",
+    "removed_open": "fields no longer listed",
+    "removed_closed": "fields no longer listed",
+    "made_optional": "fields no longer required",
+    "made_required": "fields required now",
+    "required_added": "required fields added",
+    "optional_added": "optional fields added",
+    "bound": "bounds or patterns changed",
+    "closed": "objects closed or opened",
+    "exclusive": "oneOf branches that may overlap",
+    "format": "formats changed (annotations)",
+    "output_added": "output schemas added",
+}
+MAX_SCHEMAS = 5  # shared schemas named in one summary line
+_SHARED = re.compile(r"/(?:\$defs|definitions)/([^/]+)")
 MAX_LISTED = 20  # tools added (or compatible changes of a rule) listed one by one, at most
 LONGEST = 320  # characters of one finding's message in release notes (a long union type)
 MAX_NAMED = 6  # tools named in one line before "and N more" (a breaking change names all)
@@ -170,8 +194,10 @@ def changelog(
 ) -> str:
     """Release notes in Keep a Changelog's form (a section a project pastes into its
     CHANGELOG.md): Added, Removed, Deprecated, Changed. A change several tools share (a shared
-    schema's) is one line naming them; model-only findings (descriptions, examples, token
-    costs, strict mode) are one line each, unless `detail` (then descriptions as word diffs)."""
+    schema's) is one line naming them (a breaking one, every tool); model-only findings
+    (descriptions, examples, token costs, strict mode, format annotations) are one line each,
+    unless `detail` (then descriptions as word diffs); a large release's result-side changes
+    short of breaking are counted by kind and shared schema, unless `detail` is "all"."""
     heading = f"## [{_plain(version)}] - {today}" if version and today else "## [Unreleased]"
     lines = [heading, ""]
     if not found:
@@ -227,15 +253,22 @@ def changelog(
         lines.append("")
     if removed:
         lines += ["### Removed", "", "Calls of these tools are refused now.", ""]
+        plain: dict[str, list[str]] = {}  # many removals: those with nothing to say, by word
         for tool in removed:
             gone = next(f for f in by_tool[tool] if f.rule == "TN501")
             tag = "**(breaking)**" if _breaking(gone) else f"({gone.severity})"
-            why = gone.message.partition(" (deprecated")[2]
+            why = gone.message.partition(" (deprecated")[2].removesuffix(")")
+            if len(removed) > MAX_LISTED and _breaking(gone) and not why and not gone.accepted:
+                plain.setdefault(tool.split("_")[0], []).append(tool)
+                continue
             lines.append(
                 f"- `{_code(tool)}` {tag}"
                 + (f": deprecated{_plain(why)}" if why else "")
                 + _plain(_accepted(gone))
             )
+        for first, tools in sorted(plain.items()):
+            shown = ", ".join(f"`{_code(t)}`" for t in tools)
+            lines.append(f"- `{_code(first)}_*` **(breaking)**: {shown}")
         lines.append("")
     deprecated = [f for f in found if f.rule == "TN544"]
     if deprecated:
@@ -257,21 +290,83 @@ def changelog(
     }
     brief = {**({} if detail else SUMMARISED), **({} if detail == "all" else many)}
     summarised = [f for f in changed if f.rule in brief and f.severity != "error"]
-    listed = [f for f in changed if f not in summarised]
-    if listed or summarised:
+    results = [f for f in changed if f.rule in RESULTS and not _breaking(f)]
+    if detail == "all" or len(results) <= MAX_LISTED:
+        results = []
+    apart = {id(f) for f in [*summarised, *results]}
+    listed = [f for f in changed if id(f) not in apart]
+    if listed or summarised or results:
         lines += ["### Changed", ""]
         lines += _changed_lines(listed, detail is not None)
+        lines += _results(results)
         for rule, what in brief.items():
             these = [f for f in summarised if f.rule == rule]
             if these:
                 tools = sorted({f.tool for f in these})
+                # the tools named when they are few (many: counted, as nothing here breaks)
+                named = f"{_named(tools)}; " if len(tools) <= MAX_NAMED else ""
                 lines.append(
                     f"- {what[0].upper()}{what[1:]}: {len(these)} change{'s' * (len(these) > 1)} "
-                    f"in {len(tools)} tool{'s' * (len(tools) > 1)} ({_named(tools)}; "
+                    f"in {len(tools)} tool{'s' * (len(tools) > 1)} ({named}"
                     f"`changelog --detail {'model' if rule in SUMMARISED else 'all'}` lists them)"
                 )
         lines.append("")
     return "\n".join(lines)
+
+
+def _results(found: Sequence[Finding]) -> list[str]:
+    """Result-side changes that break nothing, counted: under a line for each rule, one line
+    per kind of change saying how many, in how many tools, and the shared schemas they come
+    from (most first)."""
+    if not found:
+        return []
+    groups: dict[tuple[str, str], dict[str, list[Finding]]] = {}
+    for finding in found:
+        kinds = groups.setdefault((finding.rule, finding.severity), {})
+        kinds.setdefault(finding.kind or "", []).append(finding)
+    lines = [
+        "- Result-side warnings and compatible changes, counted (`changelog --detail all` "
+        "lists each):"
+    ]
+    for rule, severity in sorted(groups, key=lambda k: (-LEVELS.index(k[1]), k[0])):
+        level = "" if severity == "info" else f", {severity}"
+        lines.append(f"  - {BREAKING[rule].title} ({rule}{level}):")
+        kinds = groups[(rule, severity)]
+        for kind, fs in sorted(kinds.items(), key=lambda i: (-len(i[1]), i[0])):
+            tools = len({f.tool for f in fs})
+            lines.append(
+                f"    - {KINDS.get(kind, 'other changes')}: {len(fs)} in {tools} "
+                f"tool{'s' * (tools > 1)} ({_sources(fs)})"
+            )
+    return lines
+
+
+def _sources(found: Sequence[Finding]) -> str:
+    """The shared schemas changes come from, most first, and how many are in a tool's own."""
+    schemas: dict[str, int] = {}
+    own = 0
+    for finding in found:
+        name = _shared(finding)
+        if name is None:
+            own += 1
+        else:
+            schemas[name] = schemas.get(name, 0) + 1
+    top = sorted(schemas.items(), key=lambda i: (-i[1], i[0]))
+    named = [f"`{_code(name)}` {n}" for name, n in top[:MAX_SCHEMAS]]
+    if len(top) > MAX_SCHEMAS:
+        rest = sum(n for _, n in top[MAX_SCHEMAS:])
+        named.append(f"{len(top) - MAX_SCHEMAS} more schemas {rest}")
+    if own:
+        named.append(f"own schemas {own}")
+    return ", ".join(named)
+
+
+def _shared(finding: Finding) -> str | None:
+    """The shared schema (a `$defs` entry) a finding's place is in, if any."""
+    if finding.at is None:
+        return None
+    found = _SHARED.findall(finding.at[1])
+    return found[-1].replace("~1", "/").replace("~0", "~") if found else None
 
 
 def _breaking(finding: Finding) -> bool:
@@ -308,13 +403,15 @@ def _changed_lines(found: Sequence[Finding], detail: bool) -> list[str]:
     for key in sorted(alike, key=lambda k: (-LEVELS.index(k[1]), k[0], k[2])):
         entries = alike[key]
         first = entries[0][2]
+        everyone = _breaking(first)  # a breaking change names every tool it touches
         if len(entries) == 1:
             touched = list(entries[0][1])
-            lines.append(f"- {_item(first, detail)} (in {len(touched)} tools: {_named(touched)})")
+            named = _named(touched, everyone=everyone)
+            lines.append(f"- {_item(first, detail)} (in {len(touched)} tools: {named})")
             continue
-        why = f": {_plain(key[2])}" if key[2] else ""
+        why = f": {_plain(key[2])}" if key[2] else f": {BREAKING[first.rule].title}"
         lines.append(f"- {_tag(first)}({first.rule}){why}{_plain(key[3])}")
-        lines += _nested(entries)
+        lines += _nested(entries, everyone)
     own: dict[str, list[Finding]] = {}
     for key, fs in groups.items():
         if key not in shared:
@@ -331,7 +428,7 @@ def _changed_lines(found: Sequence[Finding], detail: bool) -> list[str]:
 _FIELD = re.compile(r"'([^']*)'")
 
 
-def _nested(entries: list[tuple[str, tuple[str, ...], Finding]]) -> list[str]:
+def _nested(entries: list[tuple[str, tuple[str, ...], Finding]], everyone: bool) -> list[str]:
     """The changes under one line: what each changed, and the tools (a field inside another
     listed for the same tools counted on that one's line)."""
     fields = [m.group(1) if (m := _FIELD.search(what)) else None for what, _, _ in entries]
@@ -359,7 +456,7 @@ def _nested(entries: list[tuple[str, tuple[str, ...], Finding]]) -> list[str]:
         what, tools, _ = entries[i]
         more = inside.get(i, 0)
         extra = f" (and {more} change{'s' * (more > 1)} inside)" if more else ""
-        lines.append(f"  - {_plain(what)}{extra}: {_named(list(tools))}")
+        lines.append(f"  - {_plain(what)}{extra}: {_named(list(tools), everyone=everyone)}")
     return lines
 
 

@@ -62,6 +62,9 @@ class Finding:
     accepted: Accepted | None = None  # an accepted finding counts for no --fail-on
     # a wording change's text before and now, whole (the changelog shows a word diff)
     texts: tuple[str, str] | None = field(default=None, compare=False)
+    # what kind of schema change it is (schema.KINDS, or "nullable"), for release notes that
+    # count alike changes; None: not a schema change
+    kind: str | None = field(default=None, compare=False)
 
     def as_json(self) -> dict[str, Any]:
         found: dict[str, Any] = {
@@ -89,6 +92,7 @@ class Found:
     at: tuple[str, str] | None = None
     severity: str | None = None  # None: the rule's default
     texts: tuple[str, str] | None = None  # a wording change: its text before and now
+    kind: str | None = None  # the schema change's kind (see Finding.kind)
 
 
 @dataclass
@@ -303,14 +307,16 @@ def output_broken(pair: Pair) -> Iterator[Found]:
             "output schema removed: MCP clients no longer get structuredContent they can "
             "validate, and code that read it breaks",
             ("name", ""),
+            "error",  # not a result that may differ: no structured result at all
         )
         return
     for change in pair.outputs:
         if _breaks_readers(change):
             yield Found(
-                f"{_result(change)}: structuredContent consumers written for {pair.ref} may "
-                "get results they do not expect",
+                f"{_result(change)}: code reading structuredContent as it was at {pair.ref} "
+                "may meet a value it does not expect",
                 ("output_schema", change.pointer),
+                kind=_kind(change),
             )
 
 
@@ -328,6 +334,15 @@ def _result(change: Change) -> str:
     if change.kind == "required_added":
         return f"{where} added, required"
     return f"{where}: {change.detail}"
+
+
+def _kind(change: Change) -> str:
+    """A change's kind as release notes count it: null newly accepted apart from other types."""
+    if change.kind == "type" and change.detail.startswith("now also accepts null"):
+        return "nullable"
+    if change.kind == "type" and change.detail.startswith("no longer accepts null"):
+        return "not_null"
+    return change.kind
 
 
 def _breaks_readers(change: Change) -> bool:
@@ -479,6 +494,12 @@ def widened(pair: Pair) -> Iterator[Found]:
         yield Found(f"{_arg(change.path)}: {change.detail}", ("input_schema", change.pointer))
 
 
+@check("TN534")
+def format_annotation(pair: Pair) -> Iterator[Found]:
+    for change in _input(pair.inputs, ("format",), None):
+        yield Found(f"{_arg(change.path)}: {change.detail}", ("input_schema", change.pointer))
+
+
 def _refuses_results(change: Change) -> bool:
     """Whether an output schema change refuses results it took (the same narrowing as for
     arguments, seen by whoever writes results: the handler, or the upstream of a binding); a
@@ -520,6 +541,7 @@ def _narrowed_results(pair: Pair, bound: bool) -> Iterator[Found]:
                 said + ("" if served else " (where results are checked: no mcp entry here)"),
                 ("output_schema", change.pointer),
                 None if served else "warning",
+                kind=_kind(change),
             )
 
 
@@ -538,12 +560,16 @@ def output_extended(pair: Pair) -> Iterator[Found]:
     if pair.old is None or pair.new is None or pair.new.output_schema is None:
         return
     if pair.old.output_schema is None:
-        yield Found("output schema added: results carry structuredContent", ("output_schema", ""))
+        yield Found(
+            "output schema added: results carry structuredContent",
+            ("output_schema", ""),
+            kind="output_added",
+        )
         return
     for change in pair.outputs:
         if change.kind not in _WORDING and not _breaks_readers(change):
             if not _refuses_results(change):
-                yield Found(_result(change), ("output_schema", change.pointer))
+                yield Found(_result(change), ("output_schema", change.pointer), kind=_kind(change))
 
 
 # -- model: what a model is shown ---------------------------------------------------------------
@@ -723,6 +749,7 @@ def findings(pairs: Iterable[Pair]) -> list[Finding]:
                         at=hit.at,
                         was=pair.renamed_from,
                         texts=hit.texts,
+                        kind=hit.kind,
                     )
                 )
     return sorted(found, key=order)

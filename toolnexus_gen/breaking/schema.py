@@ -19,12 +19,14 @@ further: a schema of a few kilobytes can name exponentially many alternatives.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
+from functools import cache
 from typing import Any
 
 from toolnexus_gen.breaking.overlap import overlap
-from toolnexus_gen.breaking.pattern import loosened
+from toolnexus_gen.breaking.pattern import Slow, loosened, search
 from toolnexus_gen.toolspec.pointer import join_pointer, resolve
 
 # Keywords that never change what validates (x-* keys too).
@@ -78,6 +80,22 @@ TYPES = ("null", "boolean", "integer", "number", "string", "array", "object")
 BOUNDED = frozenset(
     {*LOWER, *UPPER, "multipleOf", "pattern", "format", "uniqueItems"}
 )  # what bounds() compares
+# The formats a call is refused for: the generated argument model types them (AwareDatetime,
+# date, time, timedelta, AnyUrl, UUID, IPv4Address/IPv6Address, Base64Str) or gives them a
+# pattern (email, idn-email, ulid, hostname), and the runtime validates every call with it. Any
+# other format (int32, int64, float, double, uri-reference, an API's own name) is a StrictInt,
+# StrictFloat or StrictStr there: an annotation, as JSON Schema's validation reads `format` by
+# default. The providers refuse no call for a format either (strict mode shapes what a model
+# writes, not what a caller may send).
+ASSERTED_FORMATS = frozenset(
+    {"date-time", "date", "time", "duration", "uri", "uuid", "ipv4", "ipv6", "byte"}
+    | {"email", "idn-email", "ulid", "hostname"}
+)
+# those the model leaves a plain str when the property's default is a string (pydantic does not
+# validate a default, so the model types it as the default is)
+_TYPED_FORMATS = frozenset(
+    {"date-time", "date", "time", "duration", "uri", "uuid", "ipv4", "ipv6", "byte"}
+)
 MAX_REFS = 64  # $ref hops from one node: a longer chain is a cycle of bare refs
 WORK_BUDGET = 100_000  # steps of one comparison (nodes resolved, alternatives made)
 MAX_BRANCHES = 24  # oneOf branches checked pairwise for overlap (more: not checked)
@@ -105,7 +123,8 @@ KINDS = (
     "removed_open",  # a property gone from an object that takes unknown ones (ignored now)
     "type",  # types, nullability, alternatives
     "enum",  # enum and const values
-    "bound",  # bounds, lengths, pattern, format, multipleOf, uniqueItems, opaque keywords
+    "bound",  # bounds, lengths, pattern, a checked format, multipleOf, uniqueItems, opaque keywords
+    "format",  # a format nothing checks, added, changed or removed (an annotation)
     "closed",  # additionalProperties / unevaluatedProperties false
     "exclusive",  # oneOf branches that meet now
     "default",  # changed or removed
@@ -453,10 +472,12 @@ class _Walk:
         return found
 
     def valid(self, root: Any) -> Callable[[Any, Any], bool]:
-        """A check of a value against a part of a schema, its $refs resolved from `root`."""
-        import jsonschema
-
-        checker = jsonschema.Draft202012Validator(root if isinstance(root, (dict, bool)) else {})
+        """A check of a value against a part of a schema, its $refs resolved from `root`.
+        Its patterns run in bounded time (pattern.search): one that backtracks without end
+        raises Slow, which leaves the question undecided."""
+        checker = _checker(_mentions(root, "patternProperties"))(
+            root if isinstance(root, (dict, bool)) else {}
+        )
         return lambda schema, value: bool(checker.evolve(schema=schema).is_valid(value))
 
     def exclusive(self, old: dict[str, Any], new: dict[str, Any], path: str, at: str) -> None:
@@ -467,15 +488,21 @@ class _Walk:
         if len(now) > MAX_BRANCHES:
             return
         was_exclusive = self.branches(old, self.old_root, "oneOf", at)
-        before = {_bare(b): i for i, b in enumerate(was_exclusive)}
+        before: dict[str, list[int]] = {}  # each branch's text: where it stood at REF
+        for i, branch in enumerate(was_exclusive):
+            before.setdefault(_bare(branch), []).append(i)
         valid_new, valid_old = self.valid(self.new_root), self.valid(self.old_root)
         texts = [_bare(b) for b in now]
         shown_pairs: list[tuple[int, int, Any]] = []
         undecided: list[tuple[int, int]] = []
         for i in range(len(now)):
             for j in range(i + 1, len(now)):
-                if texts[i] in before and texts[j] in before:
-                    was = (was_exclusive[before[texts[i]]], was_exclusive[before[texts[j]]])
+                # both stood at REF, as two branches (a branch written twice now is new)
+                if len(before.get(texts[i], ())) > (texts[i] == texts[j]) and texts[j] in before:
+                    was = (
+                        was_exclusive[before[texts[i]][0]],
+                        was_exclusive[before[texts[j]][-1]],
+                    )
                     if overlap(*was, valid_old)[0] is not False:
                         continue  # they could meet at REF too: nothing new
                 met, value = overlap(now[i], now[j], valid_new)
@@ -555,9 +582,20 @@ class _Walk:
                 )
                 self.add("type", path, at, True, f"no longer accepts {gone}")
                 continue
-            best_i, best = min(candidates, key=lambda pair: self._narrowings(before, pair[1], path))
+            same = [
+                (i, after) for i, after in candidates if self.alike(before.schema, after.schema)
+            ]
+            if same or len(candidates) == 1:  # nothing to choose between: compared once
+                best_i, best = (same or candidates)[0]
+                used.add(best_i)
+                self.alt(before, best, path)
+                continue
+            # the one that narrows least; its trial's changes are the comparison's (not walked
+            # again)
+            tried = [(i, self._trial(before, after, path)) for i, after in candidates]
+            best_i, found = min(tried, key=lambda trial: sum(c.narrows for c in trial[1]))
             used.add(best_i)
-            self.alt(before, best, path)
+            self.found += found
         for i, after in enumerate(new):
             if i in used:
                 continue
@@ -566,6 +604,8 @@ class _Walk:
                 added = "null (it is nullable now)" if after.type == "null" else after.describe()
                 self.add("type", path, after.pointer, False, f"now also accepts {added}")
                 continue
+            if any(self.alike(before.schema, after.schema) for before in covering):
+                continue  # one written alike: it accepts nothing beyond
             # a new alternative of a type already accepted: what it accepts beyond the old
             # alternative closest to it
             trials = [self._trial(before, after, path) for before in covering]
@@ -580,9 +620,6 @@ class _Walk:
         trial.defs_alike = self.defs_alike
         trial.alt(old, new, path)
         return trial.found
-
-    def _narrowings(self, old: _Alt, new: _Alt, path: str) -> int:
-        return sum(change.narrows for change in self._trial(old, new, path))
 
     def alt(self, old: _Alt, new: _Alt, path: str) -> None:
         at = new.pointer
@@ -678,25 +715,20 @@ class _Walk:
                     f"multipleOf changed from {shown(before)} to {shown(after)}",
                     both=narrows and not _divides(before, after),
                 )
-        for key in ("pattern", "format"):
-            before, after = old.get(key), new.get(key)
-            if before == after:
-                continue
-            if after is None:
-                self.add("bound", path, at, False, f"{key} {shown(before)} removed")
-            elif before is None:
-                self.add("bound", path, join_pointer(at, key), True, f"{key} {shown(after)} added")
-            elif key == "pattern" and isinstance(before, str) and isinstance(after, str):
-                self.pattern(before, after, path, join_pointer(at, key))
-            else:
-                self.add(
-                    "bound",
-                    path,
-                    join_pointer(at, key),
-                    True,
-                    f"{key} changed from {shown(before)} to {shown(after)}",
-                    both=True,
-                )
+        self.format(old, new, path, at)
+        before, after = old.get("pattern"), new.get("pattern")
+        where = join_pointer(at, "pattern")
+        if before == after:
+            pass
+        elif after is None:
+            self.add("bound", path, at, False, f"pattern {shown(before)} removed")
+        elif before is None:
+            self.add("bound", path, where, True, f"pattern {shown(after)} added")
+        elif isinstance(before, str) and isinstance(after, str):
+            self.pattern(before, after, path, where)
+        else:
+            moved = f"pattern changed from {shown(before)} to {shown(after)}"
+            self.add("bound", path, where, True, moved, both=True)
         if bool(old.get("uniqueItems")) != bool(new.get("uniqueItems")):
             narrows = bool(new.get("uniqueItems"))
             self.add(
@@ -706,6 +738,27 @@ class _Walk:
                 narrows,
                 "items must be unique now" if narrows else "items need no longer be unique",
             )
+
+    def format(self, old: dict[str, Any], new: dict[str, Any], path: str, at: str) -> None:
+        """A changed format: a narrowing only where a call is refused for it now (see
+        ASSERTED_FORMATS), a widening where one was; else an annotation (kind "format")."""
+        before, after = old.get("format"), new.get("format")
+        if before == after:
+            return
+        checked_before, checked_after = _checked(old), _checked(new)
+        where = join_pointer(at, "format") if after is not None else at
+        if after is None:
+            said = f"format {shown(before)} removed"
+        elif before is None:
+            said = f"format {shown(after)} added"
+        else:
+            said = f"format changed from {shown(before)} to {shown(after)}"
+        if not checked_before and not checked_after:
+            self.add("format", path, where, None, said + " (an annotation: nothing checks it)")
+        elif not checked_after:
+            self.add("bound", path, where, False, said)
+        else:
+            self.add("bound", path, where, True, said, both=checked_before)
 
     def paired_bounds(
         self, old: dict[str, Any], new: dict[str, Any], path: str, at: str
@@ -879,10 +932,13 @@ class _Walk:
                 True,
                 "required now (the object names it without a schema)",
             )
-        was_closed = _closed(old)
-        if closed and not was_closed:
-            self.add("closed", path, at, True, "refuses properties it does not list now")
-        elif was_closed and not closed:
+        # shut: properties neither listed nor matched by patternProperties refused (closed: by
+        # name alone, what a removed property meets)
+        shut, was_shut = _shut(new), _shut(old)
+        listed = "list" if not new.get("patternProperties") else "list or match by pattern"
+        if shut and not was_shut:
+            self.add("closed", path, at, True, f"refuses properties it does not {listed} now")
+        elif was_shut and not shut:
             self.add("closed", path, at, False, "takes properties it does not list now")
         extra_old, extra_new = old.get("additionalProperties"), new.get("additionalProperties")
         if isinstance(extra_old, dict) and isinstance(extra_new, dict):
@@ -1002,9 +1058,34 @@ def _merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
             merged[key] = joined
         elif key == "required" and isinstance(value, list) and isinstance(base.get(key), list):
             merged[key] = [*base[key], *(v for v in value if v not in base[key])]
+        elif key in _LOWER and _is_number(value) and _is_number(base.get(key)):
+            merged[key] = max(base[key], value)  # both hold: the tighter bound
+        elif key in _UPPER and _is_number(value) and _is_number(base.get(key)):
+            merged[key] = min(base[key], value)
+        elif key == "enum" and isinstance(value, list) and isinstance(base.get(key), list):
+            merged[key] = [v for v in value if any(_json_equal(v, b) for b in base[key])]
         else:
             merged[key] = value
     return merged
+
+
+_LOWER = frozenset(
+    {"minimum", "exclusiveMinimum", "minLength", "minItems", "minProperties", "minContains"}
+)
+_UPPER = frozenset(
+    {"maximum", "exclusiveMaximum", "maxLength", "maxItems", "maxProperties", "maxContains"}
+)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _json_equal(a: Any, b: Any) -> bool:
+    """Equal as JSON values (1 and 1.0 alike, True and 1 not)."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return type(a) is type(b) and a == b
+    return bool(a == b)
 
 
 def _only(node: dict[str, Any], name: str) -> dict[str, Any]:
@@ -1054,8 +1135,12 @@ def _values(node: dict[str, Any]) -> dict[str, Any] | None:
 def _divides(step: float, value: float) -> bool:
     if not step:
         return False
-    ratio = value / step
-    return abs(ratio - round(ratio)) < 1e-9
+    try:
+        ratio = value / step
+    except OverflowError:  # an integer of hundreds of digits over a small step
+        return False
+    # a step of inf or nan (JSON's 1e400, NaN) divides nothing: no proof either way
+    return math.isfinite(ratio) and abs(ratio - round(ratio)) < 1e-9
 
 
 def _number(value: Any) -> float | None:
@@ -1074,9 +1159,27 @@ def _strings(value: Any) -> Iterator[str]:
         yield from (v for v in value if isinstance(v, str))
 
 
+def _checked(node: dict[str, Any]) -> bool:
+    """Whether a node's format refuses values (see ASSERTED_FORMATS): a string's."""
+    kind, types = node.get("format"), node.get("type")
+    if not isinstance(kind, str) or kind not in ASSERTED_FORMATS:
+        return False
+    if (
+        types is not None
+        and types != "string"
+        and not (isinstance(types, list) and "string" in types)
+    ):
+        return False
+    return not (kind in _TYPED_FORMATS and isinstance(node.get("default"), str))
+
+
 def _closed(node: dict[str, Any]) -> bool:
     if node.get("patternProperties"):
         return False
+    return _shut(node)
+
+
+def _shut(node: dict[str, Any]) -> bool:
     return node.get("additionalProperties") is False or node.get("unevaluatedProperties") is False
 
 
@@ -1094,3 +1197,72 @@ def deprecated_arguments(schema: Any, at: str = "") -> Iterator[str]:
     items = schema.get("items")
     if isinstance(items, dict):
         yield from deprecated_arguments(items, join_pointer(at, "items"))
+
+
+@cache
+def _checker(with_patterns: bool) -> Any:
+    """Draft 2020-12's validator with `pattern`, `patternProperties` and
+    `additionalProperties` matching through pattern.search (jsonschema's own use `re`, which a
+    pattern such as `^(a+)+$` holds for minutes); `unevaluatedProperties` beside
+    patternProperties (matched by `re` deep inside jsonschema) raises Slow: undecided."""
+    import jsonschema
+    from jsonschema import ValidationError, validators
+
+    def pattern(validator: Any, wanted: Any, instance: Any, schema: Any) -> Iterator[Any]:
+        if validator.is_type(instance, "string") and not search(wanted, instance):
+            yield ValidationError(f"{instance!r} does not match {wanted!r}")
+
+    def pattern_properties(
+        validator: Any, wanted: Any, instance: Any, schema: Any
+    ) -> Iterator[Any]:
+        if not validator.is_type(instance, "object"):
+            return
+        for name, subschema in wanted.items():
+            for key, value in instance.items():
+                if search(name, key):
+                    yield from validator.descend(value, subschema, path=key, schema_path=name)
+
+    def additional(validator: Any, extra: Any, instance: Any, schema: Any) -> Iterator[Any]:
+        if not validator.is_type(instance, "object"):
+            return
+        named, patterns = schema.get("properties", {}), schema.get("patternProperties", {})
+        others = [
+            key
+            for key in instance
+            if key not in named and not any(search(p, key) for p in patterns)
+        ]
+        if validator.is_type(extra, "object"):
+            for key in others:
+                yield from validator.descend(instance[key], extra, path=key)
+        elif not extra and others:
+            yield ValidationError(f"additional properties are not allowed ({others!r})")
+
+    base = jsonschema.Draft202012Validator
+    keywords: dict[str, Any] = {
+        "pattern": pattern,
+        "patternProperties": pattern_properties,
+        "additionalProperties": additional,
+    }
+    if with_patterns:
+
+        def unevaluated(validator: Any, extra: Any, instance: Any, schema: Any) -> Iterator[Any]:
+            if validator.is_type(instance, "object") and instance:
+                raise Slow("unevaluatedProperties beside patternProperties")
+            return iter(())
+
+        keywords["unevaluatedProperties"] = unevaluated
+    return validators.extend(base, keywords)
+
+
+def _mentions(node: Any, key: str) -> bool:
+    """Whether a key appears anywhere in a schema."""
+    stack = [node]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            if key in item:
+                return True
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return False

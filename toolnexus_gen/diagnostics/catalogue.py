@@ -1292,7 +1292,9 @@ BREAKING: dict[str, BreakingRule] = {
             "callers",
             "error",
             "a value inside the old bounds is refused now: minimum/maximum, exclusive bounds, "
-            "multipleOf, minLength/maxLength, pattern, format, minItems/maxItems, uniqueItems, "
+            "multipleOf, minLength/maxLength, pattern, a format the argument model checks "
+            "(date-time, date, uri, uuid, email, ...; any other is TN534), minItems/maxItems, "
+            "uniqueItems, "
             "min/maxProperties, or a keyword whose change cannot be proven safe (not, if, "
             "patternProperties, ...)",
             "limit: {maximum: 100} -> limit: {maximum: 50}",
@@ -1320,12 +1322,14 @@ BREAKING: dict[str, BreakingRule] = {
         ),
         BreakingRule(
             "TN512",
-            "output schema changed for structuredContent consumers",
+            "output schema widened for structuredContent readers",
             "callers",
-            "error",
-            "MCP clients validate and read structuredContent against outputSchema: a result "
-            "field removed or made optional, a type widened, an enum value added, or the output "
-            "schema removed, and code that read the old results breaks",
+            "warning",
+            "a result may hold what it could not (a field removed or made optional, null or "
+            "another type, an enum value added, a bound loosened): nothing refuses such a result "
+            "(the runtime's MCP server and MCP clients check it against the schema of now), but "
+            "code that reads structuredContent as it was may meet a value it does not expect (a "
+            "warning); the output schema removed takes structuredContent away (an error)",
             "output_schema: {properties: {temp: {type: number}}, required: [temp]} -> required: []",
             "add result fields, never take them away or widen them",
         ),
@@ -1492,6 +1496,19 @@ BREAKING: dict[str, BreakingRule] = {
             "results that fit the old output schema's readers still do, and results that were "
             "valid still are (an optional result field added, an output schema added)",
             "output_schema: {properties: {temp}} -> {properties: {temp, humidity}}",
+            "nothing to fix",
+        ),
+        BreakingRule(
+            "TN534",
+            "format annotation changed",
+            "model",
+            "info",
+            "a format nothing checks (int32, int64, float, double, uri-reference, an API's own "
+            "name) was added, changed or removed: the generated argument model types it as a "
+            "plain int, float or str and the providers refuse no call for it, so every call "
+            "valid before still is; the model is shown it (a format the model does check, "
+            "date-time, email, uuid, ..., refuses values: TN509)",
+            "id: {type: integer} -> id: {type: integer, format: int64}",
             "nothing to fix",
         ),
         BreakingRule(

@@ -70,6 +70,7 @@ def plan(
     last: Record | None = None,
     entries: bool = True,
     ready: Callable[[Plan], None] | None = None,
+    noop: bool = True,
 ) -> Plan:
     """The plan of a build of `options` (BuildOptions). `contribute` asks the in-memory sources
     what they add; it is called once the files they read are recorded, so the record never
@@ -78,7 +79,8 @@ def plan(
     rendered (`list`), so reused units need neither their provider entries nor their models,
     and there is no no-op answer: every unit is wanted. `ready(plan)` is told what changed (and
     what the sources contribute) before the rest of the record is read: the build's workers
-    start then, while this process is small."""
+    start then, while this process is small. `noop=False`: no no-op answer either, the files
+    are wanted in memory (`breaking`), made over what the last build left."""
     key = cache.build_key(options)
     if last is None:
         state = cache.load_state(options, key)
@@ -87,7 +89,7 @@ def plan(
     current = cache.spec_files(options.specs)  # the spec folder's one walk
     digests: dict[str, str] = {}
     made = Plan(key)
-    if entries:
+    if entries and noop:
         made.noop = cache.fast_noop(options, state, current, check=check, digests=digests)
         if made.noop is not None:
             return made
