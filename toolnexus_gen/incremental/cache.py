@@ -86,21 +86,43 @@ def dist_version(module: str) -> str:
 def _load(path: Path, checksum_of: str | None = None) -> dict[str, Any] | None:
     """A cache file's body, or None when missing, unreadable or not matching its checksum
     (nor `checksum_of`, when given: the one another file recorded for it)."""
+    return _body(_read_checked(path, checksum_of))
+
+
+def _read_checked(path: Path, checksum_of: str | None = None) -> bytes | None:
+    """A cache file's text (after its checksum's line), when it matches that checksum (and
+    `checksum_of`, when given)."""
     try:
         raw = path.read_bytes()
         checksum, _, text = raw.partition(b"\n")
         if checksum.decode("ascii") != sha(text) or checksum_of not in (None, checksum.decode()):
             return None
-        body = json.loads(text)
-        return body if isinstance(body, dict) else None
-    except (OSError, ValueError, UnicodeDecodeError):
+        return text
+    except (OSError, UnicodeDecodeError):
         return None
+
+
+def _body(text: bytes | None) -> dict[str, Any] | None:
+    if text is None:
+        return None
+    try:
+        body = json.loads(text)
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        return None
+    return body if isinstance(body, dict) else None
 
 
 def _encoded(body: dict[str, Any]) -> bytes:
     """A cache file's bytes: its checksum's line, then its body as JSON."""
-    text = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    return _checksummed(_json(body).encode("utf-8"))
+
+
+def _checksummed(text: bytes) -> bytes:
     return sha(text).encode("ascii") + b"\n" + text
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
 def _save(path: Path, body: dict[str, Any] | bytes) -> None:
@@ -366,12 +388,15 @@ def save_state(
     tools: int,
     reuse: dict[str, Any],
     budget: str = "",
+    before: dict[str, Any] | None = None,
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """Record a successful build, under the output lock once its files are written: `outputs`
     is [size, mtime_ns, SHA-256] of each file as written (output.Report.recorded), `reuse`
     what lets the next build reuse parts of this one (reuse.records). Returns the two bodies
-    saved (state.json's and units.json's)."""
-    data = _encoded(reuse)
+    saved (state.json's and units.json's, with its lines: LINES). `before`: what the last
+    build kept (load_reuse), whose lines are kept for the records kept as they were."""
+    before = before or {}
+    data, lines = _units_file(reuse, before.get("units", {}), before.get(LINES, {}))
     body = {
         "key": key,
         "inputs": inputs.inputs,
@@ -388,15 +413,57 @@ def save_state(
     }
     _save(options.out / CACHE_DIR / UNITS, data)
     _save(options.out / CACHE_DIR / STATE, body)
-    return body, reuse
+    return body, {**reuse, LINES: lines}
+
+
+# units.json is one JSON document, each unit's record on a line of its own: a build keeps the
+# lines of the records it kept as they were (reuse.records), rather than encoding a thousand of
+# them again. The lines read or written are kept beside the records, under this key (never saved).
+LINES = "lines"
+
+
+def _units_file(
+    reuse: dict[str, Any], old_units: dict[str, Any], old_lines: dict[str, str]
+) -> tuple[bytes, dict[str, str]]:
+    """units.json's bytes, and the line of each unit's record (`old_units`, `old_lines`: the
+    records the last build kept, and their lines)."""
+    lines = {}
+    for rel, record in reuse["units"].items():
+        line = old_lines.get(rel)
+        if line is None or old_units.get(rel) is not record:
+            line = f"{_json(rel)}:{_json(record)}"
+        lines[rel] = line
+    head = _json({"package": reuse["package"], "layout": reuse["layout"]})
+    text = f'{head[:-1]},"units":{{\n' + ",\n".join(lines.values()) + "\n}}"
+    return _checksummed(text.encode("utf-8")), lines
 
 
 def load_reuse(options: Any, state: dict[str, Any]) -> dict[str, Any]:
     """What the build that wrote `state` left for the next one to reuse (empty when the file
-    is missing, damaged, or from another build)."""
+    is missing, damaged, or from another build), with the line of each record (LINES)."""
     recorded = state.get("units")
-    body = _load(options.out / CACHE_DIR / UNITS, recorded) if isinstance(recorded, str) else None
-    return body or {}
+    if not isinstance(recorded, str):
+        return {}
+    path = options.out / CACHE_DIR / UNITS
+    text = _read_checked(path, recorded)
+    body = _body(text)
+    if text is None or body is None:
+        return {}
+    units = body.get("units")
+    try:
+        parts = text.decode("utf-8").split("\n")
+    except UnicodeDecodeError:
+        parts = []
+    lines: dict[str, str] = {}
+    if isinstance(units, dict) and len(parts) == len(units) + 2:
+        for rel, line in zip(units, parts[1:-1], strict=True):
+            line = line.removesuffix(",")
+            if not line.startswith(f"{_json(rel)}:"):  # not as _units_file writes it
+                lines = {}
+                break
+            lines[rel] = line
+    body[LINES] = lines
+    return body
 
 
 # -- per-tool memo ------------------------------------------------------------------------------
