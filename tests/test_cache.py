@@ -263,3 +263,22 @@ def test_a_schema_edit_still_starts_the_model_generator(project: Path) -> None:
     asked, _, _ = build_spied(project)
     assert asked == [1]
     assert generated(project / "out") == reference(project)
+
+
+def test_check_after_an_edit_reuses_no_entry_of_a_file_changed_under_the_same_stat(
+    project: Path,
+) -> None:
+    """A build takes the entries of unchanged specs back from the provider files while their
+    size and mtime are the recorded ones; `--check` hashes them, so a file edited under the
+    same stat is found changed, whatever else changed."""
+    path = project / "out/schemas/mcp.json"
+    stat = path.stat()
+    path.write_bytes(path.read_bytes().replace(b"Current", b"Cxrrent"))  # same size
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))  # same mtime
+    (project / "specs/forecast.yaml").write_text(
+        (project / "specs/forecast.yaml").read_text().replace("Forecast", "Forecast, edited")
+    )
+    result = cli("build", "specs", "--out", "out", "--check", cwd=project)
+    assert result.exit_code == 1
+    removed = [line for line in result.stderr.splitlines() if line.startswith("-")]
+    assert any("Cxrrent" in line for line in removed), result.stderr
