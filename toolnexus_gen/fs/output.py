@@ -372,10 +372,55 @@ def write(
         else:  # checked as it was locked; checked again: a file may have appeared since
             owned = _claim(out_dir, leftovers=False)
             staging.written = True  # from here on, the folders it made are the package's
-        report = _write_locked(out_dir, files, owned, known or {}, progress, previous, staging)
-        if then is not None:
-            then(report)
+        aside: list[str] = []
+        report = _write_locked(
+            out_dir, files, owned, known or {}, progress, previous, staging, aside
+        )
+        freeing = _free(aside)
+        try:
+            if then is not None:
+                then(report)
+        finally:
+            if freeing is not None:
+                freeing.join()
         return report
+
+
+ASIDE_MIN = 1 << 18  # bytes: below this, freeing a replaced file's blocks costs next to nothing
+
+
+def _set_aside(path: str, aside: list[str]) -> None:
+    """Before a large file is replaced: a second name for it (a temporary file's), so that the
+    replace does not wait for the old bytes' blocks to be freed; `_free` removes those names
+    while the build goes on. A build killed meanwhile leaves them to the next one, as any
+    temporary file (_remove_leftovers)."""
+    try:
+        if os.stat(path).st_size < ASIDE_MIN:
+            return
+        head, name = os.path.split(path)
+        link = os.path.join(head, f".{name}.{os.getpid()}.old{TMP_SUFFIX}")
+        os.link(path, link)
+    except OSError:
+        return  # replaced as it is
+    aside.append(link)
+
+
+def _free(aside: list[str]) -> threading.Thread | None:
+    """Remove the names `_set_aside` gave, on a thread (the kernel frees the blocks there,
+    without the GIL) that the caller joins once it is done with its own work."""
+    if not aside:
+        return None
+
+    def remove() -> None:
+        for link in aside:
+            try:
+                os.unlink(link)
+            except OSError:
+                pass  # a leftover: the next build removes it
+
+    thread = threading.Thread(target=remove, name="toolnexus-gen-free", daemon=True)
+    thread.start()
+    return thread
 
 
 def _refuse_foreign(out_dir: Path) -> None:
@@ -422,11 +467,14 @@ def _write_locked(
     progress: Callable[[int, int], None] | None = None,
     previous: dict[str, str] | None = None,
     staging: Staging | None = None,
+    aside: list[str] | None = None,
 ) -> Report:
     report = Report()
     previous = previous or {}
 
     def put(name: str, path: Path, text: str, data: bytes) -> None:
+        if aside is not None and len(data) >= ASIDE_MIN:  # replacing a large file, likely
+            _set_aside(os.fspath(path), aside)
         if staging is None or not staging.take(name, text, path):
             atomic_write(path, data)
 

@@ -458,7 +458,9 @@ def load_reuse(options: Any, state: dict[str, Any]) -> dict[str, Any]:
     if isinstance(units, dict) and len(parts) == len(units) + 2:
         for rel, line in zip(units, parts[1:-1], strict=True):
             line = line.removesuffix(",")
-            if not line.startswith(f"{_json(rel)}:"):  # not as _units_file writes it
+            # its key as _units_file writes it (json.dumps escapes only ", \\ and controls)
+            plain = rel.isprintable() and '"' not in rel and "\\" not in rel
+            if not line.startswith(f'"{rel}":' if plain else f"{_json(rel)}:"):
                 lines = {}
                 break
             lines[rel] = line
