@@ -213,9 +213,9 @@ def build_spied(project: Path) -> tuple[list[int], bool, bool]:
     datamodel-code-generator and jinja2 were imported."""
     code = (
         "import sys\nfrom toolnexus_gen import parallel\n"
-        "import toolnexus_gen.pipeline.build as build\nasked = []\n"
+        "import toolnexus_gen.pipeline.workers as workers\nasked = []\n"
         "def spy(items, *a, **k):\n    asked.append(items)\n    return parallel.pool_for(items, *a, **k)\n"
-        "build.pool_for = spy\nfrom toolnexus_gen.cli import main\n"
+        "workers.pool_for = spy\nfrom toolnexus_gen.cli import main\n"
         "sys.argv = ['toolnexus-gen', 'build', 'specs', '--out', 'out', '-q']\n"
         "try:\n    main()\nexcept SystemExit:\n    pass\n"
         "print(asked, 'datamodel_code_generator' in sys.modules, 'jinja2' in sys.modules)\n"

@@ -7,10 +7,8 @@ still holds, reuse.py) -> the whole set's checks (names across specs, per-reques
 
 from __future__ import annotations
 
-import json
 import os
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -27,7 +25,6 @@ from toolnexus_gen.diagnostics import Diagnostic, DiagnosticsError, Severity, ha
 from toolnexus_gen.fs.paths import discover, display_path, escaping_links
 from toolnexus_gen.ir import Contribution, ToolInfo, ToolSet, Unit
 from toolnexus_gen.memo import Memo, digest_each
-from toolnexus_gen.parallel import pool_for
 from toolnexus_gen.progress import Progress, unseen
 
 if TYPE_CHECKING:
@@ -37,7 +34,6 @@ if TYPE_CHECKING:
     from toolnexus_gen.pipeline.render import FileMap
     from toolnexus_gen.targets.base import Assembled
 
-_first_build = True  # see generate()
 NOTHING = Contribution()  # a build of the spec folder alone
 
 # The stages themselves (units, render, the targets: jsonschema, PyYAML, the rules) are imported
@@ -240,52 +236,6 @@ def _alias_collisions(toolset: ToolSet) -> list[Diagnostic]:
                     )
                 )
     return found
-
-
-def _same_models(options: BuildOptions, plan: Plan) -> bool:
-    """Whether every changed spec file is one the last build made a unit of, with the same model
-    input (an edit of its description, examples, title...): then no model can change, and no
-    worker needs to start datamodel-code-generator."""
-    from toolnexus_gen.toolspec.digest import model_input
-
-    recorded = plan.models
-    for rel in plan.changed:
-        if recorded.get(rel) is None:
-            return False
-        path = options.specs / rel
-        try:
-            if rel.endswith(".json"):  # without importing the YAML loader
-                data = json.loads(path.read_bytes())
-            else:
-                from toolnexus_gen.toolspec.load import LoadError, load_document
-
-                try:
-                    data = load_document(path).data
-                except LoadError:
-                    return False
-        except (OSError, ValueError):
-            return False
-        if model_input(data) != recorded[rel]:
-            return False
-    return True
-
-
-@contextmanager
-def workers(options: BuildOptions, plan: Plan) -> Iterator[None]:
-    """Worker processes for the specs a build makes afresh, opened as soon as the plan knows
-    what changed (incremental.plan's `ready`): while this process is small, before it reads the
-    rest of the record. They import datamodel-code-generator while this process reads and
-    checks the specs. For a few specs that only pays in a process's first build (a command line
-    run); a process that builds again imports the generator itself, once, and reuses it."""
-    global _first_build
-    from toolnexus_gen.codegen.models import warm_up
-
-    fresh = 0 if not plan.first and _same_models(options, plan) else len(plan.changed)
-    if plan.first:  # the sources' specs are made afresh too
-        fresh += len(plan.contribution.specs)
-    warm_few, _first_build = _first_build, False
-    with pool_for(fresh, warm_up, warm_few=warm_few):
-        yield
 
 
 def generate(
