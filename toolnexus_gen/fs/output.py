@@ -71,7 +71,9 @@ def _manifest_text(files: list[str]) -> str:
     return f'{{\n  "generator": "toolnexus-gen",\n  "files": [\n    {names}\n  ]\n}}\n'
 
 
-def _existing_files(out_dir: Path) -> list[str]:
+def _existing_files(out_dir: Path, leftovers: list[str] | None = None) -> list[str]:
+    """Every file in out_dir but the manifest, the lock, Python's and the cache's folders and
+    temporary files (those go in `leftovers`, when given)."""
     found = []
     stack = [""]
     while stack:
@@ -87,7 +89,10 @@ def _existing_files(out_dir: Path) -> list[str]:
                 if entry.is_dir():
                     if entry.name not in _IGNORED_DIRS:
                         stack.append(name)
-                elif not entry.name.endswith(TMP_SUFFIX) and name not in (MANIFEST, LOCK):
+                elif entry.name.endswith(TMP_SUFFIX):
+                    if leftovers is not None:
+                        leftovers.append(name)
+                elif name not in (MANIFEST, LOCK):
                     found.append(name)
     return sorted(found)
 
@@ -289,14 +294,18 @@ def _whole() -> Iterator[None]:
             signal.raise_signal(signal.SIGINT)  # now, to whoever listened before
 
 
-def _remove_leftovers(out_dir: Path) -> None:
-    """Temporary files of a build that was killed before it could rename them (the cache's too:
-    every temporary file in out_dir is made under the lock, so none of these is still in use)."""
-    for root, dirs, names in os.walk(out_dir):
-        dirs[:] = [d for d in dirs if d != "__pycache__"]
-        for name in names:
-            if name.endswith(TMP_SUFFIX):
-                (Path(root) / name).unlink(missing_ok=True)
+def _remove_leftovers(out_dir: Path, found: list[str]) -> None:
+    """Temporary files of a build that was killed before it could rename them (`found`: those
+    _existing_files met; and the cache's: every temporary file in out_dir is made under the
+    lock, so none of these is still in use)."""
+    cache = out_dir / CACHE_DIR
+    try:
+        with os.scandir(cache) as entries:
+            found += [f"{CACHE_DIR}/{e.name}" for e in entries if e.name.endswith(TMP_SUFFIX)]
+    except OSError:
+        pass  # no cache yet
+    for name in found:
+        (out_dir / name).unlink(missing_ok=True)
 
 
 def foreign_files(out_dir: Path, files: dict[str, str]) -> list[str]:
@@ -304,14 +313,15 @@ def foreign_files(out_dir: Path, files: dict[str, str]) -> list[str]:
     return _ownership(out_dir)[1]
 
 
-def _ownership(out_dir: Path) -> tuple[list[str], list[str]]:
-    """The files the manifest says toolnexus-gen owns, and those it did not generate."""
+def _ownership(out_dir: Path, leftovers: list[str] | None = None) -> tuple[list[str], list[str]]:
+    """The files the manifest says toolnexus-gen owns, and those it did not generate (and the
+    temporary files met, in `leftovers`, when given)."""
     if not out_dir.exists():
         return [], []
     if not out_dir.is_dir():
         raise OwnershipError(f"{out_dir.as_posix()} exists and is not a folder")
     owned = read_manifest(out_dir)
-    existing = _existing_files(out_dir)
+    existing = _existing_files(out_dir, leftovers)
     if owned is None:
         return [], existing
     known = set(owned)
@@ -433,11 +443,12 @@ def _refuse_foreign(out_dir: Path) -> None:
 def _claim(out_dir: Path, leftovers: bool = True) -> list[str]:
     """Under the lock: the files the manifest says are toolnexus-gen's (OwnershipError at any
     other file), with the temporary files of a build that was killed removed."""
-    owned, foreign = _ownership(out_dir)
+    found: list[str] | None = [] if leftovers else None
+    owned, foreign = _ownership(out_dir, found)
     if foreign:
         raise OwnershipError(_foreign_message(out_dir, foreign))
-    if leftovers:
-        _remove_leftovers(out_dir)
+    if found is not None:
+        _remove_leftovers(out_dir, found)
     return owned
 
 
