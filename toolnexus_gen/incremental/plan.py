@@ -169,7 +169,7 @@ def save(
     *,
     units: list[Unit],
     layout: dict[str, dict[str, tuple[int, int]]],
-    package_keys: dict[str, Any],
+    package: dict[str, str],
     diagnostics: list[list[Any]],
     tools: int,
     budget: str,
@@ -191,7 +191,7 @@ def save(
     # saved, the file already says it (`build --watch` after an edit that made no model)
     if used != made.memo_kept or not (options.out / CACHE_DIR / cache.MEMO).exists():
         cache.save_memo(options.out, made.memo)
-    reuse = records(units, layout, package_keys, made.units)
+    reuse = records(units, layout, package, made.units)
     state, kept = cache.save_state(
         options, made.key, made.inputs, outputs, diagnostics, tools, reuse, budget, made.kept
     )

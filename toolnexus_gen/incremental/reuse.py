@@ -24,7 +24,7 @@ from typing import Any
 
 from toolnexus_gen.diagnostics import Diagnostic, Severity
 from toolnexus_gen.ir import Contributed, PyNames, ToolInfo, Unit
-from toolnexus_gen.memo import Memo, digest_each, sha, unit_key
+from toolnexus_gen.memo import Memo, sha, unit_key
 
 
 class Texts:
@@ -166,11 +166,12 @@ def reusable_units(
 def records(
     units: Sequence[Unit],
     layout: dict[str, dict[str, tuple[int, int]]],
-    package_keys: dict[str, Any],
+    package: dict[str, str],
     before: dict[str, Any],
 ) -> dict[str, Any]:
     """What the build state keeps so that the next build can reuse this one's work
-    (`package_keys`: what each package Python file was rendered from; `layout`: where each
+    (`package`: the digest of what each package Python file was rendered from (its key,
+    memo.digest_each); `layout`: where each
     unit's entry stands in each provider file; `before`: the last build's records, whose units
     were made from the same inputs when their keys match: such a record is kept as it is, the
     same object, so that its encoding is kept too: cache.save_state)."""
@@ -191,7 +192,7 @@ def records(
             "passed": list(unit.passed),
             "made_of": list(unit.made_of),
         }
-    return {"units": kept, "package": digest_each(package_keys), "layout": layout}
+    return {"units": kept, "package": package, "layout": layout}
 
 
 def _diagnostic_record(d: Diagnostic) -> list[Any]:

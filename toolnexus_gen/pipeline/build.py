@@ -11,7 +11,7 @@ import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from toolnexus_gen.config.options import (
     DEFAULT_OUT,
@@ -64,7 +64,8 @@ class Generated:
     # what the record of this build keeps (save_build), so the next one can reuse it
     units: list[Unit] = field(default_factory=list)
     layout: dict[str, dict[str, tuple[int, int]]] = field(default_factory=dict)
-    keys: dict[str, Any] = field(default_factory=dict)  # codegen.package.package_keys
+    # each package file's key (codegen.package.package_keys), digested (memo.digest_each)
+    package: dict[str, str] = field(default_factory=dict)
     assembled: dict[str, Assembled] = field(default_factory=dict)  # render.Rendered.assembled
 
 
@@ -301,7 +302,7 @@ def generate(
         "",
         analysis.units,
         rendered.layout,
-        keys,
+        digests,
         rendered.assembled,
     )
 
@@ -333,7 +334,7 @@ def save_build(options: BuildOptions, plan: Plan, result: Generated, report: Rep
         plan,
         units=result.units,
         layout=result.layout,
-        package_keys=result.keys,
+        package=result.package,
         diagnostics=[[d.severity.value, d.format()] for d in result.diagnostics],
         tools=len(result.toolset.tools),
         budget=result.budget,
