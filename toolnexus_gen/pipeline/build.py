@@ -284,22 +284,25 @@ def generate(
             package["handlers.py"] = updated
     rendered = render(toolset, analysis.units, header, package, options.many, plan.assembled)
     rendered.files.update(contribution.files)
-    if made is not None and models.awaited:
-        # the workers are making models: meanwhile the other files are handed on (staged)
-        for name, text in rendered.files.items():
-            made(name, text)
+    budget = ""
+    if models.awaited:
+        # the workers are making models: meanwhile the other files are handed on (staged), and
+        # the budget is estimated (else once the files are written: the package does not wait)
+        if made is not None:
+            for name, text in rendered.files.items():
+                made(name, text)
+        budget = _budget(options, toolset)
     try:
         rendered.files.update(render_models(toolset, analysis.units, models, progress, made))
     except DiagnosticsError as exc:
         return Generated(None, toolset, sorted(diagnostics + exc.diagnostics))
     files = dict(sorted(rendered.files.items()))
-    # the budget (tell_budget) is estimated once the files are written: the package does not wait
     return Generated(
         files,
         toolset,
         diagnostics,
         len(plan.reused),
-        "",
+        budget,
         analysis.units,
         rendered.layout,
         digests,
@@ -310,11 +313,14 @@ def generate(
 def tell_budget(options: BuildOptions, result: Generated) -> str:
     """The largest request's estimated tokens, in words (`result.budget`, estimated once)."""
     if not result.budget and result.files is not None and result.toolset is not None:
-        from toolnexus_gen.pipeline.toolsets import budget, summary
-
-        estimated = budget(result.toolset, options, per_tool=False)
-        result.budget = summary(estimated, bool(result.toolset.toolsets))
+        result.budget = _budget(options, result.toolset)
     return result.budget
+
+
+def _budget(options: BuildOptions, toolset: ToolSet) -> str:
+    from toolnexus_gen.pipeline.toolsets import budget, summary
+
+    return summary(budget(toolset, options, per_tool=False), bool(toolset.toolsets))
 
 
 def _ignored(diagnostic: Diagnostic, ignore: frozenset[str]) -> bool:
