@@ -7,7 +7,8 @@ stands in each provider file. A unit is reused when all of these still hold:
 - the state was written under the same build key (configuration, generator, working folder);
 - the spec and every file it reaches hash to what its key was made from;
 - the memo still holds its model;
-- each provider file it has an entry in still hashes to what the last build wrote there, so
+- each provider file it has an entry in still holds what the last build wrote there (its
+  size and mtime are the recorded ones, as the no-op build trusts; `--check` hashes it), so
   the entry is taken back from that file, byte for byte.
 Anything else is made afresh, so a reused unit is always what a fresh one would be. The
 package's templated files are reused the same way, under a key of everything they show (the
