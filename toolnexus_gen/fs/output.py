@@ -452,9 +452,11 @@ def _claim(out_dir: Path, leftovers: bool = True) -> list[str]:
     return owned
 
 
-def _holds(path: str, data: bytes, digest: str, known: list[Any] | None) -> list[Any] | None:
-    """The file's record ([size, mtime_ns, digest]) when the file at path holds exactly `data`
-    (whose SHA-256 is digest), else None."""
+def _holds(
+    path: str, text: str, data: bytes | None, digest: str, known: list[Any] | None
+) -> list[Any] | None:
+    """The file's record ([size, mtime_ns, digest]) when the file at path holds exactly `text`
+    (`data` when encoded already; its SHA-256 is digest), else None."""
     if known is not None:
         try:
             stat = os.stat(path)
@@ -462,6 +464,7 @@ def _holds(path: str, data: bytes, digest: str, known: list[Any] | None) -> list
             return None
         if [stat.st_size, stat.st_mtime_ns] == known[:2]:
             return [stat.st_size, stat.st_mtime_ns, digest] if known[2] == digest else None
+    data = text.encode("utf-8") if data is None else data
     return _record(path, digest) if _read(Path(path)) == data else None
 
 
@@ -483,11 +486,11 @@ def _write_locked(
     report = Report()
     previous = previous or {}
 
-    def put(name: str, path: Path, text: str, data: bytes) -> None:
-        if aside is not None and len(data) >= ASIDE_MIN:  # replacing a large file, likely
+    def put(name: str, path: Path, text: str, data: bytes | None) -> None:
+        if aside is not None and len(text) >= ASIDE_MIN:  # replacing a large file, likely
             _set_aside(os.fspath(path), aside)
         if staging is None or not staging.take(name, text, path):
-            atomic_write(path, data)
+            atomic_write(path, text.encode("utf-8") if data is None else data)
 
     unhashed: list[tuple[str, list[int], bytes]] = []
     stale = sorted(set(old) - set(files))
@@ -521,15 +524,17 @@ def _write_locked(
             stat = path.stat()
             unhashed.append((name, [stat.st_size, stat.st_mtime_ns], data))
             continue
-        data = text.encode("utf-8")
-        digest = (staging.digest(name, text) if staging else None) or sha256(data).hexdigest()
-        held = _holds(os.path.join(folder, name), data, digest, recorded)
+        # a staged text was encoded and hashed as it was staged: not again, unless it is written
+        staged = staging.digest(name, text) if staging else None
+        encoded = None if staged else text.encode("utf-8")
+        digest = staged or sha256(text.encode("utf-8") if encoded is None else encoded).hexdigest()
+        held = _holds(os.path.join(folder, name), text, encoded, digest, recorded)
         if held is not None:
             report.unchanged.append(name)
             report.recorded[name] = held
             continue
         path = out_dir / name
-        put(name, path, text, data)
+        put(name, path, text, encoded)
         report.written.append(name)
         report.recorded[name] = _record(path, digest)
     for name, written, data in unhashed:  # once the package is whole: only the record waits
