@@ -431,7 +431,7 @@ def _units_file(
     for rel, record in reuse["units"].items():
         line = old_lines.get(rel)
         if line is None or old_units.get(rel) is not record:
-            line = f"{_json(rel)}:{_json(record)}"
+            line = _line(rel, record)
         lines[rel] = line
     head = _json({"package": reuse["package"], "layout": reuse["layout"]})
     text = f'{head[:-1]},"units":{{\n' + ",\n".join(lines.values()) + "\n}}"
@@ -450,21 +450,8 @@ def load_reuse(options: Any, state: dict[str, Any]) -> dict[str, Any]:
     if text is None or body is None:
         return {}
     units = body.get("units")
-    try:
-        parts = text.decode("utf-8").split("\n")
-    except UnicodeDecodeError:
-        parts = []
-    lines: dict[str, str] = {}
-    if isinstance(units, dict) and len(parts) == len(units) + 2:
-        for rel, line in zip(units, parts[1:-1], strict=True):
-            line = line.removesuffix(",")
-            # its key as _units_file writes it (json.dumps escapes only ", \\ and controls)
-            plain = rel.isprintable() and '"' not in rel and "\\" not in rel
-            if not line.startswith(f'"{rel}":' if plain else f"{_json(rel)}:"):
-                lines = {}
-                break
-            lines[rel] = line
-    body[LINES] = lines
+    found = _lines(text, units) if isinstance(units, dict) else {}
+    body[LINES] = {rel: line for rel, (_, line) in found.items()}
     return body
 
 
@@ -472,15 +459,49 @@ def load_reuse(options: Any, state: dict[str, Any]) -> dict[str, Any]:
 
 
 def load_memo(out: Path) -> Memo:
-    """The memo the last build kept (empty when missing or damaged)."""
-    body = _load(out / CACHE_DIR / MEMO) or {}
-    return Memo(generator_fingerprint(), dict(body.get("valid", {})), dict(body.get("models", {})))
+    """The memo the last build kept (empty when missing or damaged), with the line of each model
+    source (Memo.lines), as units.json's records (load_reuse)."""
+    text = _read_checked(out / CACHE_DIR / MEMO)
+    body = _body(text) or {}
+    memo = Memo(generator_fingerprint(), dict(body.get("valid", {})), dict(body.get("models", {})))
+    if text is not None and memo.models:
+        memo.lines = _lines(text, memo.models)
+    return memo
 
 
 def save_memo(out: Path, memo: Memo) -> None:
-    """Keep what this build used (so the memo does not grow without end)."""
-    body = {
-        "valid": {k: True for k in sorted(memo.used_valid)},
-        "models": {k: memo.models[k] for k in sorted(memo.used_models)},
-    }
-    _save(out / CACHE_DIR / MEMO, body)
+    """Keep what this build used (so the memo does not grow without end): one JSON document,
+    each model source on a line of its own, those read from memo.json kept as they were."""
+    valid = _json({k: True for k in sorted(memo.used_valid)})
+    lines = []
+    for key in sorted(memo.used_models):
+        source = memo.models[key]
+        read = memo.lines.get(key)
+        lines.append(read[1] if read is not None and read[0] is source else _line(key, source))
+    text = f'{{"valid":{valid},"models":{{\n' + ",\n".join(lines) + "\n}}"
+    _save(out / CACHE_DIR / MEMO, _checksummed(text.encode("utf-8")))
+
+
+def _line(key: str, value: Any) -> str:
+    return f"{_json(key)}:{_json(value)}"
+
+
+def _lines(text: bytes, entries: dict[str, Any]) -> dict[str, tuple[Any, str]]:
+    """The line of each of `entries` (the last object of the document `text`, one entry on
+    each of its lines but the first and the last), with its value; empty when the text is not
+    laid out so."""
+    try:
+        parts = text.decode("utf-8").split("\n")
+    except UnicodeDecodeError:
+        return {}
+    if len(parts) != len(entries) + 2:
+        return {}
+    found = {}
+    for (key, value), line in zip(entries.items(), parts[1:-1], strict=True):
+        line = line.removesuffix(",")
+        # its key as _line writes it (json.dumps escapes only ", \\ and controls)
+        plain = key.isprintable() and '"' not in key and "\\" not in key
+        if not line.startswith(f'"{key}":' if plain else f"{_json(key)}:"):
+            return {}
+        found[key] = (value, line)
+    return found
