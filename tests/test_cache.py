@@ -186,6 +186,43 @@ def test_memo_keeps_what_the_specs_now_use_and_is_not_saved_again_unchanged(
     assert generated(project / "out") == reference(project)
 
 
+def test_memo_json_keeps_the_lines_of_the_models_it_still_holds(project: Path) -> None:
+    """memo.json has each model source on a line of its own: a build that makes one model
+    again keeps the other models' lines as they were; a memo.json laid out otherwise (one
+    line, as json.dumps writes it) is read all the same, and written again line by line."""
+    memo_file = project / "out/.toolnexus-gen.cache/memo.json"
+
+    def model_lines() -> list[bytes]:  # after the checksum's line and the document's first
+        return [line.rstrip(b",") for line in memo_file.read_bytes().split(b"\n")[2:-1]]
+
+    before = model_lines()
+    memo = cache.load_memo(project / "out")
+    count = len(memo.models)  # the three tools' models and the model modules' header
+    assert len(before) == len(memo.lines) == count == 4
+    (project / "specs/now.yaml").write_text(
+        json.dumps(
+            {
+                "description": "Now",
+                "input_schema": {"type": "object", "properties": {"tz": {"type": "string"}}},
+            }
+        )
+    )
+    assert cli("build", "specs", "--out", "out", cwd=project).exit_code == 0
+    after = model_lines()
+    assert len(after) == count and len(set(before) & set(after)) == count - 1  # now's is new
+    assert generated(project / "out") == reference(project)
+
+    body = json.loads(memo_file.read_bytes().partition(b"\n")[2])
+    text = json.dumps(body).encode()  # one line
+    memo_file.write_bytes(cache.sha(text).encode() + b"\n" + text)
+    memo = cache.load_memo(project / "out")
+    assert memo.models == body["models"] and not memo.lines
+    (project / "specs/now.yaml").write_text("description: Current time\n")
+    assert cli("build", "specs", "--out", "out", cwd=project).exit_code == 0
+    assert len(model_lines()) == count
+    assert generated(project / "out") == reference(project)
+
+
 @pytest.mark.parametrize("spec_changed", [False, True])
 def test_a_killed_builds_cache_temporary_files_are_removed_by_the_next_build(
     project: Path, spec_changed: bool
@@ -213,9 +250,9 @@ def build_spied(project: Path) -> tuple[list[int], bool, bool]:
     datamodel-code-generator and jinja2 were imported."""
     code = (
         "import sys\nfrom toolnexus_gen import parallel\n"
-        "import toolnexus_gen.pipeline.build as build\nasked = []\n"
+        "import toolnexus_gen.pipeline.workers as workers\nasked = []\n"
         "def spy(items, *a, **k):\n    asked.append(items)\n    return parallel.pool_for(items, *a, **k)\n"
-        "build.pool_for = spy\nfrom toolnexus_gen.cli import main\n"
+        "workers.pool_for = spy\nfrom toolnexus_gen.cli import main\n"
         "sys.argv = ['toolnexus-gen', 'build', 'specs', '--out', 'out', '-q']\n"
         "try:\n    main()\nexcept SystemExit:\n    pass\n"
         "print(asked, 'datamodel_code_generator' in sys.modules, 'jinja2' in sys.modules)\n"
@@ -263,3 +300,22 @@ def test_a_schema_edit_still_starts_the_model_generator(project: Path) -> None:
     asked, _, _ = build_spied(project)
     assert asked == [1]
     assert generated(project / "out") == reference(project)
+
+
+def test_check_after_an_edit_reuses_no_entry_of_a_file_changed_under_the_same_stat(
+    project: Path,
+) -> None:
+    """A build takes the entries of unchanged specs back from the provider files while their
+    size and mtime are the recorded ones; `--check` hashes them, so a file edited under the
+    same stat is found changed, whatever else changed."""
+    path = project / "out/schemas/mcp.json"
+    stat = path.stat()
+    path.write_bytes(path.read_bytes().replace(b"Current", b"Cxrrent"))  # same size
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))  # same mtime
+    (project / "specs/forecast.yaml").write_text(
+        (project / "specs/forecast.yaml").read_text().replace("Forecast", "Forecast, edited")
+    )
+    result = cli("build", "specs", "--out", "out", "--check", cwd=project)
+    assert result.exit_code == 1
+    removed = [line for line in result.stderr.splitlines() if line.startswith("-")]
+    assert any("Cxrrent" in line for line in removed), result.stderr

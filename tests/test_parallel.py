@@ -66,3 +66,41 @@ def test_the_work_completes_whatever_happens_to_the_workers(
         [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60
     )
     assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-2000:]
+
+
+FROZEN = """
+import gc
+from toolnexus_gen import parallel
+
+parallel.workers = lambda: 2
+
+def warm():
+    import json  # what a worker's start-up imports: set aside in the worker once it is done
+
+def frozen_in_a_worker(_):
+    return gc.get_freeze_count()
+
+gc.unfreeze()
+with parallel.pool_for(100, warm):
+    assert parallel._pool is not None, "the case must run on real workers"
+    assert gc.get_freeze_count() == 0  # a build's own objects stay collectable here
+    assert all(parallel.parallel_map(frozen_in_a_worker, list(range(4))))  # and not there
+gc.freeze()  # what build --watch sets aside while idle
+kept = gc.get_freeze_count()
+with parallel.pool_for(100, warm):
+    assert gc.get_freeze_count() >= kept  # still set aside
+print("ok")
+"""
+
+
+def test_workers_collect_garbage_without_walking_what_they_inherit() -> None:
+    """The objects a worker inherits, and those its start-up made, are set aside from its
+    collections (gc.freeze); this process gets back what it had."""
+    done = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(FROZEN)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-2000:]

@@ -277,3 +277,69 @@ def test_a_warm_process_writes_after_each_edit_what_a_cold_build_writes(
         assert outcome.record is not None and not outcome.invalid
         last = outcome.record
         assert generated(tmp_path / "out") == reference(tmp_path), f"step {step}: {kind} {chosen}"
+
+
+def test_a_tool_info_reads_back_from_its_record_as_it_was() -> None:
+    from toolnexus_gen.incremental.reuse import _info, _info_record
+    from toolnexus_gen.ir import PyNames, ToolInfo
+
+    info = ToolInfo(
+        "search",
+        "Search",
+        PyNames("search", "SearchArgs", "search"),
+        "specs/search.yaml",
+        ((1, 1), (2, 3), (4, 5), (6, 7), (8, 9)),
+        frozenset({"openai", "gemini"}),
+        True,
+        (("anthropic", 2, 1),),
+        (("gemini", "search_x"),),
+        (("openai", '{"a": "b"}'),),
+        (("openai", '{"map": {}}'),),
+        '{"http": {}}',
+        ("web", "files"),
+        True,
+        "reach",
+        "web",
+        (("openai", 120), ("gemini", 110)),
+    )
+    record = json.loads(json.dumps(_info_record(info)))  # as units.json holds it
+    assert _info(record) == info
+    bare = ToolInfo("now", "Now", PyNames("now", "NowArgs", "now"), "specs/now.yaml", ())
+    assert _info(json.loads(json.dumps(_info_record(bare)))) == bare
+
+
+def test_units_json_keeps_the_lines_of_unchanged_records_and_never_trusts_a_line_blindly(
+    tmp_path: Path,
+) -> None:
+    """A build encodes only the records of the units it made; the others keep their lines, as
+    the last build wrote them. A record on the wrong spec's line (a units.json edited, its
+    checksums made good again) is a record whose key does not hold: the spec is made afresh."""
+    root = project_with(tmp_path, 4)
+    units = root / "out" / cache.CACHE_DIR / cache.UNITS
+    before = units.read_bytes().split(b"\n")
+    (root / "specs/tool_02.yaml").write_text(json.dumps(spec(2, 1)))
+    assert cli("build", "specs", "--out", "out", cwd=root).exit_code == 0
+    after = units.read_bytes().split(b"\n")
+    assert len(after) == len(before) == 4 + 3  # checksum, head, a line per unit, the end
+    changed = [i for i, (a, b) in enumerate(zip(before, after, strict=True)) if a != b]
+    assert changed == [0, 1, 2 + 2]  # the checksum, the head (layout), tool_02's record
+    assert generated(root / "out") == reference(root)
+
+    # tool_00's line says tool_01's record, the two specs alike: checksums made to match
+    (root / "specs/tool_00.yaml").write_bytes((root / "specs/tool_01.yaml").read_bytes())
+    assert cli("build", "specs", "--out", "out", cwd=root).exit_code == 0
+    lines = units.read_bytes().split(b"\n")
+    first, second = (lines[2].split(b":", 1), lines[3].split(b":", 1))
+    lines[2] = first[0] + b":" + second[1]
+    text = b"\n".join(lines[1:])
+    units.write_bytes(cache.sha(text).encode() + b"\n" + text)
+    state_path = root / "out" / cache.CACHE_DIR / cache.STATE
+    state = json.loads(state_path.read_bytes().partition(b"\n")[2])
+    state["units"] = cache.sha(text)
+    state_text = json.dumps(state).encode()
+    state_path.write_bytes(cache.sha(state_text).encode() + b"\n" + state_text)
+    (root / "specs/tool_03.yaml").write_text(json.dumps(spec(3, 1)))  # a build, not a no-op
+    result = library_build(root)
+    assert result.reused == 2  # tool_01 and tool_02; tool_00's record does not hold
+    assert cli("build", "specs", "--out", "out", cwd=root).exit_code == 0
+    assert generated(root / "out") == reference(root)

@@ -325,3 +325,29 @@ def test_a_rebuild_stages_the_files_that_change_while_the_workers_make_its_model
     assert {p for p in before if after[p] != before[p]} == {project / "out/models/tool_07.py"}
     assert _tmp_files(project / "out") == []
     assert generated(project / "out") == reference(project)
+
+
+def test_a_large_file_replaced_is_freed_beside_the_build_and_leaves_no_name_behind(
+    tmp_path: Path,
+) -> None:
+    """A large file's old bytes are freed on a thread while the record is saved: the file is
+    replaced by then, the name that held its old bytes is gone once write returns, and a name
+    left by a build killed before it could remove it goes with the next build."""
+    out = tmp_path / "out"
+    big = "x" * output.ASIDE_MIN
+    output.write(out, {"schemas/a.json": big + "1", "small.py": "A = 1\n"})
+    inode = (out / "schemas/a.json").stat().st_ino
+    seen: list[list[str]] = []
+
+    def then(report: output.Report) -> None:  # the cache is saved while the thread frees
+        assert (out / "schemas/a.json").read_text() == big + "2"
+        seen.append(_tmp_files(out))
+
+    output.write(out, {"schemas/a.json": big + "2", "small.py": "A = 2\n"}, then)
+    assert (out / "schemas/a.json").stat().st_ino != inode  # replaced, not written in place
+    assert seen and all(name.endswith(f".old{TMP_SUFFIX}") for name in seen[0])
+    assert _tmp_files(out) == []
+    leftover = out / "schemas" / f".a.json.99999.old{TMP_SUFFIX}"
+    os.link(out / "schemas/a.json", leftover)  # as a build killed meanwhile leaves it
+    output.write(out, {"schemas/a.json": big + "3", "small.py": "A = 3\n"})
+    assert _tmp_files(out) == [] and (out / "schemas/a.json").read_text() == big + "3"

@@ -169,6 +169,9 @@ class Unit:
     # the memo keys of the checks it passed (meta-schema, examples): kept in the memo while the
     # unit is, so that an edit of the spec that leaves them as they are need not check again
     passed: tuple[str, ...] = ()
+    # rel, then the SHA-256 of the spec and of each file in `reached`: what its key was made
+    # from. While they are the same, so is the key (a later build need not make it to compare)
+    made_of: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -45,6 +45,9 @@ class Memo:
     models: dict[str, str] = field(default_factory=dict)
     used_valid: set[str] = field(default_factory=set)  # what this build looked up or added:
     used_models: set[str] = field(default_factory=set)  # all the saved memo keeps
+    # each model source as memo.json holds it, beside the source it was read as: a memo saved
+    # again keeps the lines of the sources it still holds (incremental.cache.save_memo)
+    lines: dict[str, tuple[str, str]] = field(default_factory=dict)
 
     def key(self, *parts: Any) -> str:
         return sha(canonical([self.fingerprint, *parts]))

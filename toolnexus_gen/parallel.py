@@ -9,6 +9,7 @@ runs in-process. Results come back in input order, so output never depends on sc
 
 from __future__ import annotations
 
+import gc
 import os
 import threading
 from collections.abc import Callable, Iterator, Sequence
@@ -57,7 +58,16 @@ def pool_for(
         return
     count = workers() if items >= PARALLEL_MIN else 1
     _others.update(_children())
-    _pool = multiprocessing.get_context("fork").Pool(count, _start, (initializer,))
+    # What this process holds is set aside from the workers' garbage collections (each has its
+    # own copy, which they would otherwise walk, and touch, page by page), then given back here
+    # (unless something was set aside already: build --watch's record, until it tidies again).
+    thawed = gc.get_freeze_count() == 0
+    gc.freeze()
+    try:
+        _pool = multiprocessing.get_context("fork").Pool(count, _start, (initializer,))
+    finally:
+        if thawed:
+            gc.unfreeze()
     _workers.update(_children() - _others)
     try:
         yield
@@ -81,6 +91,7 @@ def _start(initializer: Callable[[], None] | None) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     if initializer is not None:
         initializer()
+        gc.freeze()  # what it imported stays: the collections go over each job's objects only
 
 
 def _stop() -> None:

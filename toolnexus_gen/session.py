@@ -153,9 +153,12 @@ def build(
         outcome.profile = chosen.profile
 
         def start_workers(known: Plan) -> None:  # once the plan knows what changed
-            from toolnexus_gen.pipeline.build import workers
+            from toolnexus_gen.pipeline.workers import workers
 
-            held.enter_context(workers(chosen, known))
+            contributed = len(known.contribution.specs) if known.first else 0
+            held.enter_context(
+                workers(chosen.specs, known.first, known.changed, known.models, contributed)
+            )
 
         planned = plan(
             chosen,

@@ -71,7 +71,9 @@ def _manifest_text(files: list[str]) -> str:
     return f'{{\n  "generator": "toolnexus-gen",\n  "files": [\n    {names}\n  ]\n}}\n'
 
 
-def _existing_files(out_dir: Path) -> list[str]:
+def _existing_files(out_dir: Path, leftovers: list[str] | None = None) -> list[str]:
+    """Every file in out_dir but the manifest, the lock, Python's and the cache's folders and
+    temporary files (those go in `leftovers`, when given)."""
     found = []
     stack = [""]
     while stack:
@@ -87,7 +89,10 @@ def _existing_files(out_dir: Path) -> list[str]:
                 if entry.is_dir():
                     if entry.name not in _IGNORED_DIRS:
                         stack.append(name)
-                elif not entry.name.endswith(TMP_SUFFIX) and name not in (MANIFEST, LOCK):
+                elif entry.name.endswith(TMP_SUFFIX):
+                    if leftovers is not None:
+                        leftovers.append(name)
+                elif name not in (MANIFEST, LOCK):
                     found.append(name)
     return sorted(found)
 
@@ -289,14 +294,18 @@ def _whole() -> Iterator[None]:
             signal.raise_signal(signal.SIGINT)  # now, to whoever listened before
 
 
-def _remove_leftovers(out_dir: Path) -> None:
-    """Temporary files of a build that was killed before it could rename them (the cache's too:
-    every temporary file in out_dir is made under the lock, so none of these is still in use)."""
-    for root, dirs, names in os.walk(out_dir):
-        dirs[:] = [d for d in dirs if d != "__pycache__"]
-        for name in names:
-            if name.endswith(TMP_SUFFIX):
-                (Path(root) / name).unlink(missing_ok=True)
+def _remove_leftovers(out_dir: Path, found: list[str]) -> None:
+    """Temporary files of a build that was killed before it could rename them (`found`: those
+    _existing_files met; and the cache's: every temporary file in out_dir is made under the
+    lock, so none of these is still in use)."""
+    cache = out_dir / CACHE_DIR
+    try:
+        with os.scandir(cache) as entries:
+            found += [f"{CACHE_DIR}/{e.name}" for e in entries if e.name.endswith(TMP_SUFFIX)]
+    except OSError:
+        pass  # no cache yet
+    for name in found:
+        (out_dir / name).unlink(missing_ok=True)
 
 
 def foreign_files(out_dir: Path, files: dict[str, str]) -> list[str]:
@@ -304,14 +313,15 @@ def foreign_files(out_dir: Path, files: dict[str, str]) -> list[str]:
     return _ownership(out_dir)[1]
 
 
-def _ownership(out_dir: Path) -> tuple[list[str], list[str]]:
-    """The files the manifest says toolnexus-gen owns, and those it did not generate."""
+def _ownership(out_dir: Path, leftovers: list[str] | None = None) -> tuple[list[str], list[str]]:
+    """The files the manifest says toolnexus-gen owns, and those it did not generate (and the
+    temporary files met, in `leftovers`, when given)."""
     if not out_dir.exists():
         return [], []
     if not out_dir.is_dir():
         raise OwnershipError(f"{out_dir.as_posix()} exists and is not a folder")
     owned = read_manifest(out_dir)
-    existing = _existing_files(out_dir)
+    existing = _existing_files(out_dir, leftovers)
     if owned is None:
         return [], existing
     known = set(owned)
@@ -372,10 +382,55 @@ def write(
         else:  # checked as it was locked; checked again: a file may have appeared since
             owned = _claim(out_dir, leftovers=False)
             staging.written = True  # from here on, the folders it made are the package's
-        report = _write_locked(out_dir, files, owned, known or {}, progress, previous, staging)
-        if then is not None:
-            then(report)
+        aside: list[str] = []
+        report = _write_locked(
+            out_dir, files, owned, known or {}, progress, previous, staging, aside
+        )
+        freeing = _free(aside)
+        try:
+            if then is not None:
+                then(report)
+        finally:
+            if freeing is not None:
+                freeing.join()
         return report
+
+
+ASIDE_MIN = 1 << 18  # bytes: below this, freeing a replaced file's blocks costs next to nothing
+
+
+def _set_aside(path: str, aside: list[str]) -> None:
+    """Before a large file is replaced: a second name for it (a temporary file's), so that the
+    replace does not wait for the old bytes' blocks to be freed; `_free` removes those names
+    while the build goes on. A build killed meanwhile leaves them to the next one, as any
+    temporary file (_remove_leftovers)."""
+    try:
+        if os.stat(path).st_size < ASIDE_MIN:
+            return
+        head, name = os.path.split(path)
+        link = os.path.join(head, f".{name}.{os.getpid()}.old{TMP_SUFFIX}")
+        os.link(path, link)
+    except OSError:
+        return  # replaced as it is
+    aside.append(link)
+
+
+def _free(aside: list[str]) -> threading.Thread | None:
+    """Remove the names `_set_aside` gave, on a thread (the kernel frees the blocks there,
+    without the GIL) that the caller joins once it is done with its own work."""
+    if not aside:
+        return None
+
+    def remove() -> None:
+        for link in aside:
+            try:
+                os.unlink(link)
+            except OSError:
+                pass  # a leftover: the next build removes it
+
+    thread = threading.Thread(target=remove, name="toolnexus-gen-free", daemon=True)
+    thread.start()
+    return thread
 
 
 def _refuse_foreign(out_dir: Path) -> None:
@@ -388,17 +443,20 @@ def _refuse_foreign(out_dir: Path) -> None:
 def _claim(out_dir: Path, leftovers: bool = True) -> list[str]:
     """Under the lock: the files the manifest says are toolnexus-gen's (OwnershipError at any
     other file), with the temporary files of a build that was killed removed."""
-    owned, foreign = _ownership(out_dir)
+    found: list[str] | None = [] if leftovers else None
+    owned, foreign = _ownership(out_dir, found)
     if foreign:
         raise OwnershipError(_foreign_message(out_dir, foreign))
-    if leftovers:
-        _remove_leftovers(out_dir)
+    if found is not None:
+        _remove_leftovers(out_dir, found)
     return owned
 
 
-def _holds(path: str, data: bytes, digest: str, known: list[Any] | None) -> list[Any] | None:
-    """The file's record ([size, mtime_ns, digest]) when the file at path holds exactly `data`
-    (whose SHA-256 is digest), else None."""
+def _holds(
+    path: str, text: str, data: bytes | None, digest: str, known: list[Any] | None
+) -> list[Any] | None:
+    """The file's record ([size, mtime_ns, digest]) when the file at path holds exactly `text`
+    (`data` when encoded already; its SHA-256 is digest), else None."""
     if known is not None:
         try:
             stat = os.stat(path)
@@ -406,6 +464,7 @@ def _holds(path: str, data: bytes, digest: str, known: list[Any] | None) -> list
             return None
         if [stat.st_size, stat.st_mtime_ns] == known[:2]:
             return [stat.st_size, stat.st_mtime_ns, digest] if known[2] == digest else None
+    data = text.encode("utf-8") if data is None else data
     return _record(path, digest) if _read(Path(path)) == data else None
 
 
@@ -422,13 +481,16 @@ def _write_locked(
     progress: Callable[[int, int], None] | None = None,
     previous: dict[str, str] | None = None,
     staging: Staging | None = None,
+    aside: list[str] | None = None,
 ) -> Report:
     report = Report()
     previous = previous or {}
 
-    def put(name: str, path: Path, text: str, data: bytes) -> None:
+    def put(name: str, path: Path, text: str, data: bytes | None) -> None:
+        if aside is not None and len(text) >= ASIDE_MIN:  # replacing a large file, likely
+            _set_aside(os.fspath(path), aside)
         if staging is None or not staging.take(name, text, path):
-            atomic_write(path, data)
+            atomic_write(path, text.encode("utf-8") if data is None else data)
 
     unhashed: list[tuple[str, list[int], bytes]] = []
     stale = sorted(set(old) - set(files))
@@ -462,15 +524,17 @@ def _write_locked(
             stat = path.stat()
             unhashed.append((name, [stat.st_size, stat.st_mtime_ns], data))
             continue
-        data = text.encode("utf-8")
-        digest = (staging.digest(name, text) if staging else None) or sha256(data).hexdigest()
-        held = _holds(os.path.join(folder, name), data, digest, recorded)
+        # a staged text was encoded and hashed as it was staged: not again, unless it is written
+        staged = staging.digest(name, text) if staging else None
+        encoded = None if staged else text.encode("utf-8")
+        digest = staged or sha256(text.encode("utf-8") if encoded is None else encoded).hexdigest()
+        held = _holds(os.path.join(folder, name), text, encoded, digest, recorded)
         if held is not None:
             report.unchanged.append(name)
             report.recorded[name] = held
             continue
         path = out_dir / name
-        put(name, path, text, data)
+        put(name, path, text, encoded)
         report.written.append(name)
         report.recorded[name] = _record(path, digest)
     for name, written, data in unhashed:  # once the package is whole: only the record waits

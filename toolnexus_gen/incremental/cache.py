@@ -86,21 +86,43 @@ def dist_version(module: str) -> str:
 def _load(path: Path, checksum_of: str | None = None) -> dict[str, Any] | None:
     """A cache file's body, or None when missing, unreadable or not matching its checksum
     (nor `checksum_of`, when given: the one another file recorded for it)."""
+    return _body(_read_checked(path, checksum_of))
+
+
+def _read_checked(path: Path, checksum_of: str | None = None) -> bytes | None:
+    """A cache file's text (after its checksum's line), when it matches that checksum (and
+    `checksum_of`, when given)."""
     try:
         raw = path.read_bytes()
         checksum, _, text = raw.partition(b"\n")
         if checksum.decode("ascii") != sha(text) or checksum_of not in (None, checksum.decode()):
             return None
-        body = json.loads(text)
-        return body if isinstance(body, dict) else None
-    except (OSError, ValueError, UnicodeDecodeError):
+        return text
+    except (OSError, UnicodeDecodeError):
         return None
+
+
+def _body(text: bytes | None) -> dict[str, Any] | None:
+    if text is None:
+        return None
+    try:
+        body = json.loads(text)
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        return None
+    return body if isinstance(body, dict) else None
 
 
 def _encoded(body: dict[str, Any]) -> bytes:
     """A cache file's bytes: its checksum's line, then its body as JSON."""
-    text = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    return _checksummed(_json(body).encode("utf-8"))
+
+
+def _checksummed(text: bytes) -> bytes:
     return sha(text).encode("ascii") + b"\n" + text
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
 def _save(path: Path, body: dict[str, Any] | bytes) -> None:
@@ -366,12 +388,15 @@ def save_state(
     tools: int,
     reuse: dict[str, Any],
     budget: str = "",
+    before: dict[str, Any] | None = None,
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """Record a successful build, under the output lock once its files are written: `outputs`
     is [size, mtime_ns, SHA-256] of each file as written (output.Report.recorded), `reuse`
     what lets the next build reuse parts of this one (reuse.records). Returns the two bodies
-    saved (state.json's and units.json's)."""
-    data = _encoded(reuse)
+    saved (state.json's and units.json's, with its lines: LINES). `before`: what the last
+    build kept (load_reuse), whose lines are kept for the records kept as they were."""
+    before = before or {}
+    data, lines = _units_file(reuse, before.get("units", {}), before.get(LINES, {}))
     body = {
         "key": key,
         "inputs": inputs.inputs,
@@ -388,30 +413,95 @@ def save_state(
     }
     _save(options.out / CACHE_DIR / UNITS, data)
     _save(options.out / CACHE_DIR / STATE, body)
-    return body, reuse
+    return body, {**reuse, LINES: lines}
+
+
+# units.json is one JSON document, each unit's record on a line of its own: a build keeps the
+# lines of the records it kept as they were (reuse.records), rather than encoding a thousand of
+# them again. The lines read or written are kept beside the records, under this key (never saved).
+LINES = "lines"
+
+
+def _units_file(
+    reuse: dict[str, Any], old_units: dict[str, Any], old_lines: dict[str, str]
+) -> tuple[bytes, dict[str, str]]:
+    """units.json's bytes, and the line of each unit's record (`old_units`, `old_lines`: the
+    records the last build kept, and their lines)."""
+    lines = {}
+    for rel, record in reuse["units"].items():
+        line = old_lines.get(rel)
+        if line is None or old_units.get(rel) is not record:
+            line = _line(rel, record)
+        lines[rel] = line
+    head = _json({"package": reuse["package"], "layout": reuse["layout"]})
+    text = f'{head[:-1]},"units":{{\n' + ",\n".join(lines.values()) + "\n}}"
+    return _checksummed(text.encode("utf-8")), lines
 
 
 def load_reuse(options: Any, state: dict[str, Any]) -> dict[str, Any]:
     """What the build that wrote `state` left for the next one to reuse (empty when the file
-    is missing, damaged, or from another build)."""
+    is missing, damaged, or from another build), with the line of each record (LINES)."""
     recorded = state.get("units")
-    body = _load(options.out / CACHE_DIR / UNITS, recorded) if isinstance(recorded, str) else None
-    return body or {}
+    if not isinstance(recorded, str):
+        return {}
+    path = options.out / CACHE_DIR / UNITS
+    text = _read_checked(path, recorded)
+    body = _body(text)
+    if text is None or body is None:
+        return {}
+    units = body.get("units")
+    found = _lines(text, units) if isinstance(units, dict) else {}
+    body[LINES] = {rel: line for rel, (_, line) in found.items()}
+    return body
 
 
 # -- per-tool memo ------------------------------------------------------------------------------
 
 
 def load_memo(out: Path) -> Memo:
-    """The memo the last build kept (empty when missing or damaged)."""
-    body = _load(out / CACHE_DIR / MEMO) or {}
-    return Memo(generator_fingerprint(), dict(body.get("valid", {})), dict(body.get("models", {})))
+    """The memo the last build kept (empty when missing or damaged), with the line of each model
+    source (Memo.lines), as units.json's records (load_reuse)."""
+    text = _read_checked(out / CACHE_DIR / MEMO)
+    body = _body(text) or {}
+    memo = Memo(generator_fingerprint(), dict(body.get("valid", {})), dict(body.get("models", {})))
+    if text is not None and memo.models:
+        memo.lines = _lines(text, memo.models)
+    return memo
 
 
 def save_memo(out: Path, memo: Memo) -> None:
-    """Keep what this build used (so the memo does not grow without end)."""
-    body = {
-        "valid": {k: True for k in sorted(memo.used_valid)},
-        "models": {k: memo.models[k] for k in sorted(memo.used_models)},
-    }
-    _save(out / CACHE_DIR / MEMO, body)
+    """Keep what this build used (so the memo does not grow without end): one JSON document,
+    each model source on a line of its own, those read from memo.json kept as they were."""
+    valid = _json({k: True for k in sorted(memo.used_valid)})
+    lines = []
+    for key in sorted(memo.used_models):
+        source = memo.models[key]
+        read = memo.lines.get(key)
+        lines.append(read[1] if read is not None and read[0] is source else _line(key, source))
+    text = f'{{"valid":{valid},"models":{{\n' + ",\n".join(lines) + "\n}}"
+    _save(out / CACHE_DIR / MEMO, _checksummed(text.encode("utf-8")))
+
+
+def _line(key: str, value: Any) -> str:
+    return f"{_json(key)}:{_json(value)}"
+
+
+def _lines(text: bytes, entries: dict[str, Any]) -> dict[str, tuple[Any, str]]:
+    """The line of each of `entries` (the last object of the document `text`, one entry on
+    each of its lines but the first and the last), with its value; empty when the text is not
+    laid out so."""
+    try:
+        parts = text.decode("utf-8").split("\n")
+    except UnicodeDecodeError:
+        return {}
+    if len(parts) != len(entries) + 2:
+        return {}
+    found = {}
+    for (key, value), line in zip(entries.items(), parts[1:-1], strict=True):
+        line = line.removesuffix(",")
+        # its key as _line writes it (json.dumps escapes only ", \\ and controls)
+        plain = key.isprintable() and '"' not in key and "\\" not in key
+        if not line.startswith(f'"{key}":' if plain else f"{_json(key)}:"):
+            return {}
+        found[key] = (value, line)
+    return found

@@ -55,6 +55,7 @@ class Plan:
     memo: Memo = field(default_factory=Memo)
     outputs: dict[str, list[Any]] = field(default_factory=dict)  # the files written then
     units: dict[str, Any] = field(default_factory=dict)  # what was recorded of each unit then
+    kept: dict[str, Any] = field(default_factory=dict)  # all of it (cache.load_reuse)
     checked: dict[str, Any] = field(default_factory=dict)  # Record.checked, for the next one
     first: bool = True  # no usable record: every spec (the sources' too) is made afresh
     memo_kept: tuple[frozenset[str], frozenset[str]] | None = None  # Record.memo_kept
@@ -129,9 +130,10 @@ def plan(
         memo.used_valid, memo.used_models = set(), set()
         made.memo = memo
     made.written = written
+    made.kept = kept
     made.units = kept.get("units", {})
     made.outputs = state.get("outputs", {})
-    texts = Texts(options.out, made.outputs, written)
+    texts = Texts(options.out, made.outputs, written, exact=check)
     made.reused = reusable_units(
         options.specs,
         made.inputs.inputs,
@@ -169,7 +171,7 @@ def save(
     *,
     units: list[Unit],
     layout: dict[str, dict[str, tuple[int, int]]],
-    package_keys: dict[str, Any],
+    package: dict[str, str],
     diagnostics: list[list[Any]],
     tools: int,
     budget: str,
@@ -191,9 +193,9 @@ def save(
     # saved, the file already says it (`build --watch` after an edit that made no model)
     if used != made.memo_kept or not (options.out / CACHE_DIR / cache.MEMO).exists():
         cache.save_memo(options.out, made.memo)
-    reuse = records(units, layout, package_keys, made.units)
+    reuse = records(units, layout, package, made.units)
     state, kept = cache.save_state(
-        options, made.key, made.inputs, outputs, diagnostics, tools, reuse, budget
+        options, made.key, made.inputs, outputs, diagnostics, tools, reuse, budget, made.kept
     )
     taken = {unit.rel: replace(unit, model_job=None) if unit.model_job else unit for unit in units}
     paths = dict(zip(made.rels, made.paths, strict=True))

@@ -7,7 +7,8 @@ stands in each provider file. A unit is reused when all of these still hold:
 - the state was written under the same build key (configuration, generator, working folder);
 - the spec and every file it reaches hash to what its key was made from;
 - the memo still holds its model;
-- each provider file it has an entry in still hashes to what the last build wrote there, so
+- each provider file it has an entry in still holds what the last build wrote there (its
+  size and mtime are the recorded ones, as the no-op build trusts; `--check` hashes it), so
   the entry is taken back from that file, byte for byte.
 Anything else is made afresh, so a reused unit is always what a fresh one would be. The
 package's templated files are reused the same way, under a key of everything they show (the
@@ -16,6 +17,7 @@ pipeline compares the keys; the plan hands it the last build's keys and files).
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from dataclasses import fields
 from pathlib import Path
@@ -23,7 +25,7 @@ from typing import Any
 
 from toolnexus_gen.diagnostics import Diagnostic, Severity
 from toolnexus_gen.ir import Contributed, PyNames, ToolInfo, Unit
-from toolnexus_gen.memo import Memo, digest_each, sha, unit_key
+from toolnexus_gen.memo import Memo, sha, unit_key
 
 
 class Texts:
@@ -31,11 +33,18 @@ class Texts:
     when it is still exactly what that build wrote."""
 
     def __init__(
-        self, out: Path, outputs: dict[str, list[Any]], written: dict[str, str] | None = None
+        self,
+        out: Path,
+        outputs: dict[str, list[Any]],
+        written: dict[str, str] | None = None,
+        exact: bool = False,
     ) -> None:
         self.out = out
         self.outputs = outputs  # the record: [size, mtime_ns, SHA-256] of each file
         self.written = written  # the files as the last build in this process wrote them
+        # hash every file (`--check`); else a file whose size and mtime are the recorded ones
+        # holds the recorded bytes: the trust the no-op build and fs.output's write place in stat
+        self.exact = exact
         self.read: dict[str, str | None] = {}
 
     def get(self, name: str) -> str | None:
@@ -47,10 +56,13 @@ class Texts:
             if recorded is None:
                 return None
             try:
-                data = (self.out / name).read_bytes()
+                with open(os.path.join(self.out, name), "rb") as handle:
+                    stat = os.fstat(handle.fileno())
+                    data = handle.read()
             except OSError:
                 return None
-            if sha(data) == recorded[2]:
+            same = not self.exact and [stat.st_size, stat.st_mtime_ns] == recorded[:2]
+            if same or sha(data) == recorded[2]:
                 self.read[name] = data.decode("utf-8")
         return self.read[name]
 
@@ -76,6 +88,7 @@ def reusable_units(
     key need not be made again while they hold; `verified` gets this build's). `entries=False`: units without their provider entries, whose model need
     not be in the memo (what `list` reads: diagnostics and ToolInfo, never rendered)."""
     records = kept.get("units", {})
+    layout = sorted(kept.get("layout", {}).items()) if entries else []
     had, checked = in_memory or {}, checked or {}
     verified = {} if verified is None else verified
 
@@ -98,9 +111,15 @@ def reusable_units(
             if found is None:
                 return None
             reached.append((path, found))
-        inputs = (record["key"], spec, tuple(found for _, found in reached))
-        # the key is made from these digests: the same digests, the same key (found so before)
-        if checked.get(rel) != inputs and unit_key(rel, spec, reached) != record["key"]:
+        made_of = (rel, spec, *(found for _, found in reached))
+        inputs = (record["key"], spec, made_of[2:])
+        # the key is made from these digests: the same digests, the same key (found so before,
+        # or recorded with the key as what it was made from)
+        if (
+            checked.get(rel) != inputs
+            and record.get("made_of") != list(made_of)
+            and unit_key(rel, spec, reached) != record["key"]
+        ):
             return None
         verified[rel] = inputs
         if entries and memo.model(record["model"]) is None:
@@ -111,11 +130,14 @@ def reusable_units(
         if known is not None and known.key == record["key"]:
             return known  # what the record would give, its entries as they were written
         taken: dict[str, str] = {}
-        for file, (start, end) in record["entries"].items() if entries else ():
+        for file, places in layout:  # where its entry stands in each provider file
+            place = places.get(rel)
+            if place is None:
+                continue
             text = texts.get(file)
             if text is None:
                 return None
-            taken[file] = text[start:end]
+            taken[file] = text[place[0] : place[1]]
         return Unit(
             rel,
             record["key"],
@@ -127,6 +149,7 @@ def reusable_units(
             None,
             record.get("model_input"),
             tuple(record.get("passed", ())),
+            made_of,
         )
 
     found = []
@@ -144,20 +167,21 @@ def reusable_units(
 def records(
     units: Sequence[Unit],
     layout: dict[str, dict[str, tuple[int, int]]],
-    package_keys: dict[str, Any],
+    package: dict[str, str],
     before: dict[str, Any],
 ) -> dict[str, Any]:
     """What the build state keeps so that the next build can reuse this one's work
-    (`package_keys`: what each package Python file was rendered from; `before`: the last
-    build's records, whose units were made from the same inputs when their keys match, so only
-    where their entries stand is new)."""
+    (`package`: the digest of what each package Python file was rendered from (its key,
+    memo.digest_each); `layout`: where each
+    unit's entry stands in each provider file; `before`: the last build's records, whose units
+    were made from the same inputs when their keys match: such a record is kept as it is, the
+    same object, so that its encoding is kept too: cache.save_state)."""
     kept = {}
     for unit in units:
         assert unit.info is not None and unit.model_key is not None  # a build with no error
-        entries = {file: layout[file][unit.rel] for file in unit.entries}
         old = before.get(unit.rel)
         if old is not None and old["key"] == unit.key and old["model"] == unit.model_key:
-            kept[unit.rel] = {**old, "entries": entries}
+            kept[unit.rel] = old
             continue
         kept[unit.rel] = {
             "key": unit.key,
@@ -167,9 +191,9 @@ def records(
             "model": unit.model_key,
             "model_input": unit.model_input,
             "passed": list(unit.passed),
-            "entries": entries,
+            "made_of": list(unit.made_of),
         }
-    return {"units": kept, "package": digest_each(package_keys)}
+    return {"units": kept, "package": package, "layout": layout}
 
 
 def _diagnostic_record(d: Diagnostic) -> list[Any]:
@@ -198,18 +222,20 @@ def _plain(value: Any) -> Any:
 
 
 _INFO_FIELDS = tuple(f.name for f in fields(ToolInfo))
+# the fields _plain writes as lists, but for python (PyNames) and targets (a set)
+_SEQUENCES = tuple(
+    f.name for f in fields(ToolInfo) if "tuple" in str(f.type) and f.name != "python"
+)
 
 
 def _info(item: dict[str, Any]) -> ToolInfo:
-    values: dict[str, Any] = {}
-    for name in _INFO_FIELDS:
-        value = item[name]
-        if type(value) is list:
-            value = (
-                frozenset(value)
-                if name == "targets"
-                else tuple(tuple(v) if type(v) is list else v for v in value)
-            )
-        values[name] = value
-    values["python"] = PyNames(*item["python"])
+    values = {name: item[name] for name in _INFO_FIELDS}
+    for name in _SEQUENCES:
+        value = values[name]
+        # a field's items are all lists (pairs...) or none are
+        values[name] = tuple(map(tuple, value) if value and type(value[0]) is list else value)
+    targets = values["targets"]
+    if targets is not None:
+        values["targets"] = frozenset(targets)
+    values["python"] = PyNames(*values["python"])
     return ToolInfo(**values)

@@ -7,13 +7,11 @@ still holds, reuse.py) -> the whole set's checks (names across specs, per-reques
 
 from __future__ import annotations
 
-import json
 import os
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from toolnexus_gen.config.options import (
     DEFAULT_OUT,
@@ -27,7 +25,6 @@ from toolnexus_gen.diagnostics import Diagnostic, DiagnosticsError, Severity, ha
 from toolnexus_gen.fs.paths import discover, display_path, escaping_links
 from toolnexus_gen.ir import Contribution, ToolInfo, ToolSet, Unit
 from toolnexus_gen.memo import Memo, digest_each
-from toolnexus_gen.parallel import pool_for
 from toolnexus_gen.progress import Progress, unseen
 
 if TYPE_CHECKING:
@@ -37,7 +34,6 @@ if TYPE_CHECKING:
     from toolnexus_gen.pipeline.render import FileMap
     from toolnexus_gen.targets.base import Assembled
 
-_first_build = True  # see generate()
 NOTHING = Contribution()  # a build of the spec folder alone
 
 # The stages themselves (units, render, the targets: jsonschema, PyYAML, the rules) are imported
@@ -68,7 +64,8 @@ class Generated:
     # what the record of this build keeps (save_build), so the next one can reuse it
     units: list[Unit] = field(default_factory=list)
     layout: dict[str, dict[str, tuple[int, int]]] = field(default_factory=dict)
-    keys: dict[str, Any] = field(default_factory=dict)  # codegen.package.package_keys
+    # each package file's key (codegen.package.package_keys), digested (memo.digest_each)
+    package: dict[str, str] = field(default_factory=dict)
     assembled: dict[str, Assembled] = field(default_factory=dict)  # render.Rendered.assembled
 
 
@@ -242,52 +239,6 @@ def _alias_collisions(toolset: ToolSet) -> list[Diagnostic]:
     return found
 
 
-def _same_models(options: BuildOptions, plan: Plan) -> bool:
-    """Whether every changed spec file is one the last build made a unit of, with the same model
-    input (an edit of its description, examples, title...): then no model can change, and no
-    worker needs to start datamodel-code-generator."""
-    from toolnexus_gen.toolspec.digest import model_input
-
-    recorded = plan.models
-    for rel in plan.changed:
-        if recorded.get(rel) is None:
-            return False
-        path = options.specs / rel
-        try:
-            if rel.endswith(".json"):  # without importing the YAML loader
-                data = json.loads(path.read_bytes())
-            else:
-                from toolnexus_gen.toolspec.load import LoadError, load_document
-
-                try:
-                    data = load_document(path).data
-                except LoadError:
-                    return False
-        except (OSError, ValueError):
-            return False
-        if model_input(data) != recorded[rel]:
-            return False
-    return True
-
-
-@contextmanager
-def workers(options: BuildOptions, plan: Plan) -> Iterator[None]:
-    """Worker processes for the specs a build makes afresh, opened as soon as the plan knows
-    what changed (incremental.plan's `ready`): while this process is small, before it reads the
-    rest of the record. They import datamodel-code-generator while this process reads and
-    checks the specs. For a few specs that only pays in a process's first build (a command line
-    run); a process that builds again imports the generator itself, once, and reuses it."""
-    global _first_build
-    from toolnexus_gen.codegen.models import warm_up
-
-    fresh = 0 if not plan.first and _same_models(options, plan) else len(plan.changed)
-    if plan.first:  # the sources' specs are made afresh too
-        fresh += len(plan.contribution.specs)
-    warm_few, _first_build = _first_build, False
-    with pool_for(fresh, warm_up, warm_few=warm_few):
-        yield
-
-
 def generate(
     options: BuildOptions,
     plan: Plan,
@@ -333,25 +284,28 @@ def generate(
             package["handlers.py"] = updated
     rendered = render(toolset, analysis.units, header, package, options.many, plan.assembled)
     rendered.files.update(contribution.files)
-    if made is not None and models.awaited:
-        # the workers are making models: meanwhile the other files are handed on (staged)
-        for name, text in rendered.files.items():
-            made(name, text)
+    budget = ""
+    if models.awaited:
+        # the workers are making models: meanwhile the other files are handed on (staged), and
+        # the budget is estimated (else once the files are written: the package does not wait)
+        if made is not None:
+            for name, text in rendered.files.items():
+                made(name, text)
+        budget = _budget(options, toolset)
     try:
         rendered.files.update(render_models(toolset, analysis.units, models, progress, made))
     except DiagnosticsError as exc:
         return Generated(None, toolset, sorted(diagnostics + exc.diagnostics))
     files = dict(sorted(rendered.files.items()))
-    # the budget (tell_budget) is estimated once the files are written: the package does not wait
     return Generated(
         files,
         toolset,
         diagnostics,
         len(plan.reused),
-        "",
+        budget,
         analysis.units,
         rendered.layout,
-        keys,
+        digests,
         rendered.assembled,
     )
 
@@ -359,11 +313,14 @@ def generate(
 def tell_budget(options: BuildOptions, result: Generated) -> str:
     """The largest request's estimated tokens, in words (`result.budget`, estimated once)."""
     if not result.budget and result.files is not None and result.toolset is not None:
-        from toolnexus_gen.pipeline.toolsets import budget, summary
-
-        estimated = budget(result.toolset, options, per_tool=False)
-        result.budget = summary(estimated, bool(result.toolset.toolsets))
+        result.budget = _budget(options, result.toolset)
     return result.budget
+
+
+def _budget(options: BuildOptions, toolset: ToolSet) -> str:
+    from toolnexus_gen.pipeline.toolsets import budget, summary
+
+    return summary(budget(toolset, options, per_tool=False), bool(toolset.toolsets))
 
 
 def _ignored(diagnostic: Diagnostic, ignore: frozenset[str]) -> bool:
@@ -383,7 +340,7 @@ def save_build(options: BuildOptions, plan: Plan, result: Generated, report: Rep
         plan,
         units=result.units,
         layout=result.layout,
-        package_keys=result.keys,
+        package=result.package,
         diagnostics=[[d.severity.value, d.format()] for d in result.diagnostics],
         tools=len(result.toolset.tools),
         budget=result.budget,

@@ -135,7 +135,8 @@ def _unit(
             *ref_closure(tool.output_schema, document.path, options.specs, load),
         }
     )
-    key = unit_key(rel, sha(document.raw), reached)
+    spec_sha = sha(document.raw)
+    key = unit_key(rel, spec_sha, reached)
     files = tuple(path for path, _ in reached)
     tool, broken = bundle_tool(tool, options.specs, load)
     diagnostics += broken + refusals(tool, options.codegen_keywords)
@@ -203,6 +204,7 @@ def _unit(
         job,
         model_input(document.data),
         validator.passed,
+        (rel, spec_sha, *(digest for _, digest in reached)),
     )
 
 
