@@ -32,7 +32,7 @@ from urllib.parse import urlsplit
 
 from toolnexus_gen.sources.openapi.document import At, Skip
 from toolnexus_gen.sources.openapi.naming import argument_name, free, group_name, tool_name
-from toolnexus_gen.sources.openapi.schemas import INPUT, OUTPUT, Converter
+from toolnexus_gen.sources.openapi.schemas import BUDGET, INPUT, OUTPUT, Converter
 from toolnexus_gen.toolspec.http import header_problem, json_media_type
 
 BODY_METHODS = ("POST", "PUT", "PATCH")  # where the binding's default body is json
@@ -75,6 +75,7 @@ class Operation:
         self.notes: list[str] = []
         self.credential_params = False  # a parameter carries a credential (not an argument)
         self.sends_no_credentials = False  # ... and no header of the import sends one
+        self.result_left_out: Skip | None = None  # why its result schema is not in its spec
 
     def note(self, text: str) -> None:
         self.notes.append(f"{self.name}: {text}")
@@ -192,6 +193,7 @@ class Operation:
             if body.flat is not None and body.flat[2]:
                 schema_out["additionalProperties"] = False
             inputs.check(schema_out)
+            self._within_budget(schema_out)
             spec["input_schema"] = schema_out
         output = self._output()
         if output is not None:
@@ -205,6 +207,18 @@ class Operation:
         if groups:
             spec["groups"] = groups
         return spec
+
+    def _within_budget(self, schema: dict[str, Any]) -> None:
+        size, count = self.reader.shared.size(schema)
+        if size > BUDGET[INPUT]:
+            at = self.op_at.join("requestBody") if "requestBody" in self.operation else self.op_at
+            raise Skip(
+                "TN472",
+                f"its arguments' schema holds {size:,} bytes of JSON Schema with the {count} "
+                f"shared schemas it reaches (the budget is {BUDGET[INPUT]:,}): every provider "
+                "entry would carry all of it; write a spec of your own with a narrower body",
+                at,
+            )
 
     def _description(self) -> str:
         summary = self.operation.get("summary")
@@ -465,6 +479,16 @@ class Operation:
                     "required": ["result"],
                 }
             outputs.check(schema)
+            size, count = self.reader.shared.size(schema)
+            if size > BUDGET[OUTPUT]:
+                self.result_left_out = Skip(
+                    "TN473",
+                    f"the response schema holds {size:,} bytes of JSON Schema with the {count} "
+                    f"shared schemas it reaches (the budget is {BUDGET[OUTPUT]:,}): left out of "
+                    "the spec, so the result is returned as the server sends it, untyped",
+                    schema_at,
+                )
+                return None
             return schema
         return None
 
