@@ -164,3 +164,32 @@ def test_what_an_import_and_a_build_write_grows_linearly_with_the_operations(
     # each provider entry and each model carries what its tool reaches: linear, never more
     assert schemas_2n < 2.1 * schemas_n
     assert models_2n < 2.1 * models_n
+
+
+def test_positions_found_in_any_order_are_those_a_fresh_walk_finds() -> None:
+    """The warnings of many operations share one walk of the document's text (what a walk
+    finds is kept): in whatever order they are asked for, the places are the same."""
+    data = {
+        "paths": {f"/p{i}": {"get": {"responses": {"200": [i, {"d": i}]}}} for i in range(30)},
+        "twice": {"k": 1},
+        "last": [],
+    }
+    text = json.dumps(data, indent=1)
+    pointers = [f"/paths/~1p{i}/get/responses/200/1/d" for i in range(30)]
+    pointers += ["/paths/~1p7", "/twice/k", "/last", "/paths/~1nothing/get", "/nothing", ""]
+    alone = {p: (_positions(text).value(p), _positions(text).key(p)) for p in pointers}
+    shared = _positions(text)
+    for pointer in [*reversed(pointers), *pointers[::3], *pointers]:
+        assert (shared.value(pointer), shared.key(pointer)) == alone[pointer], pointer
+    lines = text.splitlines()
+    row = next(n for n, line in enumerate(lines, 1) if line.strip() == '"/p7": {')
+    column = lines[row - 1].index('"/p7"') + 1
+    assert alone["/paths/~1p7"] == ((row, column + len('"/p7": ')), (row, column))
+    # a pointer to nothing points at the nearest place above it
+    assert alone["/paths/~1nothing/get"][0] == _positions(text).value("/paths")
+
+
+def _positions(text: str) -> Any:
+    from toolnexus_gen.sources.openapi.document import _LazyJsonPositions
+
+    return _LazyJsonPositions(text)
