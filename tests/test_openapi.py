@@ -325,11 +325,13 @@ def test_openapi_30_schemas_become_json_schema_2020_12(tmp_path: Path) -> None:
     assert "secret" not in output["properties"] and "id" in output["properties"]  # writeOnly out
     assert output["required"] == ["id", "name"]
     assert not {"x-internal", "discriminator", "xml"} & set(output)
-    # Thing's properties became the arguments and the result's root: no spec names its files
-    # (one per direction, as it differs between a request and a response), so only Part's is
-    # written
+    # Thing differs between a request and a response: two shared files; Part is one
     shared = tmp_path / "p" / "specs" / "_t"
-    assert sorted(p.name for p in shared.iterdir()) == ["Part.json"]
+    assert sorted(p.name for p in shared.iterdir()) == [
+        "Part.json",
+        "Thing.json",
+        "Thing_input.json",
+    ]
 
 
 def test_openapi_31_keeps_ref_siblings_and_types(tmp_path: Path) -> None:

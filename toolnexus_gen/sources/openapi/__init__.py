@@ -106,6 +106,7 @@ class Reader:
         self.shared: Shared
         self.security: Security
         self.progress: Progress = unseen  # told of each operation made
+        self.untyped: list[Any] = []  # the result schemas left out of their specs (TN473)
 
     def error(self, code: str, message: str, pointer: str, *, key: bool = False) -> None:
         self.problems.append(
@@ -191,10 +192,11 @@ class Reader:
             out.notes.append(no_credentials_note(self.uncredentialed, bool(self.security.schemes)))
         out.env, out.env_servers = self.security.env, self.security.env_servers
         out.base_url_hint = self.base_url_hint
-        used = self.shared.reached(
+        # what only the results left out reach is not written (each spec's files are)
+        unused = self.shared.reached(iter(self.untyped)) - self.shared.reached(
             schema for spec in out.specs.values() for schema in _schemas(spec)
         )
-        out.shared = self.shared.texts(used) if out.specs else {}
+        out.shared = self.shared.texts(unused) if out.specs else {}
         if not self.problems and not out.specs:
             self.problems.extend(
                 Diagnostic(d.path, d.line, d.col, d.code, d.message, Severity.ERROR, d.pointer)

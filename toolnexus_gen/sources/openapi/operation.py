@@ -488,6 +488,7 @@ class Operation:
                     "the spec, so the result is returned as the server sends it, untyped",
                     schema_at,
                 )
+                self.reader.untyped.append(schema)
                 return None
             return schema
         return None

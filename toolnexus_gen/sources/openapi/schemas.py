@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from collections.abc import Set as AbstractSet
 from pathlib import Path
 from typing import Any
 
@@ -248,14 +249,14 @@ class Shared:
             return f"#{at.pointer}"
         return f"{at.doc.path.name}#{at.pointer}"
 
-    def texts(self, used: set[str] | None = None) -> dict[str, Any]:
-        """Each shared file's name and content, its $refs made relative to its own folder (only
-        the `used` ones, when given: a schema only a left-out result reached is not written)."""
+    def texts(self, unused: AbstractSet[str] = frozenset()) -> dict[str, Any]:
+        """Each shared file's name and content, its $refs made relative to its own folder (but
+        those `unused`: only the result schemas left out of their specs reach them)."""
         prefix = f"{self.folder}/"
         return {
             name: _relocated(schema, prefix)
             for name, schema in sorted(self.schemas.items())
-            if used is None or name in used
+            if name not in unused
         }
 
 
