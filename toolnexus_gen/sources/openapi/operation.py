@@ -16,7 +16,8 @@ styles), its output schema, annotations and groups.
 - The output schema is the JSON schema of the first 2xx response, when it is an object; a
   response that is never an object (an array, a string) is wrapped as MCP wraps such a result,
   `{"type": "object", "properties": {"result": ...}, "required": ["result"]}` (the runtime's
-  MCP server sends it so).
+  MCP server sends it so). Past the schema budget (schemas.BUDGET, counted with the shared
+  schemas reached) the arguments skip the operation (TN472) and the result is left out (TN473).
 - Annotations: readOnlyHint for GET and HEAD, idempotentHint for PUT and DELETE,
   destructiveHint for DELETE. Groups: the operation's tags. A deprecated operation is a
   deprecated spec (and says so in its description); a deprecated parameter's argument is
