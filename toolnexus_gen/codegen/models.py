@@ -1,7 +1,10 @@
 """Typed argument models, one module per tool, made by datamodel-code-generator.
 
 Each tool is generated on its own, so a tool's class names never depend on which other tools
-exist. The formatter is chosen explicitly (the built-in one, double quotes) so generation needs
+exist. Tools whose argument schemas are the same (Microsoft Graph's 11,000 operations hold 6,500
+different ones) are generated once: the others take that source with the root class renamed,
+where the name appears nowhere else and the class line still fits (`renamed`), which is then
+the very text the generator gives for that name. The formatter is chosen explicitly (the built-in one, double quotes) so generation needs
 neither black nor isort; fields it lays out as black does are laid out as `ruff format` does
 (`ruff_layout`).
 """
@@ -21,7 +24,7 @@ from typing import Any
 from toolnexus_gen.config.options import Header
 from toolnexus_gen.diagnostics import Diagnostic, DiagnosticsError
 from toolnexus_gen.ir import ModelJob, Tool
-from toolnexus_gen.memo import Memo
+from toolnexus_gen.memo import Memo, canonical, sha
 from toolnexus_gen.parallel import Stream, pooled
 from toolnexus_gen.progress import Progress, unseen
 from toolnexus_gen.toolspec.bundle import ONE_SCHEMA, SCHEMA_LISTS, SCHEMA_MAPS
@@ -114,6 +117,9 @@ class Models:
         self.header = header  # the text on top of every model module
         self._text: str | None = None
         self.started: dict[str, ModelJob] = {}
+        # a model whose schema another started model has: its key -> (its job, that one's key)
+        self.twins: dict[str, tuple[ModelJob, str]] = {}
+        self._shapes: dict[str, str] = {}  # digest of a started model's schema -> its key
         self.stream: Stream[tuple[dict[str, Any], str, str], tuple[bool, str]] = Stream(make_model)
 
     @property
@@ -122,8 +128,14 @@ class Models:
         return bool(self.started) and pooled()
 
     def start(self, key: str, job: ModelJob) -> None:
-        if key in self.memo.models or key in self.started:
+        if key in self.memo.models or key in self.started or key in self.twins:
             return
+        shape = sha(canonical(job.schema))
+        first = self._shapes.get(shape)
+        if first is not None:
+            self.twins[key] = (job, first)
+            return
+        self._shapes[shape] = key
         if self._text is None:
             self._text = self.header()
         self.started[key] = job
@@ -157,14 +169,42 @@ class Models:
 
         results = self.stream.results(told, each) if self.started else []
         finished = list(zip(self.started.items(), results, strict=True))
-        failed = [_failure(job, why) for (_, job), (ok, why) in finished if not ok]
+        why_not = {key: why for (key, _), (ok, why) in finished if not ok}
+        failed = [
+            _failure(job, why_not[key]) for key, job in self.started.items() if key in why_not
+        ]
+        failed += [
+            _failure(job, why_not[first]) for job, first in self.twins.values() if first in why_not
+        ]
         if failed:
             raise DiagnosticsError(failed)
         for (key, job), (_ok, source) in finished:
-            source = source.rstrip("\n") + "\n"
-            compile(source, f"models/{job.module}.py", "exec")  # never store a bad one
-            self.memo.store_model(key, source)
+            self._store(key, job, source)
+        for key, (job, first) in self.twins.items():
+            twin = renamed(self.memo.models[first], self.started[first].class_name, job.class_name)
+            if twin is None:  # the name is elsewhere in it, or the line would not fit
+                ok, twin = make_model((job.schema, job.class_name, self._text or ""))
+                if not ok:
+                    raise DiagnosticsError([_failure(job, twin)])
+            self._store(key, job, twin)
         return [self.memo.models[key] for key in keys]
+
+    def _store(self, key: str, job: ModelJob, source: str) -> None:
+        source = source.rstrip("\n") + "\n"
+        compile(source, f"models/{job.module}.py", "exec")  # never store a bad one
+        self.memo.store_model(key, source)
+
+
+def renamed(source: str, old: str, new: str) -> str | None:
+    """A model's source with its root class `old` named `new`: the text the generator gives
+    for `new`, when `old` appears only in the class line, `new` nowhere, and the class line
+    still fits (a longer name may be split over lines); else None."""
+    line = f"class {old}("
+    if source.count(old) != 1 or line not in source or new in source:
+        return None
+    out = source.replace(line, f"class {new}(")
+    row = next(text for text in out.splitlines() if text.startswith(f"class {new}("))
+    return out if _width(row) <= LINE_LENGTH else None
 
 
 def warm_up() -> None:

@@ -523,6 +523,26 @@ CODES: dict[str, tuple[str, str]] = {
         "imported (an optional body of that kind is left out and said in a note).\n"
         "Fix: none needed; write a spec with a handler of your own for that operation.",
     ),
+    "TN472": (
+        "OpenAPI operation skipped: arguments over the schema budget",
+        "The operation's arguments (its parameters and request body, with every shared schema\n"
+        "they reach, each counted once) hold more than 64,000 bytes of JSON Schema. Every provider\n"
+        "entry carries a tool's whole schema, so such a tool would cost each request tens of\n"
+        "thousands of tokens (a create operation of Microsoft Graph reaches its whole entity\n"
+        "hierarchy, 450 KB). The operation is skipped with this warning at its requestBody; the\n"
+        "others are imported.\n"
+        "Fix: none needed; write a spec of your own whose body names only the fields you send.",
+    ),
+    "TN473": (
+        "OpenAPI response schema left out: over the schema budget",
+        "The schema of the operation's 2xx response, with every shared schema it reaches (each\n"
+        "counted once), holds more than 16,000 bytes of JSON Schema. The tool is imported without\n"
+        "an output_schema (this warning, at the response's schema, names each such operation):\n"
+        "its result is returned as the server sends it, untyped, and the provider files do not\n"
+        "carry the schema to every request. Shared schemas that only such responses reach are not\n"
+        "written.\n"
+        "Fix: none needed; add an output_schema of your own to the spec if a client needs one.",
+    ),
     "TN481": (
         "declared OpenAPI document or overlay not found",
         "A document or an overlay that [tool.toolnexus-gen.openapi.<name>] names is not a file.\n"

@@ -147,6 +147,36 @@ paths:
       operationId: list_pets
 %s"""
 
+
+def _large_api(where: str, parts: int) -> dict[str, str | bytes]:
+    """A document whose request body (`where` = "body") or response (`where` = "result") names
+    `parts` schema files of about 1 KB each: over the import's schema budget (a second
+    operation stays within it)."""
+
+    def schema(indent: int) -> str:
+        pad = " " * indent
+        names = "".join(f"{pad}  p{n}: {{$ref: 'parts/p{n}.json'}}\n" for n in range(parts))
+        return f"{pad}type: object\n{pad}properties:\n{names}"
+
+    body = (
+        "      requestBody:\n        required: true\n        content:\n"
+        "          application/json:\n            schema:\n" + schema(14)
+    )
+    result = (
+        "      responses:\n        '200':\n          description: ok\n          content:\n"
+        "            application/json:\n              schema:\n" + schema(16)
+    )
+    enum = ", ".join(f'"value-{i:04}-of-a-long-list"' for i in range(40))
+    return {
+        "api.yaml": 'openapi: 3.0.3\ninfo: {title: Pets, version: "1"}\n'
+        'servers: [{url: "https://pets.example"}]\npaths:\n  /pets:\n    get:\n'
+        "      operationId: list_pets\n      responses: {'200': {description: ok}}\n"
+        "    post:\n      operationId: add_pet\n"
+        + (body + "      responses: {'200': {description: ok}}\n" if where == "body" else result),
+        "parts/p{n}.json": f'{{"type": "string", "enum": [{enum}]}}\n',
+    }
+
+
 READ = '[tool.toolnexus-gen]\nbuiltins = ["read"]\n\n[tool.toolnexus-gen.overrides.%s]\n%s\n'
 
 
@@ -1020,6 +1050,18 @@ EXAMPLES: dict[str, Example] = {
         },
         "api.yaml:9:9: error[TN471]",
         command="toolnexus-gen import openapi api.yaml",
+    ),
+    "TN472": Example(
+        _large_api("body", 60),
+        "api.yaml:12:9: warning[TN472]",
+        command="toolnexus-gen import openapi api.yaml",
+        copies=60,
+    ),
+    "TN473": Example(
+        _large_api("result", 30),
+        "api.yaml:17:17: warning[TN473]",
+        command="toolnexus-gen import openapi api.yaml",
+        copies=30,
     ),
     "TN490": Example(
         {"pyproject.toml": '[tool.toolnexus-gen]\nskills = "skills"\n'},

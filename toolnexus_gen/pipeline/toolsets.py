@@ -30,7 +30,12 @@ def resolve(
     """Each toolset's tools (name order), and a located error for each group or tool it names
     that no spec has."""
     names = {tool.name for tool in tools}
-    groups = {group for tool in tools for group in tool.groups}
+    order = {tool.name: n for n, tool in enumerate(tools)}
+    in_group: dict[str, list[str]] = {}  # each toolset looks its groups up, never every tool
+    for tool in tools:
+        for group in dict.fromkeys(tool.groups):
+            in_group.setdefault(group, []).append(tool.name)
+    groups = set(in_group)
     found: list[Diagnostic] = []
     members: dict[str, tuple[str, ...]] = {}
     for toolset in many.toolsets:
@@ -54,10 +59,9 @@ def resolve(
                         toolset.at("tools", name),
                     )
                 )
-        chosen = set(toolset.groups)
-        members[toolset.name] = tuple(
-            tool.name for tool in tools if tool.name in toolset.tools or chosen & set(tool.groups)
-        )
+        chosen = {name for name in toolset.tools if name in names}
+        chosen.update(name for group in toolset.groups for name in in_group.get(group, ()))
+        members[toolset.name] = tuple(sorted(chosen, key=order.__getitem__))
         if not members[toolset.name] and not found:
             found.append(_at(toolset, "TN468", f"toolset {toolset.name!r} selects no tool"))
     return members, found

@@ -18,7 +18,7 @@ warning, and the others are imported. Only when none is left is the import an er
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -106,6 +106,7 @@ class Reader:
         self.shared: Shared
         self.security: Security
         self.progress: Progress = unseen  # told of each operation made
+        self.untyped: list[Any] = []  # the result schemas left out of their specs (TN473)
 
     def error(self, code: str, message: str, pointer: str, *, key: bool = False) -> None:
         self.problems.append(
@@ -142,6 +143,7 @@ class Reader:
         seen: dict[str, str] = {}  # tool name -> the operation that gave it
         python: dict[str, str] = {}  # each Python name a tool gets -> that tool
         skips: list[tuple[Skip, str]] = []  # why an operation is skipped, and which
+        untyped: list[tuple[Skip, str]] = []  # why an operation's result schema is left out
         found_tags: set[str] = set()
         for route, raw_item in paths.items():
             for operation in self._operations(route, raw_item, out, found_tags):
@@ -166,6 +168,8 @@ class Reader:
                 finally:
                     out.notes.extend(operation.notes)
                 seen[operation.name] = label
+                if operation.result_left_out is not None:
+                    untyped.append((operation.result_left_out, f"{operation.name} ({label})"))
                 if operation.sends_no_credentials:
                     self.uncredentialed.append(operation.name)
                 python.update(dict.fromkeys(python_keys(operation.name), operation.name))
@@ -177,7 +181,7 @@ class Reader:
         out.notes.extend(self.server_notes)
         out.notes.extend(self.shared.notes)
         out.notes.extend(self.security.notes)
-        out.warnings = self.warnings
+        out.warnings = self.warnings + named_skips(untyped, "without a result schema")
         for (place, name), tools in self.credentials.items():
             which = tools[0] if len(tools) == 1 else f"{len(tools)} operations"
             out.notes.append(
@@ -188,7 +192,11 @@ class Reader:
             out.notes.append(no_credentials_note(self.uncredentialed, bool(self.security.schemes)))
         out.env, out.env_servers = self.security.env, self.security.env_servers
         out.base_url_hint = self.base_url_hint
-        out.shared = self.shared.texts() if out.specs else {}
+        # what only the results left out reach is not written (each spec's files are)
+        unused = self.shared.reached(iter(self.untyped)) - self.shared.reached(
+            schema for spec in out.specs.values() for schema in _schemas(spec)
+        )
+        out.shared = self.shared.texts(unused) if out.specs else {}
         if not self.problems and not out.specs:
             self.problems.extend(
                 Diagnostic(d.path, d.line, d.col, d.code, d.message, Severity.ERROR, d.pointer)
@@ -346,6 +354,11 @@ class Reader:
                 "TN450", f"server url {url!r} is not a URL ({exc})", at.join("url")
             ) from None
         return url.rstrip("/")
+
+
+def _schemas(spec: dict[str, Any]) -> Iterator[Any]:
+    yield spec.get("input_schema")
+    yield spec.get("output_schema")
 
 
 def _origin_of(url: str) -> str:

@@ -76,6 +76,9 @@ class _LazyJsonPositions(Positions):
         self._text = text
         self._decoder = json.JSONDecoder()
         self._lines: list[int] | None = None
+        # offset of an object -> (its members found so far, where the scan resumes, the offset
+        # of a value found but not yet passed over)
+        self._objects: dict[int, tuple[dict[str, tuple[int, int]], int, int | None]] = {}
 
     def value(self, pointer: str) -> tuple[int, int]:
         return self._where(self._walk(pointer)[0])
@@ -96,21 +99,38 @@ class _LazyJsonPositions(Positions):
             i += 1
         return i
 
+    def _member(self, start: int, token: str) -> tuple[int, int] | None:
+        """(offset of the value, of its key) of the member `token` of the object at `start`.
+        What a scan finds is kept, and the next scan resumes where it stopped: the warnings of
+        many operations (all under /paths) cost one pass over the document, not one each."""
+        text = self._text
+        keys, i, pending = self._objects.get(start) or ({}, self._skip(start + 1), None)
+        if token in keys:
+            return keys[token]
+        found = None
+        while True:
+            if pending is not None:  # the value found last: skipped only when passed over
+                j = self._skip(self._decoder.raw_decode(text, pending)[1])
+                i, pending = (self._skip(j + 1) if text[j] == "," else j), None
+            if i >= len(text) or text[i] != '"':
+                break
+            key, j = json.decoder.scanstring(text, i + 1)  # type: ignore[attr-defined]
+            j = self._skip(self._skip(j) + 1)  # past ':'
+            keys.setdefault(key, (j, i))  # the first of two equal keys, as before
+            pending = j
+            if key == token:
+                found = keys[key]
+                break
+        self._objects[start] = (keys, i, pending)
+        return found
+
     def _walk(self, pointer: str) -> tuple[int, int | None]:
         """(offset of the value, of its key) at `pointer`, or of the nearest one above it."""
         text, i, key_at = self._text, self._skip(0), None
         for raw in pointer.split("/")[1:] if pointer else ():
             token, here, here_key = unescape(raw), i, key_at
             if text[i] == "{":
-                i, found = self._skip(i + 1), None
-                while i < len(text) and text[i] == '"':
-                    key, j = json.decoder.scanstring(text, i + 1)  # type: ignore[attr-defined]
-                    j = self._skip(self._skip(j) + 1)  # past ':'
-                    if key == token:
-                        found = (j, i)
-                        break
-                    j = self._skip(self._decoder.raw_decode(text, j)[1])
-                    i = self._skip(j + 1) if text[j] == "," else j
+                found = self._member(i, token)
                 if found is None:
                     return here, here_key
                 i, key_at = found

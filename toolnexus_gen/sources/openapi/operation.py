@@ -16,7 +16,8 @@ styles), its output schema, annotations and groups.
 - The output schema is the JSON schema of the first 2xx response, when it is an object; a
   response that is never an object (an array, a string) is wrapped as MCP wraps such a result,
   `{"type": "object", "properties": {"result": ...}, "required": ["result"]}` (the runtime's
-  MCP server sends it so).
+  MCP server sends it so). Past the schema budget (schemas.BUDGET, counted with the shared
+  schemas reached) the arguments skip the operation (TN472) and the result is left out (TN473).
 - Annotations: readOnlyHint for GET and HEAD, idempotentHint for PUT and DELETE,
   destructiveHint for DELETE. Groups: the operation's tags. A deprecated operation is a
   deprecated spec (and says so in its description); a deprecated parameter's argument is
@@ -32,7 +33,7 @@ from urllib.parse import urlsplit
 
 from toolnexus_gen.sources.openapi.document import At, Skip
 from toolnexus_gen.sources.openapi.naming import argument_name, free, group_name, tool_name
-from toolnexus_gen.sources.openapi.schemas import INPUT, OUTPUT, Converter
+from toolnexus_gen.sources.openapi.schemas import BUDGET, INPUT, OUTPUT, Converter
 from toolnexus_gen.toolspec.http import header_problem, json_media_type
 
 BODY_METHODS = ("POST", "PUT", "PATCH")  # where the binding's default body is json
@@ -75,6 +76,7 @@ class Operation:
         self.notes: list[str] = []
         self.credential_params = False  # a parameter carries a credential (not an argument)
         self.sends_no_credentials = False  # ... and no header of the import sends one
+        self.result_left_out: Skip | None = None  # why its result schema is not in its spec
 
     def note(self, text: str) -> None:
         self.notes.append(f"{self.name}: {text}")
@@ -192,6 +194,7 @@ class Operation:
             if body.flat is not None and body.flat[2]:
                 schema_out["additionalProperties"] = False
             inputs.check(schema_out)
+            self._within_budget(schema_out)
             spec["input_schema"] = schema_out
         output = self._output()
         if output is not None:
@@ -205,6 +208,18 @@ class Operation:
         if groups:
             spec["groups"] = groups
         return spec
+
+    def _within_budget(self, schema: dict[str, Any]) -> None:
+        size, count = self.reader.shared.size(schema)
+        if size > BUDGET[INPUT]:
+            at = self.op_at.join("requestBody") if "requestBody" in self.operation else self.op_at
+            raise Skip(
+                "TN472",
+                f"its arguments' schema holds {size:,} bytes of JSON Schema with the {count} "
+                f"shared schemas it reaches (the budget is {BUDGET[INPUT]:,}): every provider "
+                "entry would carry all of it; write a spec of your own with a narrower body",
+                at,
+            )
 
     def _description(self) -> str:
         summary = self.operation.get("summary")
@@ -465,6 +480,17 @@ class Operation:
                     "required": ["result"],
                 }
             outputs.check(schema)
+            size, count = self.reader.shared.size(schema)
+            if size > BUDGET[OUTPUT]:
+                self.result_left_out = Skip(
+                    "TN473",
+                    f"the response schema holds {size:,} bytes of JSON Schema with the {count} "
+                    f"shared schemas it reaches (the budget is {BUDGET[OUTPUT]:,}): left out of "
+                    "the spec, so the result is returned as the server sends it, untyped",
+                    schema_at,
+                )
+                self.reader.untyped.append(schema)
+                return None
             return schema
         return None
 

@@ -10,9 +10,10 @@ from toolnexus_gen.diagnostics import Diagnostic
 from toolnexus_gen.sources.openapi.document import Skip
 
 
-def named_skips(skips: list[tuple[Skip, str]]) -> list[Diagnostic]:
+def named_skips(skips: list[tuple[Skip, str]], done: str = "skipped") -> list[Diagnostic]:
     """One warning per reason and place, naming every operation it skipped (a shared request
-    body skips each operation that uses it, at the body's one place)."""
+    body skips each operation that uses it, at the body's one place); `done` says what
+    happened to them."""
     grouped: dict[tuple[Any, ...], tuple[Skip, list[str]]] = {}
     for exc, operation in skips:
         key = (exc.code, exc.message, exc.at.key, exc.on_key)
@@ -24,7 +25,7 @@ def named_skips(skips: list[tuple[Skip, str]]) -> list[Diagnostic]:
             shown += f" and {len(operations) - 5} more"
         what = "operation" if len(operations) == 1 else f"{len(operations)} operations"
         diagnostic = exc.diagnostic()
-        out.append(replace(diagnostic, message=f"{diagnostic.message} ({what} skipped: {shown})"))
+        out.append(replace(diagnostic, message=f"{diagnostic.message} ({what} {done}: {shown})"))
     return out
 
 

@@ -27,7 +27,9 @@ are imported.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
+from collections.abc import Set as AbstractSet
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +43,13 @@ from toolnexus_gen.toolspec.pointer import unescape
 DROPPED = {"discriminator", "xml", "externalDocs", "nullable", "example"}
 INPUT, OUTPUT = "input", "output"
 HIDDEN = {INPUT: "readOnly", OUTPUT: "writeOnly"}
+# How much schema (compact JSON, with every shared schema it reaches counted once) a tool's
+# arguments and its result may hold. Every provider entry carries its tool's whole closure, so
+# past this an operation would cost each request tens of thousands of tokens, and each build
+# work in proportion (Microsoft Graph's entity hierarchy reaches 500 KB from one create
+# operation): an operation whose arguments pass it is skipped (TN472), a result schema past it
+# left out of its spec (TN473).
+BUDGET = {INPUT: 64_000, OUTPUT: 16_000}
 
 
 class Shared:
@@ -66,6 +75,7 @@ class Shared:
         self.kinds: dict[int, tuple[Any, frozenset[str]]] = {}
         self.objects: dict[int, tuple[Any, bool]] = {}
         self.notes: list[str] = []  # what the conversion left out, and where
+        self._sizes: dict[str, int] = {}  # name -> the size of its compact JSON text
 
     # -- references ---------------------------------------------------------------------------
 
@@ -203,6 +213,34 @@ class Shared:
                     path.append(step)
                     walks.append(iter(sorted(self._in_place.get(step, ()))))
 
+    def size(self, schema: Any) -> tuple[int, int]:
+        """(bytes, shared schemas): the schema's compact JSON size with that of every shared
+        schema it reaches (each once), and how many those are; a walk of the names alone."""
+        total = _size(schema)
+        seen: set[str] = set()
+        stack = list(_refs(schema, self.folder, in_place=False))
+        while stack:
+            name = stack.pop()
+            if name in seen:
+                continue
+            seen.add(name)
+            if name not in self._sizes:
+                self._sizes[name] = _size(self.schemas.get(name, {}))
+            total += self._sizes[name]
+            stack.extend(self._reached.get(name, ()))
+        return total, len(seen)
+
+    def reached(self, schemas: Iterator[Any]) -> set[str]:
+        """The names of the shared schemas these schemas reach."""
+        seen: set[str] = set()
+        stack = [name for schema in schemas for name in _refs(schema, self.folder, in_place=False)]
+        while stack:
+            name = stack.pop()
+            if name not in seen:
+                seen.add(name)
+                stack.extend(self._reached.get(name, ()))
+        return seen
+
     def _shown(self, name: str) -> str:
         at = self._where.get(name)
         if at is None:
@@ -211,10 +249,19 @@ class Shared:
             return f"#{at.pointer}"
         return f"{at.doc.path.name}#{at.pointer}"
 
-    def texts(self) -> dict[str, Any]:
-        """Each shared file's name and content, its $refs made relative to its own folder."""
+    def texts(self, unused: AbstractSet[str] = frozenset()) -> dict[str, Any]:
+        """Each shared file's name and content, its $refs made relative to its own folder (but
+        those `unused`: only the result schemas left out of their specs reach them)."""
         prefix = f"{self.folder}/"
-        return {name: _relocated(schema, prefix) for name, schema in sorted(self.schemas.items())}
+        return {
+            name: _relocated(schema, prefix)
+            for name, schema in sorted(self.schemas.items())
+            if name not in unused
+        }
+
+
+def _size(schema: Any) -> int:
+    return len(json.dumps(schema, separators=(",", ":"), ensure_ascii=False))
 
 
 def _relocated(node: Any, prefix: str) -> Any:
