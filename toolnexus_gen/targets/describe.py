@@ -240,6 +240,14 @@ def _change(
 ) -> tuple[Located | None, str | None, bool]:
     """The schema with the finding fixed at every node standing for `pointer`, what to say, and
     whether the fix kept the meaning exactly; (None, None, False) when it cannot be fixed here."""
+    if code in ("TN302", "TN306", "TN314"):  # the whole property, not a keyword of its node
+        if not keep_arguments:
+            dropped, note = _drop_property(located, pointer)
+            if dropped is not None:
+                return dropped, note, False
+        if code == "TN302":
+            return _any_items(located, pointer)
+        return None, None, False
     said: list[tuple[str | None, bool]] = []
 
     def fix(node: dict[str, Any], at: str, result: Located) -> dict[str, Any]:
@@ -249,8 +257,6 @@ def _change(
         if exact is not None:
             said.append((exact[1], True))
             return exact[0]
-        if code in ("TN302", "TN306", "TN314"):
-            return node  # the whole property: below
         if code == "TN305" and keyword in ("anyOf", "oneOf", "allOf"):
             fixed, note = _hoist(node, keyword, at, result)
         else:
@@ -263,13 +269,6 @@ def _change(
     changed = rewrite(located, fix)
     if said:
         return changed, said[0][0], said[0][1]
-    if code in ("TN302", "TN306", "TN314"):
-        if not keep_arguments:
-            dropped, note = _drop_property(located, pointer)
-            if dropped is not None:
-                return dropped, note, False
-        if code == "TN302":
-            return _any_items(located, pointer)
     return None, None, False
 
 
