@@ -224,8 +224,8 @@ class Located:
         the longest prefix that is the pointer or one of its parents."""
         if self._by_prefix is None:
             self._by_prefix = {}
-            for origin in self.origins:
-                self._by_prefix.setdefault(origin.prefix, origin)
+            for each in self.origins:
+                self._by_prefix.setdefault(each.prefix, each)
         prefix = pointer
         while True:
             origin = self._by_prefix.get(prefix)

@@ -23,6 +23,7 @@ enforces everything, so a call that breaks a removed constraint comes back as a 
 
 from __future__ import annotations
 
+import itertools
 import json
 from dataclasses import replace
 from typing import Any
@@ -144,27 +145,30 @@ def describe(
     notes: list[Diagnostic] = []
     tried: set[tuple[str, str | None, str]] = set()
     rounds = 0
+    check = target.findings or target.check  # one by one where the target can
     while rounds < MAX_ROUNDS:
         if output:
-            checked = target.check(replace(tool, output_located=located), tool.located, options)
+            checked = check(replace(tool, output_located=located), tool.located, options)
         else:
-            checked = target.check(tool, located, options)
-        findings = [
+            checked = check(tool, located, options)
+        before = frozenset(tried)  # what was tried before this check
+        findings = (
             d
             for d in checked
             if d.code in DESCRIBABLE
             and d.at is not None
-            and (*d.at, d.code) not in tried
+            and (*d.at, d.code) not in before
             and (d.pointer or "").startswith("/output_schema") == output
-        ]
-        if not findings:
+        )
+        first = next(findings, None)
+        if first is None:
             break
         # One check serves every finding up to the first fix that may change what the others
         # point at or what the checks would find next (each check walks the whole schema, so a
         # check per finding made large documents quadratic); the fixes come in the order, and
         # to the same schema, as with a check before each one.
         fixed: list[str] = []  # pointers fixed in this round
-        for finding in findings:
+        for finding in itertools.chain((first,), findings):
             assert finding.at is not None
             pointer, keyword = finding.at
             if rounds >= MAX_ROUNDS or not all(_apart(pointer, done) for done in fixed):
