@@ -192,7 +192,9 @@ def _errors(
     rels = [path.relative_to(folder).as_posix() for path in paths]
     fresh = [path for path, rel in zip(paths, rels, strict=True) if rel not in made]
     # each spec's errors, wherever they point (nothing is rendered: no entries kept)
-    made.update((unit.rel, unit) for unit in make_units(fresh, scratch, header, memo, entries=False))
+    made.update(
+        (unit.rel, unit) for unit in make_units(fresh, scratch, header, memo, entries=False)
+    )
     units = [made[rel] for rel in rels]
     analysis = analyse(scratch, memo, paths, units)  # and the whole set's
     by_spec: dict[str, list[Diagnostic]] = {}
@@ -206,8 +208,10 @@ def _errors(
     if jobs:
         models = model_maker(header, memo)
         new = sum(unit.model_key not in memo.models for unit in jobs)
+        if new:  # datamodel-code-generator imported here, once: the workers forked inherit it
+            warm_up()
         try:
-            with pool_for(new, warm_up):  # datamodel-code-generator, on every core
+            with pool_for(new, warm_few=False):  # on every core, for many
                 models.sources([unit.model_key or "" for unit in jobs], [u.model_job for u in jobs])
         except DiagnosticsError as exc:
             for diagnostic in exc.diagnostics:
