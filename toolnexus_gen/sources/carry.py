@@ -179,7 +179,7 @@ def _errors(
     from toolnexus_gen.codegen.models import warm_up
     from toolnexus_gen.config.options import header_for
     from toolnexus_gen.fs.paths import discover
-    from toolnexus_gen.parallel import pool_for
+    from toolnexus_gen.parallel import PARALLEL_MIN, pool_for, workers
     from toolnexus_gen.pipeline.build import analyse
     from toolnexus_gen.pipeline.render import model_maker
     from toolnexus_gen.pipeline.units import make_units
@@ -208,10 +208,14 @@ def _errors(
     if jobs:
         models = model_maker(header, memo)
         new = sum(unit.model_key not in memo.models for unit in jobs)
-        if new:  # datamodel-code-generator imported here, once: the workers forked inherit it
+        # datamodel-code-generator on every core for many models, imported here once (the
+        # workers forked inherit it, rather than each importing it); for a few, one worker
+        # imports it (this process then exits without its weight)
+        many = new >= PARALLEL_MIN and workers() > 1
+        if many:
             warm_up()
         try:
-            with pool_for(new, warm_few=False):  # on every core, for many
+            with pool_for(new, None if many else warm_up):
                 models.sources([unit.model_key or "" for unit in jobs], [u.model_job for u in jobs])
         except DiagnosticsError as exc:
             for diagnostic in exc.diagnostics:
