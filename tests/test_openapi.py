@@ -787,6 +787,13 @@ def test_the_first_build_takes_the_argument_models_the_import_made(
     result = cli("build", cwd=tmp_path)
     assert result.exit_code == 0, result.output
     assert len(list((tmp_path / "tools").rglob("models/*.py"))) > 3
+    # a folder the build did not make is left as it is (the build will refuse it, not the import)
+    theirs = tmp_path / "theirs"
+    (theirs / "tools").mkdir(parents=True)
+    (theirs / "tools" / "notes.txt").write_text("mine\n")
+    (theirs / "pyproject.toml").write_text('[tool.toolnexus-gen]\nspecs = "specs"\n')
+    assert import_openapi(theirs, FIXTURES / "petstore.yaml").exit_code == 0
+    assert sorted(p.name for p in (theirs / "tools").iterdir()) == ["notes.txt"]
 
 
 # -- bad input: located errors, nothing written -----------------------------------------------

@@ -269,10 +269,16 @@ def carry(imported: Imported, config: Config, folder: Path, suffix: str) -> Memo
 def keep_models(config: Config, folder: Path, memo: Memo) -> None:
     """Leave the argument models the import's check made in the build's memo (in the output
     folder's cache), with all it held: the first build of the imported specs then makes none
-    (a model is most of what a build of an API's specs costs). A cache: never an error."""
+    (a model is most of what a build of an API's specs costs). Only into an output folder a
+    build made, or one that does not exist yet; a cache: never an error."""
+    from toolnexus_gen.fs.output import MANIFEST
+    from toolnexus_gen.fs.paths import CACHE_DIR
     from toolnexus_gen.incremental.cache import save_memo
     from toolnexus_gen.sources.carry import options_for
 
+    out = options_for(config, folder).out
+    if out.exists() and not ((out / MANIFEST).is_file() or (out / CACHE_DIR).is_dir()):
+        return  # a folder of someone else's files: the build will say so, not the import
     memo.used_valid, memo.used_models = set(memo.valid), set(memo.models)
     with contextlib.suppress(OSError):
-        save_memo(options_for(config, folder).out, memo)
+        save_memo(out, memo)
