@@ -47,28 +47,32 @@ def rewrite(located: Located, fn: NodeFn) -> Located:
                 if made is not child:
                     out = dict(node) if out is None else out
                     out[keyword] = made
+        holds = False  # a list or a mapping of schemas: its place is recorded (below)
         for keyword in SCHEMA_LISTS:
             children = node.get(keyword)
             if isinstance(children, list):
-                items = [
-                    visit(child, f"{pointer}/{keyword}/{i}") for i, child in enumerate(children)
-                ]
-                if any(a is not b for a, b in zip(items, children, strict=True)):
+                holds, changed, items = True, False, []
+                for i, child in enumerate(children):
+                    made = visit(child, f"{pointer}/{keyword}/{i}")
+                    changed = changed or made is not child
+                    items.append(made)
+                if changed:
                     out = dict(node) if out is None else out
                     out[keyword] = items
         for keyword in SCHEMA_MAPS:
             children = node.get(keyword)
             if isinstance(children, dict):
-                named = {
-                    name: visit(child, join_pointer(f"{pointer}/{keyword}", name))
-                    for name, child in children.items()
-                }
-                if any(named[name] is not child for name, child in children.items()):
+                holds, changed, named = True, False, {}
+                for name, child in children.items():
+                    made = visit(child, join_pointer(f"{pointer}/{keyword}", name))
+                    changed = changed or made is not child
+                    named[name] = made
+                if changed:
                     out = dict(node) if out is None else out
                     out[keyword] = named
         new = fn(node if out is None else out, pointer, result)
         if new is node:
-            if not _holds_schemas(node):
+            if not holds:
                 return node  # its place follows from its parent's, wherever that goes
             if kept.setdefault(id(node), pointer) != pointer:
                 new = dict(node)  # the same object at another place: a copy of its own
@@ -80,13 +84,6 @@ def rewrite(located: Located, fn: NodeFn) -> Located:
 
     result.schema = visit(located.schema, "")
     return result
-
-
-def _holds_schemas(node: dict[str, Any]) -> bool:
-    """Whether the node has a list or a mapping of schemas (its place is then recorded)."""
-    return any(isinstance(node.get(k), list) for k in SCHEMA_LISTS) or any(
-        isinstance(node.get(k), dict) for k in SCHEMA_MAPS
-    )
 
 
 def const_to_enum(node: dict[str, Any], pointer: str, located: Located) -> dict[str, Any]:
