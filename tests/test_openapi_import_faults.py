@@ -239,3 +239,15 @@ def test_a_server_url_that_is_no_url_is_located_not_a_traceback(tmp_path: Path) 
     (tmp_path / "doc.json").write_text(json.dumps(document({"/a": get("a")})))
     flag = cli("import", "openapi", "doc.json", "--server", "https://[x", cwd=tmp_path)
     assert flag.exit_code == 2 and "--server 'https://[x' must be an absolute" in flag.stderr
+
+
+def test_a_document_of_webhooks_only_is_refused_saying_so(tmp_path: Path) -> None:
+    # as Adyen's notification documents in the public API directory are written (OpenAPI 3.1)
+    hook = {"post": {"operationId": "balanceReport", "responses": OK}}
+    doc = document({}, openapi="3.1.0", webhooks={"report": hook, "payment": hook})
+    del doc["paths"]
+    result = run_import(tmp_path, doc)
+    assert result.exit_code == 2, result.output
+    assert "doc.json:" in result.stderr and "error[TN450]" in result.stderr
+    assert "its 2 webhooks are requests the API sends, not operations a tool calls" in result.stderr
+    assert not (tmp_path / "specs").exists()

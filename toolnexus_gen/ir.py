@@ -215,20 +215,35 @@ class Located:
     """
 
     schema: dict[str, Any]
-    origins: tuple[Origin, ...]
+    origins: tuple[Origin, ...]  # longest prefix first
     moved: dict[int, str] = field(default_factory=dict)
     keep: list[Any] = field(default_factory=list)  # keeps moved nodes alive while ids are in use
+    # the origins by prefix (the first of each), shared by every Located derived from this one:
+    # a schema that inlines many definitions has as many origins, and each rule's finding asks
+    _by_prefix: dict[str, Origin] | None = field(default=None, compare=False, repr=False)
 
     def source(self, pointer: str) -> tuple[Document, str]:
-        """The document and pointer that a bundled-schema pointer stands for."""
-        for origin in self.origins:  # longest prefix first
-            if pointer == origin.prefix or pointer.startswith(origin.prefix + "/"):
-                return origin.document, origin.pointer + pointer[len(origin.prefix) :]
+        """The document and pointer that a bundled-schema pointer stands for: the origin with
+        the longest prefix that is the pointer or one of its parents."""
+        if self._by_prefix is None:
+            self._by_prefix = {}
+            for each in self.origins:
+                self._by_prefix.setdefault(each.prefix, each)
+        prefix = pointer
+        while True:
+            origin = self._by_prefix.get(prefix)
+            if origin is not None:
+                return origin.document, origin.pointer + pointer[len(prefix) :]
+            prefix, slash, _ = prefix.rpartition("/")
+            if not slash:
+                break
         first = self.origins[-1]
         return first.document, first.pointer + pointer
 
     def derive(self, schema: dict[str, Any]) -> Located:
-        return Located(schema, self.origins, dict(self.moved), list(self.keep))
+        if self._by_prefix is None:
+            self.source("")
+        return Located(schema, self.origins, dict(self.moved), list(self.keep), self._by_prefix)
 
     def mark(self, node: Any, pointer: str) -> Any:
         """Record that a new node stands for the bundled node at pointer; returns the node."""

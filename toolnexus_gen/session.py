@@ -499,14 +499,17 @@ def import_specs(
             imported = importer.read(
                 fmt, file, server=server, tags=tags, env_prefix=env_prefix, progress=progress
             )
+            memo = None
             if fmt == importer.OPENAPI:
-                importer.carry(imported, config, folder, f".{suffix}")
+                memo = importer.carry(imported, config, folder, f".{suffix}")
             files = importer.plan(imported, folder, f".{suffix}", force, progress)
         except importer.ImportError_ as exc:
             raise UserError(str(exc)) from None
         output.create_user_files(
             files, replace=force, progress=lambda done, total: progress("writing", done, total)
         )
+        if memo is not None:
+            importer.keep_models(config, folder, memo)
         importer.add_toolsets(imported, config, file)
     return ImportOutcome(folder, list(files), imported)
 

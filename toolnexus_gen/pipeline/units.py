@@ -100,7 +100,7 @@ def make_units(
     depths = {file: entry_depth(document) for file, document in files_of(options.targets).items()}
     gone = gone_upstream(options.specs) if options.curated.overrides else {}
     for done, (document, spec) in enumerate(documents, 1):
-        unit = _unit(document, validator, options, header, memo, load, depths, spec, gone)
+        unit = _unit(document, validator, options, header, memo, load, depths, spec, gone, entries)
         progress("specs", done, len(documents))
         if models is not None and unit.model_job is not None and unit.model_key is not None:
             models.start(unit.model_key, unit.model_job)
@@ -122,7 +122,10 @@ def _unit(
     depths: dict[str, int],
     contributed: Contributed | None = None,
     gone: dict[str, str] | None = None,
+    entries_kept: bool = True,
 ) -> Unit:
+    """The unit of one spec; without `entries_kept` (a check: nothing is rendered) its entries
+    are neither encoded nor counted in tokens (a check's budgets are none)."""
     rel = contributed.rel if contributed else _rel(document.path, options.specs)
     tool, diagnostics = validator.document(document)
     if tool is None:
@@ -181,7 +184,8 @@ def _unit(
                 # in its namespace's `tools` list (render.py)
                 file_depths[target.file] = depths[target.file] + 2
             entries[target.file] = made.entry
-            tokens.append((name, estimate(made.entry)))
+            if entries_kept:
+                tokens.append((name, estimate(made.entry)))
     entries[TOOLS_FILE] = _definition(tool)
     job = model_job(tool)
     info = replace(
@@ -199,7 +203,7 @@ def _unit(
         files,
         tuple(diagnostics),
         info,
-        dict(sorted(encode_entries(entries, file_depths).items())),
+        dict(sorted(encode_entries(entries, file_depths).items())) if entries_kept else {},
         model_key(memo, job, header),
         job,
         model_input(document.data),

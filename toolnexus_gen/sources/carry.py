@@ -30,6 +30,8 @@ from toolnexus_gen.config.options import BuildOptions
 from toolnexus_gen.config.pyproject import Config
 from toolnexus_gen.diagnostics import Diagnostic, DiagnosticsError
 from toolnexus_gen.fs.paths import display_path
+from toolnexus_gen.ir import Unit
+from toolnexus_gen.memo import Memo
 
 PROFILE = "reach"
 BINDING_KEYS = ("source", "http")  # the profile is written before them, after the schemas
@@ -96,25 +98,38 @@ def settle(
     options: BuildOptions,
     render: Callable[[dict[str, Any], str], str],
     shared: Mapping[str, str] | None = None,
+    memo: Memo | None = None,
 ) -> Settled:
     """Build `specs` ({path relative to the spec folder: spec data}, with the `shared` fragment
     files they refer to, {path: text}) as `options` would, and keep what builds (see the module's
-    text). `render(spec, suffix)` is how the source writes a spec file."""
+    text). `render(spec, suffix)` is how the source writes a spec file. The argument models
+    made go into `memo` (keyed as the project's build keys them, so a build given that memo
+    need not make them again).
+
+    A round after the first checks again only the specs it changed: a spec's unit depends on its
+    file, the files it reaches and the options alone (pipeline/units.py), so the others' units
+    stand; the whole set is analysed again each round."""
     kept = {rel: dict(spec) for rel, spec in specs.items()}
     refused: dict[str, Refusal] = {}
     unplaced: list[str] = []
     if not kept:  # nothing to build: the pipeline is not even imported
         return Settled(kept)
+    memo = memo if memo is not None else Memo()
+    units: dict[str, Unit] = {}  # each spec's unit, as its last round made it
     with tempfile.TemporaryDirectory(prefix="toolnexus-settle-") as scratch:
         folder = Path(scratch) / "specs"
         for rel, text in (shared or {}).items():
             _write(folder / rel, text)
+        changed = set(kept)
         for round_ in range(MAX_ROUNDS):
             for rel, spec in kept.items():
-                _write(folder / rel, render(spec, Path(rel).suffix))
-            errors, unplaced = _errors(folder, options)
+                if rel in changed:
+                    _write(folder / rel, render(spec, Path(rel).suffix))
+                    units.pop(rel, None)
+            errors, unplaced = _errors(folder, options, memo, units)
             if not errors:
                 break
+            changed = set(errors)
             last = round_ == MAX_ROUNDS - 1  # what still fails then is left out
             for rel, found in errors.items():
                 spec = kept[rel]
@@ -125,6 +140,7 @@ def settle(
                 before = refused.get(rel)
                 if structural or not reachable or last:
                     del kept[rel]
+                    units.pop(rel, None)
                     (folder / rel).unlink()
                     gone = tuple(_targets_of(spec, options))
                     refused[rel] = Refusal(rel, gone, _joined(before, texts), True)
@@ -154,14 +170,16 @@ def _targets_of(spec: dict[str, Any], options: BuildOptions) -> list[str]:
     return [t for t in options.targets if (only is None or t in only) and t not in exclude]
 
 
-def _errors(folder: Path, options: BuildOptions) -> tuple[dict[str, list[Diagnostic]], list[str]]:
+def _errors(
+    folder: Path, options: BuildOptions, memo: Memo, made: dict[str, Unit]
+) -> tuple[dict[str, list[Diagnostic]], list[str]]:
     """Every error a build of `folder` finds, by spec (relative path); and the whole set's
-    errors no spec answers for. Argument models are made for the specs without other errors."""
+    errors no spec answers for. Argument models are made for the specs without other errors.
+    `made`: the units of specs unchanged since they were made (completed here)."""
     from toolnexus_gen.codegen.models import warm_up
     from toolnexus_gen.config.options import header_for
     from toolnexus_gen.fs.paths import discover
-    from toolnexus_gen.memo import Memo
-    from toolnexus_gen.parallel import pool_for
+    from toolnexus_gen.parallel import PARALLEL_MIN, pool_for, workers
     from toolnexus_gen.pipeline.build import analyse
     from toolnexus_gen.pipeline.render import model_maker
     from toolnexus_gen.pipeline.units import make_units
@@ -169,10 +187,15 @@ def _errors(folder: Path, options: BuildOptions) -> tuple[dict[str, list[Diagnos
     scratch = replace(
         options, specs=folder, out=folder.parent / "out", many=Many(), builtins=None, skills=None
     )
-    memo, header = Memo(), header_for(scratch)
+    header = header_for(options)  # the models' memo keys and text: the project's build's
     paths = discover(folder)
+    rels = [path.relative_to(folder).as_posix() for path in paths]
+    fresh = [path for path, rel in zip(paths, rels, strict=True) if rel not in made]
     # each spec's errors, wherever they point (nothing is rendered: no entries kept)
-    units = make_units(paths, scratch, header, memo, entries=False)
+    made.update(
+        (unit.rel, unit) for unit in make_units(fresh, scratch, header, memo, entries=False)
+    )
+    units = [made[rel] for rel in rels]
     analysis = analyse(scratch, memo, paths, units)  # and the whole set's
     by_spec: dict[str, list[Diagnostic]] = {}
     placed: set[Diagnostic] = set()
@@ -184,8 +207,15 @@ def _errors(folder: Path, options: BuildOptions) -> tuple[dict[str, list[Diagnos
     jobs = [unit for unit in units if unit.model_job is not None and unit.rel not in by_spec]
     if jobs:
         models = model_maker(header, memo)
+        new = sum(unit.model_key not in memo.models for unit in jobs)
+        # datamodel-code-generator on every core for many models, imported here once (the
+        # workers forked inherit it, rather than each importing it); for a few, one worker
+        # imports it (this process then exits without its weight)
+        many = new >= PARALLEL_MIN and workers() > 1
+        if many:
+            warm_up()
         try:
-            with pool_for(len(jobs), warm_up):  # datamodel-code-generator, on every core
+            with pool_for(new, None if many else warm_up):
                 models.sources([unit.model_key or "" for unit in jobs], [u.model_job for u in jobs])
         except DiagnosticsError as exc:
             for diagnostic in exc.diagnostics:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from itertools import compress
 from typing import Any
@@ -286,3 +286,6 @@ class Target:
     namespace_entry: Callable[[str, Sequence[ToolInfo]], dict[str, Any]] | None = None
     # what the provider answers a request whose tool list is empty (None: it takes one)
     empty_tools: str | None = None
+    # check()'s findings one by one, in its order, where computing them all costs (describe
+    # stops at its first fix that needs a check again); None: check() is used
+    findings: Callable[[Tool, Located | None, dict[str, Any]], Iterable[Diagnostic]] | None = None

@@ -23,6 +23,7 @@ enforces everything, so a call that breaks a removed constraint comes back as a 
 
 from __future__ import annotations
 
+import itertools
 import json
 from dataclasses import replace
 from typing import Any
@@ -144,27 +145,30 @@ def describe(
     notes: list[Diagnostic] = []
     tried: set[tuple[str, str | None, str]] = set()
     rounds = 0
+    check = target.findings or target.check  # one by one where the target can
     while rounds < MAX_ROUNDS:
         if output:
-            checked = target.check(replace(tool, output_located=located), tool.located, options)
+            checked = check(replace(tool, output_located=located), tool.located, options)
         else:
-            checked = target.check(tool, located, options)
-        findings = [
+            checked = check(tool, located, options)
+        before = frozenset(tried)  # what was tried before this check
+        findings = (
             d
             for d in checked
             if d.code in DESCRIBABLE
             and d.at is not None
-            and (*d.at, d.code) not in tried
+            and (*d.at, d.code) not in before
             and (d.pointer or "").startswith("/output_schema") == output
-        ]
-        if not findings:
+        )
+        first = next(findings, None)
+        if first is None:
             break
         # One check serves every finding up to the first fix that may change what the others
         # point at or what the checks would find next (each check walks the whole schema, so a
         # check per finding made large documents quadratic); the fixes come in the order, and
         # to the same schema, as with a check before each one.
         fixed: list[str] = []  # pointers fixed in this round
-        for finding in findings:
+        for finding in itertools.chain((first,), findings):
             assert finding.at is not None
             pointer, keyword = finding.at
             if rounds >= MAX_ROUNDS or not all(_apart(pointer, done) for done in fixed):
@@ -240,6 +244,14 @@ def _change(
 ) -> tuple[Located | None, str | None, bool]:
     """The schema with the finding fixed at every node standing for `pointer`, what to say, and
     whether the fix kept the meaning exactly; (None, None, False) when it cannot be fixed here."""
+    if code in ("TN302", "TN306", "TN314"):  # the whole property, not a keyword of its node
+        if not keep_arguments:
+            dropped, note = _drop_property(located, pointer)
+            if dropped is not None:
+                return dropped, note, False
+        if code == "TN302":
+            return _any_items(located, pointer)
+        return None, None, False
     said: list[tuple[str | None, bool]] = []
 
     def fix(node: dict[str, Any], at: str, result: Located) -> dict[str, Any]:
@@ -249,8 +261,6 @@ def _change(
         if exact is not None:
             said.append((exact[1], True))
             return exact[0]
-        if code in ("TN302", "TN306", "TN314"):
-            return node  # the whole property: below
         if code == "TN305" and keyword in ("anyOf", "oneOf", "allOf"):
             fixed, note = _hoist(node, keyword, at, result)
         else:
@@ -263,13 +273,6 @@ def _change(
     changed = rewrite(located, fix)
     if said:
         return changed, said[0][0], said[0][1]
-    if code in ("TN302", "TN306", "TN314"):
-        if not keep_arguments:
-            dropped, note = _drop_property(located, pointer)
-            if dropped is not None:
-                return dropped, note, False
-        if code == "TN302":
-            return _any_items(located, pointer)
     return None, None, False
 
 

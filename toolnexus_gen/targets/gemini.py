@@ -8,7 +8,7 @@ refs kept).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from toolnexus_gen.diagnostics import Diagnostic
@@ -88,23 +88,29 @@ def entry(tool: Tool, schema: dict[str, Any] | None, options: dict[str, Any]) ->
 
 
 def check(tool: Tool, located: Located | None, options: dict[str, Any]) -> list[Diagnostic]:
-    found = NAME_RULE.check(tool, NAME, "TN201")
+    return list(findings(tool, located, options))
+
+
+def findings(tool: Tool, located: Located | None, options: dict[str, Any]) -> Iterator[Diagnostic]:
+    """check()'s findings one by one, in its order (describe needs only the first few)."""
+    yield from NAME_RULE.check(tool, NAME, "TN201")
     if located is not None:
         if json_schema(options):
-            found += json_schema_findings(located)
+            yield from json_schema_findings(located)
         elif not takes_no_arguments(located.schema):  # else no parameters key is written
-            found += parameters_findings(located)
+            yield from parameters_findings(located)
     if tool.output_located is not None and not json_schema(options):
         target = "gemini (response)"
         try:
             response = effective(tool, options, must_inline=True, output=True)
         except Cycle as cycle:
-            return [*found, rules.cycle_finding(tool.output_located, cycle, target)]
+            yield rules.cycle_finding(tool.output_located, cycle, target)
+            return
         except TooLarge as big:
-            return [*found, rules.too_large_finding(tool.output_located, big, target)]
+            yield rules.too_large_finding(tool.output_located, big, target)
+            return
         assert response is not None
-        found += parameters_findings(response, target)
-    return found
+        yield from parameters_findings(response, target)
 
 
 def check_all(tools: list[ToolInfo], options: dict[str, Any]) -> list[Diagnostic]:
@@ -447,6 +453,7 @@ TARGET = Target(
     read,
     NAME_RULE,
     fallback=fallback,
+    findings=findings,
     hosted=True,
     max_tools=(MAX_DECLARATIONS, "TN318"),
     empty_tools="Gemini rejects a functionDeclarations wrapper without declarations: "

@@ -26,33 +26,58 @@ NodeFn = Callable[[dict[str, Any], str, Located], dict[str, Any]]
 
 
 def rewrite(located: Located, fn: NodeFn) -> Located:
-    """Apply fn to every schema node, children first; unchanged subtrees are shared, not copied."""
+    """Apply fn to every schema node, children first (fn never changes the node it is given:
+    it returns another); unchanged subtrees are shared, not copied.
+
+    Each node that holds a list or a mapping of schemas, and each node made, has its place
+    recorded (`moved`): a later rewrite may move it, and it keeps the place it stood at. One such
+    node reached at two places of different pointers becomes one object per place."""
     result = located.derive(located.schema)
+    kept: dict[int, str] = {}  # nodes kept as they were, by id: the place each is recorded at
 
     def visit(node: Any, pointer: str) -> Any:
         if not isinstance(node, dict):
             return node
         pointer = located.moved.get(id(node), pointer)
-        out = dict(node)
+        out: dict[str, Any] | None = None  # the node with its changed children (made once one is)
         for keyword in ONE_SCHEMA:
             if keyword in node:
-                out[keyword] = visit(node[keyword], f"{pointer}/{keyword}")
+                child = node[keyword]
+                made = visit(child, f"{pointer}/{keyword}")
+                if made is not child:
+                    out = dict(node) if out is None else out
+                    out[keyword] = made
+        holds = False  # a list or a mapping of schemas: its place is recorded (below)
         for keyword in SCHEMA_LISTS:
-            if isinstance(node.get(keyword), list):
-                out[keyword] = [
-                    visit(child, f"{pointer}/{keyword}/{i}")
-                    for i, child in enumerate(node[keyword])
-                ]
+            children = node.get(keyword)
+            if isinstance(children, list):
+                holds, changed, items = True, False, []
+                for i, child in enumerate(children):
+                    made = visit(child, f"{pointer}/{keyword}/{i}")
+                    changed = changed or made is not child
+                    items.append(made)
+                if changed:
+                    out = dict(node) if out is None else out
+                    out[keyword] = items
         for keyword in SCHEMA_MAPS:
-            if isinstance(node.get(keyword), dict):
-                out[keyword] = {
-                    name: visit(child, join_pointer(f"{pointer}/{keyword}", name))
-                    for name, child in node[keyword].items()
-                }
-        changed = any(out[k] is not node[k] for k in node)
-        new = fn(out, pointer, result)
-        if new is out and not changed:
-            return node  # nothing changed below or here: share the original
+            children = node.get(keyword)
+            if isinstance(children, dict):
+                holds, changed, named = True, False, {}
+                for name, child in children.items():
+                    made = visit(child, join_pointer(f"{pointer}/{keyword}", name))
+                    changed = changed or made is not child
+                    named[name] = made
+                if changed:
+                    out = dict(node) if out is None else out
+                    out[keyword] = named
+        new = fn(node if out is None else out, pointer, result)
+        if new is node:
+            if not holds:
+                return node  # its place follows from its parent's, wherever that goes
+            if kept.setdefault(id(node), pointer) != pointer:
+                new = dict(node)  # the same object at another place: a copy of its own
+            elif id(node) in result.moved:
+                return node
         if id(new) not in result.moved:
             result.mark(new, pointer)
         return new

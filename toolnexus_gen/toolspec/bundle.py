@@ -269,15 +269,36 @@ def broken_refs(schema: dict[str, Any]) -> list[tuple[str, str]]:
 
 
 def _ref_nodes(node: Any, pointer: str) -> Iterator[tuple[str, dict[str, Any]]]:
-    if isinstance(node, dict):
-        if isinstance(node.get("$ref"), str):
-            yield pointer, node
-        for key, value in node.items():
-            if key not in ("enum", "const", "default", "examples"):  # data, not schemas
-                yield from _ref_nodes(value, join_pointer(pointer, key))
-    elif isinstance(node, list):
-        for i, value in enumerate(node):
-            yield from _ref_nodes(value, f"{pointer}/{i}")
+    """(pointer, node) of each node with a `$ref`, in document order; a pointer is made only
+    for those (a large schema's every node made a bundle's hot spot)."""
+    stack: list[tuple[Any, Any]] = [(node, pointer)]
+    while stack:
+        node, place = stack.pop()
+        children: list[tuple[Any, Any]] = []
+        if isinstance(node, dict):
+            if isinstance(node.get("$ref"), str):
+                yield _pointer(place), node
+            children = [
+                (value, (place, key))
+                for key, value in node.items()
+                if key not in ("enum", "const", "default", "examples")  # data, not schemas
+                and isinstance(value, (dict, list))
+            ]
+        elif isinstance(node, list):
+            children = [(value, (place, i)) for i, value in enumerate(node)]
+        stack.extend(reversed(children))
+
+
+def _pointer(place: Any) -> str:
+    """The pointer of a place of _ref_nodes: (the parent's place, key), down to a pointer."""
+    keys = []
+    while isinstance(place, tuple):
+        place, key = place
+        keys.append(key)
+    pointer: str = place
+    for key in reversed(keys):
+        pointer = join_pointer(pointer, key)  # an index's digits need no escape
+    return pointer
 
 
 def _pure_loop(schema: dict[str, Any], start: str) -> list[str]:

@@ -42,25 +42,38 @@ def found(schema: Any, pointer: str = "") -> list[str]:
     under a schema is searched (an unknown keyword's too) but data (enum, const, default,
     examples, an extension's value) and property names are not keywords."""
     out: list[str] = []
-    stack: list[tuple[Any, str]] = [(schema, pointer)]
+    # a node's place as (its parent's place, its key), made a pointer only where a keyword is
+    # found: a large schema has few, and a pointer for every node made this a build's hot spot
+    stack: list[tuple[Any, Any]] = [(schema, pointer)]
     while stack:
         node, here = stack.pop()
-        children: list[tuple[Any, str]] = []
+        children: list[tuple[Any, Any]] = []
         if isinstance(node, list):
-            children = [(item, join_pointer(here, i)) for i, item in enumerate(node)]
+            children = [(item, (here, i)) for i, item in enumerate(node)]
         elif isinstance(node, dict):
             for key, value in node.items():
-                at = join_pointer(here, key)
                 if is_codegen_keyword(key):
-                    out.append(at)
+                    out.append(_pointer((here, key)))
                 elif key in DATA or key.startswith("x-"):  # an extension's value is its own
                     continue
                 elif key in NAME_MAPS and isinstance(value, dict):
-                    children += [(v, join_pointer(at, name)) for name, v in value.items()]
-                else:
-                    children.append((value, at))
+                    children += [(v, ((here, key), name)) for name, v in value.items()]
+                elif isinstance(value, (dict, list)):
+                    children.append((value, (here, key)))
         stack.extend(reversed(children))
     return out
+
+
+def _pointer(place: Any) -> str:
+    """The JSON pointer of a place of found()."""
+    keys = []
+    while isinstance(place, tuple):
+        place, key = place
+        keys.append(key)
+    pointer: str = place
+    for key in reversed(keys):
+        pointer = join_pointer(pointer, key)
+    return pointer
 
 
 def strip(schema: Any) -> tuple[Any, list[str]]:

@@ -210,7 +210,16 @@ class Reader:
                     "/paths",
                 )
             elif not out.skipped:
-                self.error("TN450", "the document has no operations to import", "/paths")
+                webhooks = data.get("webhooks")
+                if isinstance(webhooks, dict) and webhooks and not paths:
+                    self.error(
+                        "TN450",
+                        f"the document has no operations to import: its {len(webhooks)} "
+                        "webhooks are requests the API sends, not operations a tool calls",
+                        "/webhooks",
+                    )
+                else:
+                    self.error("TN450", "the document has no operations to import", "/paths")
         return out
 
     def _operations(
