@@ -225,13 +225,10 @@ class Located:
     def source(self, pointer: str) -> tuple[Document, str]:
         """The document and pointer that a bundled-schema pointer stands for: the origin with
         the longest prefix that is the pointer or one of its parents."""
-        if self._by_prefix is None:
-            self._by_prefix = {}
-            for each in self.origins:
-                self._by_prefix.setdefault(each.prefix, each)
+        by_prefix = self._index()
         prefix = pointer
         while True:
-            origin = self._by_prefix.get(prefix)
+            origin = by_prefix.get(prefix)
             if origin is not None:
                 return origin.document, origin.pointer + pointer[len(prefix) :]
             prefix, slash, _ = prefix.rpartition("/")
@@ -240,10 +237,15 @@ class Located:
         first = self.origins[-1]
         return first.document, first.pointer + pointer
 
-    def derive(self, schema: dict[str, Any]) -> Located:
+    def _index(self) -> dict[str, Origin]:
         if self._by_prefix is None:
-            self.source("")
-        return Located(schema, self.origins, dict(self.moved), list(self.keep), self._by_prefix)
+            self._by_prefix = {}
+            for each in self.origins:
+                self._by_prefix.setdefault(each.prefix, each)
+        return self._by_prefix
+
+    def derive(self, schema: dict[str, Any]) -> Located:
+        return Located(schema, self.origins, dict(self.moved), list(self.keep), self._index())
 
     def mark(self, node: Any, pointer: str) -> Any:
         """Record that a new node stands for the bundled node at pointer; returns the node."""

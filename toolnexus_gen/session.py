@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack, contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -501,15 +501,24 @@ def import_specs(
             )
             memo = None
             if fmt == importer.OPENAPI:
-                memo = importer.carry(imported, config, folder, f".{suffix}")
+                from toolnexus_gen.incremental.cache import load_memo
+                from toolnexus_gen.sources.carry import options_for
+
+                memo = load_memo(options_for(config, folder).out)
+                importer.carry(imported, config, folder, f".{suffix}", memo)
             files = importer.plan(imported, folder, f".{suffix}", force, progress)
         except importer.ImportError_ as exc:
             raise UserError(str(exc)) from None
         output.create_user_files(
             files, replace=force, progress=lambda done, total: progress("writing", done, total)
         )
-        if memo is not None:
-            importer.keep_models(config, folder, memo)
+        home = importer.models_home(config, folder) if memo is not None else None
+        if memo is not None and home is not None:
+            from toolnexus_gen.incremental.cache import save_memo
+
+            memo.used_valid, memo.used_models = set(memo.valid), set(memo.models)
+            with suppress(OSError):  # a cache: never an error
+                save_memo(home, memo)
         importer.add_toolsets(imported, config, file)
     return ImportOutcome(folder, list(files), imported)
 

@@ -15,7 +15,6 @@ normalisations (documented in the docs: Spec files, Importing provider JSON):
 
 from __future__ import annotations
 
-import contextlib
 import json
 import re
 from collections.abc import Sequence
@@ -216,14 +215,15 @@ def add_toolsets(imported: Imported, config: Config, source: Path) -> None:
     )
 
 
-def carry(imported: Imported, config: Config, folder: Path, suffix: str) -> Memo:
+def carry(
+    imported: Imported, config: Config, folder: Path, suffix: str, memo: Memo | None = None
+) -> None:
     """An OpenAPI import's specs, each with `profile: reach`, checked by a build with the
     project's targets and target options before anything is written (sources/carry.py): a tool
     some targets cannot take is kept for the others (`targets.exclude`), one no target takes is
     left out, each said with the build's own reason (TN416, TN415), all in this one run.
-    Returns the build memo (the project's, with the argument models the check made), for
-    `keep_models` once the specs are written."""
-    from toolnexus_gen.incremental.cache import load_memo
+    `memo` is the project's build memo (else a new one); the argument models the check makes
+    are added to it, for `models_home` once the specs are written."""
     from toolnexus_gen.sources.carry import carried, options_for, settle, whole_set_limits
 
     folder_name = str(getattr(imported, "folder", ""))
@@ -236,7 +236,8 @@ def carry(imported: Imported, config: Config, folder: Path, suffix: str) -> Memo
     if options.base_url is None and getattr(imported, "base_url_hint", None) is not None:
         # a relative server: the project sets base_url (the summary says so); checked as if set
         options = replace(options, base_url="https://base-url.invalid")
-    memo = load_memo(options.out)
+    if memo is None:
+        memo = Memo()
     settled = settle(specs, options, spec_text, shared, memo)
     refused = {refusal.spec: refusal for refusal in settled.refused}
     for rel in specs:
@@ -263,22 +264,19 @@ def carry(imported: Imported, config: Config, folder: Path, suffix: str) -> Memo
         for text in settled.unplaced
         if not (limit and any(f"[{code}]" in text for code in whole_set_limits()))
     ]
-    return memo
 
 
-def keep_models(config: Config, folder: Path, memo: Memo) -> None:
-    """Leave the argument models the import's check made in the build's memo (in the output
-    folder's cache), with all it held: the first build of the imported specs then makes none
-    (a model is most of what a build of an API's specs costs). Only into an output folder a
-    build made, or one that does not exist yet; a cache: never an error."""
+def models_home(config: Config, folder: Path) -> Path | None:
+    """Where the argument models the import's check made may be left, in the build's memo (the
+    output folder's cache), so that the first build of the imported specs makes none (a model
+    is most of what a build of an API's specs costs): an output folder a build made, or one
+    that does not exist yet; None for a folder of someone else's files (the build will say so,
+    not the import)."""
     from toolnexus_gen.fs.output import MANIFEST
     from toolnexus_gen.fs.paths import CACHE_DIR
-    from toolnexus_gen.incremental.cache import save_memo
     from toolnexus_gen.sources.carry import options_for
 
     out = options_for(config, folder).out
     if out.exists() and not ((out / MANIFEST).is_file() or (out / CACHE_DIR).is_dir()):
-        return  # a folder of someone else's files: the build will say so, not the import
-    memo.used_valid, memo.used_models = set(memo.valid), set(memo.models)
-    with contextlib.suppress(OSError):
-        save_memo(out, memo)
+        return None
+    return out
