@@ -29,7 +29,10 @@ def synthetic_spec(i: int) -> dict[str, Any]:
                     },
                     "required": ["start"],
                 },
-                f"field_{i % 7}": {"type": "boolean", "description": f"Variant {i % 7}"},
+                f"field_{i % 7}": {
+                    "type": "boolean",
+                    "description": f"Variant {i % 7} of tool {i}",
+                },
             },
             "required": ["query"],
             "$defs": {

@@ -327,7 +327,7 @@ def test_the_next_release_is_drift_named_by_rule_and_overrides_survive(
     ), lines
     assert "  info[TN531] callers: optional argument 'issue_field_values' added" in lines
     assert "  info[TN531] callers: optional argument 'duplicate_issue_id' added" in lines
-    assert any(line.startswith("  warning[TN512] callers: result field") for line in lines)
+    assert any(line.startswith("  warning[TN512] callers: result field") for line in lines), lines
     assert any("github: the snapshot is out of date" in line for line in lines)
     _ok(cli("sync", cwd=copy))
     _ok(cli("sync", "--check", cwd=copy))

@@ -152,7 +152,11 @@ SPECS = {
         "description": f"Tool {i}",
         "input_schema": {
             "type": "object",
-            "properties": {"q": {"type": "string"}, "n": {"type": "integer"}},
+            # each its own schema (tools with one schema share one model, made once)
+            "properties": {
+                "q": {"type": "string", "description": f"Query {i}"},
+                "n": {"type": "integer"},
+            },
             "required": ["q"],
         },
     }

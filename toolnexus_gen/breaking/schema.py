@@ -1251,7 +1251,7 @@ def _checker(with_patterns: bool) -> Any:
             return iter(())
 
         keywords["unevaluatedProperties"] = unevaluated
-    return validators.extend(base, keywords)
+    return validators.extend(base, keywords)  # type: ignore[no-untyped-call]
 
 
 def _mentions(node: Any, key: str) -> bool:

@@ -536,7 +536,7 @@ CODES: dict[str, tuple[str, str]] = {
     "TN473": (
         "OpenAPI response schema left out: over the schema budget",
         "The schema of the operation's 2xx response, with every shared schema it reaches (each\n"
-        "counted once), holds more than 16,000 bytes of JSON Schema. The tool is imported without\n"
+        "counted once), holds more than 64,000 bytes of JSON Schema. The tool is imported without\n"
         "an output_schema (this warning, at the response's schema, names each such operation):\n"
         "its result is returned as the server sends it, untyped, and the provider files do not\n"
         "carry the schema to every request. Shared schemas that only such responses reach are not\n"

@@ -1058,10 +1058,10 @@ EXAMPLES: dict[str, Example] = {
         copies=60,
     ),
     "TN473": Example(
-        _large_api("result", 30),
+        _large_api("result", 60),
         "api.yaml:17:17: warning[TN473]",
         command="toolnexus-gen import openapi api.yaml",
-        copies=30,
+        copies=60,
     ),
     "TN490": Example(
         {"pyproject.toml": '[tool.toolnexus-gen]\nskills = "skills"\n'},
