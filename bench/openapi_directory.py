@@ -29,7 +29,7 @@ from directory_soak import BASE_URL, directory, documents  # noqa: E402
 def cpu_of(args: list[str], cwd: Path) -> tuple[float, str]:
     """CPU seconds of one CLI run (its workers included), and what it printed."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    env = {**os.environ, "TOOLNEXUS_GEN_RESIDENT": "0"}
+    env = dict(os.environ)
     done = subprocess.run(
         [sys.executable, "-m", "toolnexus_gen", *args],
         cwd=cwd,

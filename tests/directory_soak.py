@@ -82,7 +82,7 @@ class Outcome:
 def _run(args: list[str], cwd: Path, limit: float) -> tuple[int | None, str, float, float]:
     """(exit code or None on timeout, output, wall seconds, CPU seconds)."""
     started, used = time.monotonic(), _children_cpu()
-    env = {**os.environ, "TOOLNEXUS_GEN_RESIDENT": "0", "PYTHONHASHSEED": "0"}
+    env = {**os.environ, "PYTHONHASHSEED": "0"}
     try:
         done = subprocess.run(
             [sys.executable, "-m", "toolnexus_gen", *args],

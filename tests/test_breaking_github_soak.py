@@ -81,7 +81,7 @@ def tool(args: list[str], cwd: Path) -> tuple[subprocess.CompletedProcess[str], 
         cwd=cwd,
         capture_output=True,
         text=True,
-        env={**os.environ, "TOOLNEXUS_GEN_RESIDENT": "0"},
+        env=dict(os.environ),
     )
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
