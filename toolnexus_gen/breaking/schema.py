@@ -27,6 +27,7 @@ from typing import Any
 
 from toolnexus_gen.breaking.overlap import overlap
 from toolnexus_gen.breaking.pattern import Slow, loosened, search
+from toolnexus_gen.toolspec.formats import ASSERTED_FORMATS
 from toolnexus_gen.toolspec.pointer import join_pointer, resolve
 
 # Keywords that never change what validates (x-* keys too).
@@ -87,10 +88,6 @@ BOUNDED = frozenset(
 # StrictFloat or StrictStr there: an annotation, as JSON Schema's validation reads `format` by
 # default. The providers refuse no call for a format either (strict mode shapes what a model
 # writes, not what a caller may send).
-ASSERTED_FORMATS = frozenset(
-    {"date-time", "date", "time", "duration", "uri", "uuid", "ipv4", "ipv6", "byte"}
-    | {"email", "idn-email", "ulid", "hostname"}
-)
 # those the model leaves a plain str when the property's default is a string (pydantic does not
 # validate a default, so the model types it as the default is)
 _TYPED_FORMATS = frozenset(

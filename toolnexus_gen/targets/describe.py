@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 from dataclasses import replace
 from typing import Any
 from urllib.parse import unquote
@@ -34,6 +35,7 @@ from toolnexus_gen.ir import Located, Tool
 from toolnexus_gen.targets.base import Target
 from toolnexus_gen.targets.transforms import merge_all_of, rewrite, wrap_ref
 from toolnexus_gen.toolspec.bundle import ONE_SCHEMA, SCHEMA_LISTS, SCHEMA_MAPS
+from toolnexus_gen.toolspec.formats import ASSERTED_FORMATS
 from toolnexus_gen.toolspec.pointer import join_pointer, resolve
 
 # The rules whose findings describe can fix.
@@ -205,10 +207,11 @@ def _said(
     else:
         code = "TN220"
         said = f"; its description now says ({note})" if note else ""
-        text = (
-            f"{what} removed by the describe transform (was {finding.code}){said}; the "
-            "argument model still enforces it"
-        )
+        kept = "the argument model still enforces it"
+        named = re.match(r'format: "([^"]*)"', note or "") if keyword == "format" else None
+        if named is not None and named.group(1) not in ASSERTED_FORMATS:
+            kept = "no check took it before either (the argument model does not check this format)"
+        text = f"{what} removed by the describe transform (was {finding.code}){said}; {kept}"
     return Diagnostic(
         finding.path,
         finding.line,
