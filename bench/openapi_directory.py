@@ -11,11 +11,8 @@ Usage: python bench/openapi_directory.py [--every N] [--offset K] [--build] [DOC
 from __future__ import annotations
 
 import argparse
-import os
-import resource
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -23,24 +20,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
-from directory_soak import BASE_URL, directory, documents  # noqa: E402
+from directory_soak import BASE_URL, directory, documents, run_step  # noqa: E402
 
 
 def cpu_of(args: list[str], cwd: Path) -> tuple[float, str]:
     """CPU seconds of one CLI run (its workers included), and what it printed."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    env = dict(os.environ)
-    done = subprocess.run(
-        [sys.executable, "-m", "toolnexus_gen", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        env=env,
-        check=False,
-    )
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    used = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
-    return used, done.stdout + done.stderr
+    _, text, _, used = run_step(args, cwd, limit=None)
+    return used, text
 
 
 def main() -> None:

@@ -79,7 +79,9 @@ class Outcome:
         return self.status in ("imported", "built", "refused")
 
 
-def _run(args: list[str], cwd: Path, limit: float) -> tuple[int | None, str, float, float]:
+def run_step(
+    args: list[str], cwd: Path, limit: float | None
+) -> tuple[int | None, str, float, float]:
     """(exit code or None on timeout, output, wall seconds, CPU seconds)."""
     started, used = time.monotonic(), _children_cpu()
     env = {**os.environ, "PYTHONHASHSEED": "0"}
@@ -147,7 +149,7 @@ def walk(
         (work / "pyproject.toml").write_text(
             '[tool.toolnexus-gen]\nspecs = "specs"\nout = "tools"\n'
         )
-        code, text, seconds, cpu = _run(["import", "openapi", str(document)], work, limits[0])
+        code, text, seconds, cpu = run_step(["import", "openapi", str(document)], work, limits[0])
         outcome.seconds += seconds
         outcome.cpu += cpu
         if not _judge(outcome, code, text, document, work):
@@ -160,7 +162,7 @@ def walk(
             with (work / "pyproject.toml").open("a") as config:
                 config.write(f'base_url = "{BASE_URL}"\n')
         outcome.step = "build"
-        code, text, seconds, cpu = _run(["build"], work, limits[1])
+        code, text, seconds, cpu = run_step(["build"], work, limits[1])
         outcome.seconds += seconds
         outcome.cpu += cpu
         if _judge(outcome, code, text, document, work):
