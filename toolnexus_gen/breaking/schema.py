@@ -1055,12 +1055,13 @@ def _merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
             merged[key] = joined
         elif key == "required" and isinstance(value, list) and isinstance(base.get(key), list):
             merged[key] = [*base[key], *(v for v in value if v not in base[key])]
-        elif key in _LOWER and _is_number(value) and _is_number(base.get(key)):
+        elif key in _LOWER and _number(value) is not None and _number(base.get(key)) is not None:
             merged[key] = max(base[key], value)  # both hold: the tighter bound
-        elif key in _UPPER and _is_number(value) and _is_number(base.get(key)):
+        elif key in _UPPER and _number(value) is not None and _number(base.get(key)) is not None:
             merged[key] = min(base[key], value)
         elif key == "enum" and isinstance(value, list) and isinstance(base.get(key), list):
-            merged[key] = [v for v in value if any(_json_equal(v, b) for b in base[key])]
+            common = {canonical(b) for b in base[key]}
+            merged[key] = [v for v in value if canonical(v) in common]
         else:
             merged[key] = value
     return merged
@@ -1072,17 +1073,6 @@ _LOWER = frozenset(
 _UPPER = frozenset(
     {"maximum", "exclusiveMaximum", "maxLength", "maxItems", "maxProperties", "maxContains"}
 )
-
-
-def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
-
-
-def _json_equal(a: Any, b: Any) -> bool:
-    """Equal as JSON values (1 and 1.0 alike, True and 1 not)."""
-    if isinstance(a, bool) or isinstance(b, bool):
-        return type(a) is type(b) and a == b
-    return bool(a == b)
 
 
 def _only(node: dict[str, Any], name: str) -> dict[str, Any]:
