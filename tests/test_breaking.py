@@ -980,6 +980,9 @@ def test_accept_entries_expire_and_stale_ones_are_noted(tmp_path: Path) -> None:
         # a TOML date-time, or a month, is not read as version 2027 (an acceptance never ending)
         ('accept = [{finding = "a:TN501", until = 2027-03-31T10:00:00}]', "is not a date"),
         ('accept = [{finding = "a:TN501", until = "2027-03"}]', "is not a date"),
+        # a version with words after it is not read as that version
+        ('accept = [{finding = "a:TN501", until = "2.0.0 junk"}]', "neither a version"),
+        ('accept = [{finding = "a:TN501", until = "2.0.0; 3.0"}]', "neither a version"),
         ("token_threshold = nan", "must be a percentage"),
         # a long wrong value is quoted in part: the error stays one readable line
         ("ignore = [" + "1, " * 20_000 + "]", "not [1, 1, 1, 1, 1, 1, 1, 1, ...]"),
@@ -1019,3 +1022,24 @@ def test_a_severity_override_decides_the_exit_code(tmp_path: Path) -> None:
     result = cli("breaking", "--against", "HEAD", "--format", "json", cwd=repo)
     assert result.exit_code == 1
     assert [f["severity"] for f in findings_of(result) if f["rule"] == "TN540"] == ["error"]
+
+
+@pytest.mark.parametrize(
+    ("until", "ok"),
+    [
+        ("2.0.0", True),
+        ("v2.0", True),
+        ("2.0.0rc1", True),
+        ("2.0.0.post1", True),
+        ("2.1.dev3", True),
+        ("2027-03-31", True),
+        ("2.0.0 junk", False),
+        ("2.0.0-", False),
+        ("2.0.0+local", False),
+        ("2..0", False),
+    ],
+)
+def test_until_is_a_whole_version_or_day(until: str, ok: bool) -> None:
+    from toolnexus_gen.breaking.accept import until_problem
+
+    assert (until_problem(until) is None) is ok, until_problem(until)

@@ -27,6 +27,13 @@ from toolnexus_gen.diagnostics.catalogue import BREAKING
 
 DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 YEAR = re.compile(r"\d{4}-")  # what starts as a date is a date, never a version
+# A whole release number (PEP 440's public part: 2.0, v2.0.0, 2.0.0rc1, 2.0.0.post1, 2.0.dev3),
+# so that "2.0.0 junk" is refused rather than read as 2.0.0
+VERSION = re.compile(
+    r"v?\d{1,18}(?:\.\d{1,18})*(?:[-_.]?(?:a|b|c|rc|alpha|beta|pre|preview)\d*)?"
+    r"(?:[-_.]?(?:post|rev|r)\d*)?(?:[-_.]?dev\d*)?",
+    re.IGNORECASE,
+)
 
 
 @dataclass(frozen=True)
@@ -70,7 +77,7 @@ def until_problem(until: object) -> str | None:
         return None
     if YEAR.match(until.strip()):  # 2027-03, 2027-03-31T10:00:00: not read as version 2027
         return f"until {until!r} is not a date (YYYY-MM-DD, the day only)"
-    if release(until) is None:
+    if release(until) is None or not VERSION.fullmatch(until.strip()):
         return f"until {until!r} is neither a version (2.0.0) nor a date (YYYY-MM-DD)"
     return None
 

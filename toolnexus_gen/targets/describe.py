@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import itertools
 import json
-import re
 from dataclasses import replace
 from typing import Any
 from urllib.parse import unquote
@@ -177,10 +176,12 @@ def describe(
                 break
             rounds += 1
             tried.add((pointer, keyword, finding.code))
-            changed, note, exact = _change(located, pointer, keyword, finding.code, keep_arguments)
+            changed, note, exact, checked_format = _change(
+                located, pointer, keyword, finding.code, keep_arguments
+            )
             if changed is None:
                 continue  # not describable here (a required property): the error stands
-            notes.append(_said(target, finding, pointer, keyword, note, exact))
+            notes.append(_said(target, finding, pointer, keyword, note, exact, checked_format))
             leaf = not exact and _leaf_fix(keyword, finding.code)
             located = changed
             if not leaf:
@@ -196,8 +197,10 @@ def _said(
     keyword: str | None,
     note: str | None,
     exact: bool,
+    checked_format: bool = True,
 ) -> Diagnostic:
-    """The TN220 (TN225: without loss) warning for one change."""
+    """The TN220 (TN225: without loss) warning for one change (`checked_format`: a removed
+    `format` is one the argument model checks)."""
     what = f"{keyword!r}" if keyword else "the schema"
     if finding.code in ("TN320", "TN345"):
         what = "'$ref'"
@@ -208,8 +211,7 @@ def _said(
         code = "TN220"
         said = f"; its description now says ({note})" if note else ""
         kept = "the argument model still enforces it"
-        named = re.match(r'format: "([^"]*)"', note or "") if keyword == "format" else None
-        if named is not None and named.group(1) not in ASSERTED_FORMATS:
+        if keyword == "format" and not checked_format:
             kept = "no check took it before either (the argument model does not check this format)"
         text = f"{what} removed by the describe transform (was {finding.code}){said}; {kept}"
     return Diagnostic(
@@ -244,18 +246,20 @@ def _apart(pointer: str, other: str) -> bool:
 
 def _change(
     located: Located, pointer: str, keyword: str | None, code: str, keep_arguments: bool
-) -> tuple[Located | None, str | None, bool]:
-    """The schema with the finding fixed at every node standing for `pointer`, what to say, and
-    whether the fix kept the meaning exactly; (None, None, False) when it cannot be fixed here."""
+) -> tuple[Located | None, str | None, bool, bool]:
+    """The schema with the finding fixed at every node standing for `pointer`, what to say,
+    whether the fix kept the meaning exactly, and whether a `format` it took out is one the
+    argument model checks; (None, None, False, True) when it cannot be fixed here."""
     if code in ("TN302", "TN306", "TN314"):  # the whole property, not a keyword of its node
         if not keep_arguments:
             dropped, note = _drop_property(located, pointer)
             if dropped is not None:
-                return dropped, note, False
+                return dropped, note, False, True
         if code == "TN302":
-            return _any_items(located, pointer)
-        return None, None, False
+            return (*_any_items(located, pointer), True)
+        return None, None, False, True
     said: list[tuple[str | None, bool]] = []
+    checked: list[bool] = []  # per node: whether the `format` taken out is one models check
 
     def fix(node: dict[str, Any], at: str, result: Located) -> dict[str, Any]:
         if at != pointer:
@@ -271,12 +275,14 @@ def _change(
         if fixed is node:
             return node
         said.append((note, False))
+        if keyword == "format":
+            checked.append(node.get("format") in ASSERTED_FORMATS)
         return _note(fixed, note)
 
     changed = rewrite(located, fix)
     if said:
-        return changed, said[0][0], said[0][1]
-    return None, None, False
+        return changed, said[0][0], said[0][1], all(checked)
+    return None, None, False, True
 
 
 def _hoist(
