@@ -1,7 +1,6 @@
 """Work spread over worker processes comes back complete and in order, and a worker that dies
-(killed, or failing at start-up) never hangs the build: the work is then done in-process. Both
-ways of handing work out: all at once (parallel_map) and item by item as a build finds it
-(Stream).
+(killed, or failing at start-up) never hangs the build: the work is then done in-process. Work
+is handed out item by item as a build finds it (Stream).
 
 Each case runs in a fresh interpreter: the pool only forks from a single-threaded process, and
 the test runner's process may have threads by then.
@@ -40,15 +39,14 @@ def streamed(fn, items):
         stream.add(item)
     return stream.results()
 
-fn, items, start, how = {fn}, {items}, {start}, {how}
+fn, items, start = {fn}, {items}, {start}
 with parallel.pool_for(items, start):
     assert parallel._pool is not None, "the case must run on real workers"
-    assert how(fn, list(range(items))) == [n * n for n in range(items)]
+    assert streamed(fn, list(range(items))) == [n * n for n in range(items)]
 print("ok")
 """
 
 
-@pytest.mark.parametrize("how", ["parallel.parallel_map", "streamed"])
 @pytest.mark.parametrize(
     ("fn", "items", "start"),
     [
@@ -59,9 +57,9 @@ print("ok")
     ],
 )
 def test_the_work_completes_whatever_happens_to_the_workers(
-    fn: str, items: int, start: str, how: str
+    fn: str, items: int, start: str
 ) -> None:
-    code = textwrap.dedent(SCENARIO).format(fn=fn, items=items, start=start, how=how)
+    code = textwrap.dedent(SCENARIO).format(fn=fn, items=items, start=start)
     done = subprocess.run(
         [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60
     )
@@ -80,11 +78,17 @@ def warm():
 def frozen_in_a_worker(_):
     return gc.get_freeze_count()
 
+def streamed(fn, items):
+    stream = parallel.Stream(fn)
+    for item in items:
+        stream.add(item)
+    return stream.results()
+
 gc.unfreeze()
 with parallel.pool_for(100, warm):
     assert parallel._pool is not None, "the case must run on real workers"
     assert gc.get_freeze_count() == 0  # a build's own objects stay collectable here
-    assert all(parallel.parallel_map(frozen_in_a_worker, list(range(4))))  # and not there
+    assert all(streamed(frozen_in_a_worker, list(range(16))))  # and not there
 gc.freeze()  # what build --watch sets aside while idle
 kept = gc.get_freeze_count()
 with parallel.pool_for(100, warm):

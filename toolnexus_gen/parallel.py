@@ -1,10 +1,10 @@
-"""Spreading independent per-tool work (meta-schema checks, model generation) over the cores.
+"""Spreading independent per-tool work (model generation) over the cores.
 
 A build opens the worker pool at its start, while the process is still small, so forked workers
-do not each carry a copy of every parsed spec (`pool_for`); work is then handed out with
-`parallel_map`, or item by item as this process finds it (`Stream`: the workers start on it
-while this process goes on with other work). On one core, or where fork is unavailable, the work
-runs in-process. Results come back in input order, so output never depends on scheduling.
+do not each carry a copy of every parsed spec (`pool_for`); work is then handed out item by item
+as this process finds it (`Stream`: the workers start on it while this process goes on with
+other work). On one core, or where fork is unavailable, the work runs in-process. Results come
+back in input order, so output never depends on scheduling.
 """
 
 from __future__ import annotations
@@ -108,16 +108,6 @@ def _children() -> set[int]:
     import multiprocessing
 
     return {p.pid for p in multiprocessing.active_children() if p.pid is not None}
-
-
-def parallel_map(fn: Callable[[T], R], items: Sequence[T]) -> list[R]:
-    if _pool is None or not items:
-        return [fn(item) for item in items]
-    chunk = max(1, -(-len(items) // (workers() * 4)))
-    pending = _pool.map_async(fn, items, chunksize=chunk)
-    if not _wait([pending]):
-        return [fn(item) for item in items]
-    return pending.get()
 
 
 class Stream(Generic[T, R]):

@@ -96,7 +96,6 @@ def make_units(
         except LoadError as exc:
             units.append(Unit(_rel(path, options.specs), "", (), (exc.diagnostic,), None))
     documents += [(spec.document, spec) for spec in contributed]
-    validator.prevalidate([document for document, _ in documents])
     depths = {file: entry_depth(document) for file, document in files_of(options.targets).items()}
     gone = gone_upstream(options.specs) if options.curated.overrides else {}
     for done, (document, spec) in enumerate(documents, 1):
