@@ -53,7 +53,7 @@ print("ok")
         ("square", 100, "None"),  # results in order, from the workers
         ("die_in_a_worker", 100, "None"),  # a worker killed mid-task
         ("square", 1, "broken_start"),  # the one warm worker fails to start
-        ("square", 100, "broken_start"),  # every worker fails to start
+        ("square", 100, "broken_start"),  # for many, the start-up runs before the fork, and fails
     ],
 )
 def test_the_work_completes_whatever_happens_to_the_workers(
