@@ -108,3 +108,46 @@ def test_workers_collect_garbage_without_walking_what_they_inherit() -> None:
         timeout=60,
     )
     assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-2000:]
+
+
+ONCE = """
+import os, sys
+from toolnexus_gen import parallel
+
+parallel.workers = lambda: 2
+PARENT = os.getpid()
+ran = []
+
+def start():
+    ran.append(os.getpid())  # in a worker, its own list: never seen here
+
+def where(_):
+    return os.getpid(), list(ran)
+
+for items in (100, 1):
+    ran.clear()
+    with parallel.pool_for(items, start):
+        assert parallel._pool is not None, "the case must run on real workers"
+        stream = parallel.Stream(where)
+        for n in range(16):
+            stream.add(n)
+        seen = stream.results()
+    pids = {pid for pid, _ in seen}
+    assert PARENT not in pids
+    if items == 100:  # many: imported once, here, and inherited by every worker
+        assert ran == [PARENT] and all(got == [PARENT] for _, got in seen), (ran, seen)
+    else:  # a few: the one worker imports while this process reads the specs
+        assert ran == [] and all(got == [pid] for pid, got in seen), (ran, seen)
+print("ok")
+"""
+
+
+def test_the_slow_start_up_runs_once_for_many_and_on_the_worker_for_a_few() -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(ONCE)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-2000:]
