@@ -1,10 +1,10 @@
-"""Spreading independent per-tool work (meta-schema checks, model generation) over the cores.
+"""Spreading independent per-tool work (model generation) over the cores.
 
 A build opens the worker pool at its start, while the process is still small, so forked workers
-do not each carry a copy of every parsed spec (`pool_for`); work is then handed out with
-`parallel_map`, or item by item as this process finds it (`Stream`: the workers start on it
-while this process goes on with other work). On one core, or where fork is unavailable, the work
-runs in-process. Results come back in input order, so output never depends on scheduling.
+do not each carry a copy of every parsed spec (`pool_for`); work is then handed out item by item
+as this process finds it (`Stream`: the workers start on it while this process goes on with
+other work). On one core, or where fork is unavailable, the work runs in-process. Results come
+back in input order, so output never depends on scheduling.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import gc
 import os
 import threading
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 if TYPE_CHECKING:
@@ -42,9 +42,10 @@ def pool_for(
     items: int, initializer: Callable[[], None] | None = None, *, warm_few: bool = True
 ) -> Iterator[None]:
     """Workers for a build that makes `items` specs afresh, opened now and closed when the build
-    ends: one per core for many; for a few, a single one that runs `initializer` (the slow
-    imports) while this process reads the specs, so their work finds it ready, or none unless
-    `warm_few` (the work then runs in this process)."""
+    ends: for many, one per core, forked once this process has run `initializer` (the slow
+    imports); for a few, a single one that runs `initializer` while this process reads the
+    specs, so their work finds it ready, or none unless `warm_few` (the work then runs in this
+    process)."""
     global _pool
     if _pool is not None or items < 1 or workers() < 2 or (items < PARALLEL_MIN and not warm_few):
         yield
@@ -57,6 +58,13 @@ def pool_for(
         yield
         return
     count = workers() if items >= PARALLEL_MIN else 1
+    if count > 1 and initializer is not None:
+        # For many, the slow imports are made once, here, and every worker inherits them: one
+        # core's work, not one per worker, and every worker is ready as it starts. (Should they
+        # fail, the workers start without them, and their work shows why.)
+        with suppress(Exception):
+            initializer()
+        initializer = None
     _others.update(_children())
     # What this process holds is set aside from the workers' garbage collections (each has its
     # own copy, which they would otherwise walk, and touch, page by page), then given back here
@@ -108,16 +116,6 @@ def _children() -> set[int]:
     import multiprocessing
 
     return {p.pid for p in multiprocessing.active_children() if p.pid is not None}
-
-
-def parallel_map(fn: Callable[[T], R], items: Sequence[T]) -> list[R]:
-    if _pool is None or not items:
-        return [fn(item) for item in items]
-    chunk = max(1, -(-len(items) // (workers() * 4)))
-    pending = _pool.map_async(fn, items, chunksize=chunk)
-    if not _wait([pending]):
-        return [fn(item) for item in items]
-    return pending.get()
 
 
 class Stream(Generic[T, R]):

@@ -165,7 +165,7 @@ class Models:
 
             def each(index: int, result: tuple[bool, str]) -> None:
                 if result[0]:
-                    tell(started[index], result[1].rstrip("\n") + "\n")
+                    tell(started[index], result[1])
 
         results = self.stream.results(told, each) if self.started else []
         finished = list(zip(self.started.items(), results, strict=True))
@@ -178,21 +178,18 @@ class Models:
         ]
         if failed:
             raise DiagnosticsError(failed)
-        for (key, job), (_ok, source) in finished:
-            self._store(key, job, source)
+        for (key, _job), (_ok, source) in finished:
+            self.memo.store_model(key, source)  # compiled as it was made
         for key, (job, first) in self.twins.items():
             twin = renamed(self.memo.models[first], self.started[first].class_name, job.class_name)
             if twin is None:  # the name is elsewhere in it, or the line would not fit
                 ok, twin = make_model((job.schema, job.class_name, self._text or ""))
                 if not ok:
                     raise DiagnosticsError([_failure(job, twin)])
-            self._store(key, job, twin)
+            else:
+                compile(twin, f"models/{job.module}.py", "exec")  # never store a bad one
+            self.memo.store_model(key, twin)
         return [self.memo.models[key] for key in keys]
-
-    def _store(self, key: str, job: ModelJob, source: str) -> None:
-        source = source.rstrip("\n") + "\n"
-        compile(source, f"models/{job.module}.py", "exec")  # never store a bad one
-        self.memo.store_model(key, source)
 
 
 def renamed(source: str, old: str, new: str) -> str | None:
@@ -213,12 +210,16 @@ def warm_up() -> None:
 
 
 def make_model(job: tuple[dict[str, Any], str, str]) -> tuple[bool, str]:
-    """(True, source), or (False, why) when datamodel-code-generator refuses the schema."""
+    """(True, source), compiled (never store a bad one: done here, on the workers, rather than
+    in the build's last step), or (False, why) when datamodel-code-generator refuses the
+    schema."""
     schema, class_name, header = job
     try:
-        return True, _source(schema, class_name, header)
+        source = _source(schema, class_name, header).rstrip("\n") + "\n"
+        compile(source, f"<model {class_name}>", "exec")
     except Exception as exc:  # noqa: BLE001 (its errors become located diagnostics)
         return False, f"{type(exc).__name__}: {exc}"
+    return True, source
 
 
 def _failure(job: ModelJob, message: str) -> Diagnostic:

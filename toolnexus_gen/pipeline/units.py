@@ -11,7 +11,7 @@ and its entry in the target's file, encoded -> the model's memo key.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -88,24 +88,28 @@ def make_units(
         options.base_url,
         reach=options.profile == "reach",
     )
-    documents: list[tuple[Document, Contributed | None]] = []
-    units: list[Unit] = []
-    for path in paths:
-        try:
-            documents.append((load_document(path), None))
-        except LoadError as exc:
-            units.append(Unit(_rel(path, options.specs), "", (), (exc.diagnostic,), None))
-    documents += [(spec.document, spec) for spec in contributed]
-    validator.prevalidate([document for document, _ in documents])
+    failed: list[Unit] = []  # the files that do not parse, first, as they always were
+
+    def documents() -> Iterator[tuple[Document, Contributed | None]]:
+        # Each file read as its turn comes, so the workers have their first models at once.
+        for path in paths:
+            try:
+                yield load_document(path), None
+            except LoadError as exc:
+                failed.append(Unit(_rel(path, options.specs), "", (), (exc.diagnostic,), None))
+        yield from ((spec.document, spec) for spec in contributed)
+
     depths = {file: entry_depth(document) for file, document in files_of(options.targets).items()}
     gone = gone_upstream(options.specs) if options.curated.overrides else {}
-    for done, (document, spec) in enumerate(documents, 1):
+    made: list[Unit] = []
+    total = len(paths) + len(contributed)
+    for document, spec in documents():
         unit = _unit(document, validator, options, header, memo, load, depths, spec, gone, entries)
-        progress("specs", done, len(documents))
+        progress("specs", len(made) + len(failed) + 1, total)
         if models is not None and unit.model_job is not None and unit.model_key is not None:
             models.start(unit.model_key, unit.model_job)
-        units.append(unit if entries else replace(unit, entries={}))
-    return units
+        made.append(unit if entries else replace(unit, entries={}))
+    return failed + made
 
 
 def _rel(path: Path, specs: Path) -> str:

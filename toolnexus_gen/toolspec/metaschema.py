@@ -14,11 +14,13 @@ from __future__ import annotations
 import copy
 from collections.abc import Iterator
 from functools import cache
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
-import referencing
-from jsonschema import Draft202012Validator
-from jsonschema_specifications import REGISTRY  # type: ignore[import-untyped]
+if TYPE_CHECKING:
+    from jsonschema import Draft202012Validator
+
+# jsonschema, referencing and the meta-schemas are imported when a schema object is not plain:
+# a build's checks of plain schemas need none of them.
 
 # where the 2020-12 meta-schema descends: a schema, a list of schemas, a map of schemas
 ONE = (
@@ -53,6 +55,10 @@ class MetaError(NamedTuple):
 def _shallow_validator() -> Draft202012Validator:
     """The meta-schema and its vocabularies, each `$dynamicRef: #meta` (a subschema) replaced by
     `{type: [object, boolean]}`, under addresses of their own so nothing reaches the originals."""
+    import referencing
+    import referencing.jsonschema
+    from jsonschema import Draft202012Validator
+    from jsonschema_specifications import REGISTRY  # type: ignore[import-untyped]
 
     def rewrite(node: Any) -> Any:
         if isinstance(node, dict):

@@ -18,11 +18,11 @@ from urllib.parse import unquote, urlsplit
 from toolnexus_gen.diagnostics import Diagnostic, Severity
 from toolnexus_gen.ir import Document, Tool
 from toolnexus_gen.memo import Memo
-from toolnexus_gen.parallel import PARALLEL_MIN, parallel_map
 from toolnexus_gen.targets.registry import NAMES
 from toolnexus_gen.toolspec.cross import cross_tool as cross_tool  # names across specs
 from toolnexus_gen.toolspec.http import http_binding
 from toolnexus_gen.toolspec.load import Loader, LoadError
+from toolnexus_gen.toolspec.metaschema import MetaCheck
 from toolnexus_gen.toolspec.naming import python_names
 from toolnexus_gen.toolspec.pointer import join_pointer
 from toolnexus_gen.toolspec.pointer import resolve as resolve_pointer
@@ -156,8 +156,7 @@ class _Collector:
 class Validator:
     """Validates spec documents one at a time (each on its own; names across specs are checked
     by cross_tool). With a memo, schemas already found valid (same schema, examples and
-    referenced files) are not validated again; prevalidate spreads the first validation of many
-    schemas over the cores.
+    referenced files) are not validated again.
     """
 
     def __init__(
@@ -176,9 +175,6 @@ class Validator:
         self.registry = SpecRegistry(specs_dir)
         self.checks = _Checks(memo, specs_dir, load)
         self.base_url = base_url  # what relative `http` URLs are appended to
-
-    def prevalidate(self, documents: Sequence[Document]) -> None:
-        self.checks.prevalidate(documents)
 
     @property
     def passed(self) -> tuple[str, ...]:
@@ -461,6 +457,7 @@ class _Checks:
         self.specs_dir = specs_dir
         self.load = load  # referenced files, read once for every tool that reaches them
         self.passed: list[str] = []  # the memo keys of the checks the document passed
+        self.meta = MetaCheck()  # a schema object many specs share is checked once
 
     def schema_key(self, schema: Any, root_object: bool) -> str:
         return self.memo.key("schema", schema, root_object)
@@ -475,7 +472,7 @@ class _Checks:
             self.passed.append(key)
             return
         before = len(out.diagnostics)
-        _check_schema(schema, pointer, out, root_object=root_object)
+        _check_schema(schema, pointer, out, self.meta, root_object=root_object)
         if len(out.diagnostics) == before:
             self.memo.mark_valid(key)
             self.passed.append(key)
@@ -501,44 +498,14 @@ class _Checks:
             self.memo.mark_valid(key)
             self.passed.append(key)
 
-    def prevalidate(self, documents: Sequence[Document]) -> None:
-        """Meta-schema checks of schemas the memo does not know, on every core at once. What is
-        found valid goes in the memo, under the key of exactly what was checked; what is not is
-        checked again in validate(), for its diagnostics."""
-        pending: dict[str, tuple[Any, bool]] = {}
-        for document in documents:
-            data = document.data
-            if not isinstance(data, dict):
-                continue
-            bare = is_bare_schema(data)
-            for schema, root in (
-                (bare_input_schema(data) if bare else data.get("input_schema"), True),
-                (None if bare else data.get("output_schema"), False),
-            ):
-                if isinstance(schema, dict):
-                    key = self.schema_key(schema, root)
-                    if key not in self.memo.valid:
-                        pending[key] = (schema, root)
-        if len(pending) < PARALLEL_MIN:
-            return  # checked one by one in validate(), with their diagnostics
-        keys = list(pending)
-        for key, valid in zip(
-            keys, parallel_map(_schema_is_valid, [pending[k] for k in keys]), strict=True
-        ):
-            if valid:
-                self.memo.mark_valid(key)
 
-
-def _schema_is_valid(item: tuple[Any, bool]) -> bool:
-    schema, root_object = item
-    if next(_meta().iter_errors(schema), None) is not None:
-        return False
-    return not root_object or root_type(schema) == "object"
-
-
-def _check_schema(schema: Any, pointer: str, out: _Collector, *, root_object: bool) -> None:
+def _check_schema(
+    schema: Any, pointer: str, out: _Collector, meta: MetaCheck, *, root_object: bool
+) -> None:
     label = "input_schema" if root_object else "output_schema"
-    errors = sorted(_meta().iter_errors(schema), key=lambda e: list(map(str, e.absolute_path)))
+    errors = []
+    if next(meta.errors(schema), None) is not None:  # the full meta-schema's words, in its order
+        errors = sorted(_meta().iter_errors(schema), key=lambda e: list(map(str, e.absolute_path)))
     for error in errors:
         where = pointer + "".join(join_pointer("", p) for p in error.absolute_path)
         message = error.message
