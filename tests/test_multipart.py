@@ -228,6 +228,7 @@ UPLOAD_DOC = {
                                     "file": {"type": "string", "format": "binary"},
                                     "thumb": {"type": "string", "contentEncoding": "base64"},
                                     "logo": {"type": "string"},
+                                    "scan": {"$ref": "#/components/schemas/Scan"},
                                     "labels": {"type": "array", "items": {"type": "string"}},
                                     "meta": {
                                         "type": "object",
@@ -247,6 +248,9 @@ UPLOAD_DOC = {
             }
         }
     },
+    "components": {
+        "schemas": {"Scan": {"type": "string", "format": "binary", "description": "A scanned page"}}
+    },
 }
 
 
@@ -263,12 +267,14 @@ def test_an_operation_with_a_multipart_body_imports_builds_and_sends_it(tmp_path
         "file": {"file": True},
         "thumb": {"file": True, "base64": True, "content_type": "image/png"},
         "logo": {"file": True, "content_type": "image/svg+xml"},
+        "scan": {"file": True},  # a shared schema's format: binary
     }
     assert list(spec["input_schema"]["properties"]) == [
         "folder",
         "file",
         "thumb",
         "logo",
+        "scan",
         "labels",
         "meta",
     ]
@@ -300,6 +306,7 @@ def test_an_operation_with_a_multipart_body_imports_builds_and_sends_it(tmp_path
                 "folder": "inbox",
                 "file": "hello",
                 "thumb": base64.b64encode(PNG).decode(),
+                "scan": "page 1",
                 "labels": ["x", "y"],
                 "meta": {"owner": "bo"},
             },
@@ -309,6 +316,7 @@ def test_an_operation_with_a_multipart_body_imports_builds_and_sends_it(tmp_path
     assert parts(server.seen[0]) == [
         ("file", "file", "application/octet-stream", b"hello"),
         ("thumb", "thumb", "image/png", PNG),
+        ("scan", "scan", "application/octet-stream", b"page 1"),
         ("labels", None, None, b"x"),
         ("labels", None, None, b"y"),
         ("meta", None, "application/json", b'{"owner":"bo"}'),

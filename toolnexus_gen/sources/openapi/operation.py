@@ -27,6 +27,7 @@ styles), its output schema, annotations and groups.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
@@ -394,7 +395,11 @@ class Operation:
                 schema.setdefault("description", body["description"])
         encoding = self._encoding(media_object, plain, inputs) if mode == "form" else None
         content_type = self._content_type(media) if mode == "json" and media else None
-        parts = multipart_parts(media_object, plain) if mode == "multipart" else None
+        parts = (
+            multipart_parts(media_object, plain, inputs.shared.resolve)
+            if mode == "multipart"
+            else None
+        )
         if plain is not None:
             properties, body_required, closed = plain
             if not set(properties) & taken and (needed or not body_required):
@@ -523,7 +528,9 @@ def body_media(content: dict[str, Any]) -> tuple[str | None, str]:
     return None, "none"
 
 
-def multipart_parts(media: dict[str, Any], plain: Any) -> dict[str, dict[str, Any]]:
+def multipart_parts(
+    media: dict[str, Any], plain: Any, resolve: Callable[[Any], Any]
+) -> dict[str, dict[str, Any]]:
     """How each field of a multipart/form-data body is sent (`http.parts`), where OpenAPI's
     default (text, or JSON for an object) is not what it means: a binary string (`format:
     binary` or `byte`, `contentMediaType`, `contentEncoding: base64`, or an Encoding Object
@@ -533,10 +540,10 @@ def multipart_parts(media: dict[str, Any], plain: Any) -> dict[str, dict[str, An
     properties: dict[str, Any] = plain[0] if plain else {}
     out: dict[str, dict[str, Any]] = {}
     for name in [*properties, *(n for n in given if n not in properties)]:
-        schema = properties.get(name)
+        schema = resolve(properties.get(name))  # a shared schema: what it says
         schema = schema if isinstance(schema, dict) else {}
-        if schema.get("type") == "array" and isinstance(schema.get("items"), dict):
-            schema = schema["items"]  # a list of files: one part each
+        if schema.get("type") == "array" and isinstance(resolve(schema.get("items")), dict):
+            schema = resolve(schema["items"])  # a list of files: one part each
         rule = given.get(name) if isinstance(given.get(name), dict) else {}
         declared = str(rule.get("contentType", "")).split(",")[0].split(";")[0].strip().lower()
         media_type = declared or str(schema.get("contentMediaType", "")).strip().lower()
