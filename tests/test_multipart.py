@@ -63,6 +63,7 @@ SCHEMA = {
         "image": {"type": "string"},
         "pages": {"type": "array", "items": {"type": "string"}},
         "config": {"type": "string"},
+        "blob": {"type": "string", "format": "byte"},
     },
     "required": ["doc"],
 }
@@ -80,6 +81,7 @@ SPECS = {
                 "image": {"file": True, "base64": True, "content_type": "image/png"},
                 "pages": {"file": True, "content_type": "text/csv"},
                 "config": {"content_type": "application/json"},
+                "blob": {"file": True, "base64": True},
             },
         },
         "input_schema": SCHEMA,
@@ -120,6 +122,8 @@ def test_each_argument_is_a_part_as_openapi_writes_it(pkg: Any, server: Recorder
         "image": base64.b64encode(PNG).decode(),
         "pages": ["p,1", "p,2"],
         "config": '{"dpi": 300}',
+        # `format: byte` is pydantic's Base64Str in the generated model: UTF-8 content only
+        "blob": base64.b64encode("%PDF-1.4 é".encode()).decode(),
     }
     result = tk.execute_sync("upload", args)
     tk.close()
@@ -140,6 +144,7 @@ def test_each_argument_is_a_part_as_openapi_writes_it(pkg: Any, server: Recorder
         ("pages", "pages", "text/csv", b"p,1"),
         ("pages", "pages", "text/csv", b"p,2"),
         ("config", None, "application/json", b'{"dpi": 300}'),
+        ("blob", "blob", "application/octet-stream", "%PDF-1.4 é".encode()),
     ]
 
 
