@@ -38,9 +38,11 @@ def parts(seen: Seen) -> list[tuple[str, str | None, str | None, bytes]]:
         content = part.get_payload(decode=True)
         assert isinstance(content, bytes)
         media = part.get("Content-Type")
+        name = part.get_param("name", header="content-disposition")
+        assert isinstance(name, str), disposition
         out.append(
             (
-                part.get_param("name", header="content-disposition"),
+                name,
                 part.get_filename(),
                 str(media) if media is not None else None,
                 content,

@@ -544,7 +544,7 @@ def multipart_parts(
         schema = schema if isinstance(schema, dict) else {}
         if schema.get("type") == "array" and isinstance(resolve(schema.get("items")), dict):
             schema = resolve(schema["items"])  # a list of files: one part each
-        rule = given.get(name) if isinstance(given.get(name), dict) else {}
+        rule: dict[str, Any] = given[name] if isinstance(given.get(name), dict) else {}
         declared = str(rule.get("contentType", "")).split(",")[0].split(";")[0].strip().lower()
         media_type = declared or str(schema.get("contentMediaType", "")).strip().lower()
         encoded = schema.get("format") == "byte" or schema.get("contentEncoding") == "base64"
