@@ -32,6 +32,7 @@ PACKAGES: dict[str, dict[str, str]] = {
         "spotify": "package/api/spotify.com.json",
         "twilio": "package/api/twilio.com/api.json",
         "openai": "package/api/openai.com.json",
+        "pdfblocks": "package/api/pdfblocks.com.json",
         "kubernetes": "package/api/kubernetes.io.json",
         "graph": "package/api/microsoft.com/graph.json",
     },

@@ -152,7 +152,7 @@ def test_a_shared_body_names_every_operation_it_skips(tmp_path: Path) -> None:
             "requestBodies": {
                 "Upload": {
                     "required": True,
-                    "content": {"multipart/form-data": {"schema": {"type": "object"}}},
+                    "content": {"application/octet-stream": {"schema": {"type": "object"}}},
                 }
             }
         },

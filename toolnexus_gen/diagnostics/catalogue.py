@@ -458,7 +458,8 @@ CODES: dict[str, tuple[str, str]] = {
         "http binding: body media type not usable",
         "`http.content_type` names the media type a JSON body is sent as: application/json or a type\n"
         "whose subtype ends in +json (application/merge-patch+json, application/json-patch+json,\n"
-        "application/vnd.api+json), without parameters, on a tool whose body is json.\n"
+        "application/vnd.api+json), without parameters, on a tool whose body is json; a\n"
+        "`parts` entry's content_type (a multipart body) is a type/subtype without parameters.\n"
         "Fix: correct the media type, set body to json, or remove content_type.",
     ),
     "TN450": (
@@ -517,9 +518,10 @@ CODES: dict[str, tuple[str, str]] = {
     ),
     "TN471": (
         "OpenAPI operation skipped: body the runtime cannot send",
-        "The operation requires a request body in a form the runtime does not send: multipart,\n"
-        "binary (application/octet-stream), XML or plain text, or an urlencoded form that is not an\n"
-        "object. The operation is skipped with this warning at its requestBody; the others are\n"
+        "The operation requires a request body in a form the runtime does not send: a whole binary\n"
+        "body (application/octet-stream, image/png), XML or plain text, or an urlencoded or\n"
+        "multipart form that is not an object. (JSON, urlencoded and multipart/form-data bodies\n"
+        "are sent.) The operation is skipped with this warning at its requestBody; the others are\n"
         "imported (an optional body of that kind is left out and said in a note).\n"
         "Fix: none needed; write a spec with a handler of your own for that operation.",
     ),

@@ -195,7 +195,11 @@ def http_binding(
     if body_arg is not None:
         arguments.check_named(body_arg, "/http/body_arg", "body_arg", problem)
         if body == "none":
-            problem("TN442", "body_arg needs a body: set body to json or form", "/http/body_arg")
+            problem(
+                "TN442",
+                "body_arg needs a body: set body to json, form or multipart",
+                "/http/body_arg",
+            )
         elif body_arg in used or body_arg in query:
             where = used.get(body_arg, "query")
             problem("TN442", f"body_arg {body_arg!r} is already used by {where}", "/http/body_arg")
@@ -210,7 +214,8 @@ def http_binding(
         if http.get(key):
             binding[key] = http[key]
     binding["body"] = body
-    for key in ("body_arg", "content_type", "timeout", "result", "styles", "encoding", "names"):
+    keys = ("body_arg", "content_type", "timeout", "result", "styles", "encoding", "parts")
+    for key in (*keys, "names"):
         if key in http:
             binding[key] = http[key]
     return binding
@@ -243,6 +248,17 @@ def _check_styles(
         arguments.check_named(name, f"/http/names/{_escape(name)}", "names", problem)
     if http.get("encoding") and body != "form":
         problem("TN442", "encoding describes a form body: set body to form", "/http/encoding")
+    if http.get("parts") and body != "multipart":
+        problem("TN442", "parts describes a multipart body: set body to multipart", "/http/parts")
+    for name, part in http.get("parts", {}).items():
+        media = part.get("content_type")
+        if media is not None and not MEDIA_TYPE.fullmatch(media):
+            problem(
+                "TN445",
+                f"parts: {name!r}: content_type {media!r} is not a media type (type/subtype, "
+                "without parameters)",
+                f"/http/parts/{_escape(name)}/content_type",
+            )
     for name, style in http.get("encoding", {}).items():
         if style.get("style") not in QUERY_STYLES:
             problem(

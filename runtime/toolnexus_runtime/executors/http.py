@@ -20,7 +20,10 @@ as pydantic normalises them: a URL without an added slash, a number as written):
   printable ASCII, or the call is refused before anything is sent;
 - the arguments `query` lists, and all the others when the body is `none`, go to the query
   string; otherwise the others are the JSON object (sent as the binding's `content_type`, e.g.
-  application/merge-patch+json, else application/json) or urlencoded form body; with `body_arg`,
+  application/merge-patch+json, else application/json), urlencoded form body or
+  multipart/form-data body (scalars as text parts, lists of scalars as repeated parts, objects
+  as application/json parts, the fields `parts` marks `file` as file parts whose content is the
+  argument's text, base64-decoded when marked so: no local file is ever read); with `body_arg`,
   that argument's value is the body and the others go to the query string. Lists, objects and
   nulls are written as the binding's `styles` (and a form's `encoding`) say, after OpenAPI's
   serialisation styles (http_encode.py), else lists as repeated keys and objects as JSON; an
@@ -65,6 +68,7 @@ from .http_encode import (
     fill_header,
     fill_url,
     json_media_type,
+    multipart_parts,
     query_parts,
     sendable_header,
 )
@@ -78,6 +82,7 @@ if TYPE_CHECKING:
 
 DEFAULT_TIMEOUT = 30.0  # seconds, for a client made here: for the whole exchange
 MAX_REDIRECTS = 5
+EMPTY = "toolnexus-empty-form"  # the boundary of a multipart body without parts
 MAX_BODY = 10 * 1024 * 1024  # bytes of a 2xx body read at most (after decompression)
 ERROR_READ = 64 * 1024  # bytes of a non-2xx body read at most
 ERROR_BODY = 2_000  # characters of a non-2xx body in the error result
@@ -262,7 +267,7 @@ class _Call:
     url: str  # the URL template, relative ones already joined to their base
     headers: dict[str, str]
     query: frozenset[str]
-    body: str  # json | form | none
+    body: str  # json | form | multipart | none
     body_arg: str | None
     timeout: float | None
     mode: str | None  # text | json | None (by Content-Type)
@@ -271,6 +276,7 @@ class _Call:
     encoding: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     names: Mapping[str, str] = field(default_factory=dict)  # argument -> name on the wire
     content_type: str | None = None  # a JSON body's media type, when not application/json
+    parts: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)  # multipart fields
 
     @classmethod
     def make(cls, name: str, binding: Mapping[str, Any], base_url: Any) -> _Call:
@@ -309,6 +315,7 @@ class _Call:
             dict(binding.get("encoding", {})),
             dict(binding.get("names", {})),
             content_type,
+            dict(binding.get("parts", {})),
         )
 
     def request(self, args: dict[str, Any], secrets: Secrets) -> dict[str, Any]:
@@ -351,6 +358,18 @@ class _Call:
                     out["json"] = payload
                     if self.content_type is not None:  # httpx keeps a Content-Type given
                         headers["Content-Type"] = self.content_type
+                elif isinstance(payload, Mapping) and self.body == "multipart":
+                    named = self.names if self.body_arg is None else {}
+                    parts = [
+                        part
+                        for key, value in payload.items()
+                        for part in multipart_parts(named.get(key, key), value, self.parts.get(key))
+                    ]
+                    if parts:
+                        out["files"] = parts
+                    else:  # httpx sends no body for no parts: an empty multipart body
+                        headers["Content-Type"] = f"multipart/form-data; boundary={EMPTY}"
+                        out["content"] = f"--{EMPTY}--\r\n".encode("ascii")
                 elif isinstance(payload, Mapping):
                     named = self.names if self.body_arg is None else {}
                     form = [
@@ -362,7 +381,8 @@ class _Call:
                     out["content"] = "&".join(form).encode("ascii")
                 else:
                     raise ToolError(
-                        f"Tool '{self.name}': a form body needs an object, not {type(payload).__name__}"
+                        f"Tool '{self.name}': a {self.body} body needs an object, not "
+                        f"{type(payload).__name__}"
                     )
         return out
 

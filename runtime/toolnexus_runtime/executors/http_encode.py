@@ -20,6 +20,8 @@ Every value and key is percent-encoded; the delimiters a style puts between them
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
 import os
 import re
@@ -312,3 +314,70 @@ def _check_segment(name: str, text: str) -> None:
                 "a path value cannot hold '/', '\\' or a control character (in any encoding): "
                 "it is one segment of the path",
             )
+
+
+# -- multipart/form-data ------------------------------------------------------------------------
+
+# a part: (field name, (file name or None, content, content type or None)), as httpx's files=
+Part = tuple[str, tuple[str | None, bytes, str | None]]
+
+
+def multipart_parts(name: str, value: Any, rule: Mapping[str, Any] | None) -> list[Part]:
+    """The parts of one field of a multipart/form-data body (OpenAPI's defaults): a scalar is a
+    text part, a list of scalars one text part per item, an object (or a list holding one) an
+    application/json part; a field the binding's `parts` marks `file` is a file part (one per
+    item of a list) named after the field, its content the text given (base64-decoded when
+    `base64`), sent as its `content_type` (default application/octet-stream); null is left
+    out. Nothing is read from disk: the content is the argument itself."""
+    if value is None:
+        return []
+    rule = rule or {}
+    media = rule.get("content_type")
+    media = media if isinstance(media, str) and MEDIA_TYPE.fullmatch(media) else None
+    if rule.get("file"):
+        items = value if isinstance(value, list) else [value]
+        return [
+            (
+                name,
+                (
+                    name,
+                    _file_content(name, item, bool(rule.get("base64"))),
+                    media or "application/octet-stream",
+                ),
+            )
+            for item in items
+            if item is not None
+        ]
+    if json_media_type(media) or (media is None and not _plain_list_or_scalar(value)):
+        text = value if isinstance(value, str) and media else _compact(value)
+        return [(name, (None, text.encode("utf-8"), media or "application/json"))]
+    items = value if isinstance(value, list) else [value]
+    return [
+        (name, (None, (_compact(v) if not _plain(v) else scalar(v)).encode("utf-8"), media))
+        for v in items
+        if v is not None
+    ]
+
+
+def _plain_list_or_scalar(value: Any) -> bool:
+    if isinstance(value, list):
+        return all(_plain(v) for v in value)
+    return _plain(value)
+
+
+def _file_content(name: str, item: Any, encoded: bool) -> bytes:
+    text = item if isinstance(item, str) else _compact(item)
+    if not encoded:
+        return text.encode("utf-8")
+    compact = "".join(text.split())
+    try:
+        return base64.b64decode(
+            compact + "=" * (-len(compact) % 4), altchars=_altchars(compact), validate=True
+        )
+    except (binascii.Error, ValueError):
+        raise Unsendable(name, "this file's content must be base64 text") from None
+
+
+def _altchars(text: str) -> bytes | None:
+    """The URL-safe alphabet (- and _) when the text uses it."""
+    return b"-_" if ("-" in text or "_" in text) else None

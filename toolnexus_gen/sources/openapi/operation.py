@@ -9,10 +9,10 @@ styles), its output schema, annotations and groups.
 - A parameter's `style` and `explode` (or its `content`, sent as JSON text) go into
   `http.styles` when its value can be a list or an object; a form body's `encoding` into
   `http.encoding` (OpenAPI's defaults written out: form, exploded).
-- The JSON (or urlencoded form) body joins them: its properties become arguments when it is a
-  plain object whose property names no parameter uses; otherwise the whole body is one
-  argument, `body`. A body the runtime cannot send (multipart, binary, XML, a form that is no
-  object) means the operation is skipped and the summary says so (an optional one is left out).
+- The JSON (or urlencoded or multipart form) body joins them: its properties become arguments
+  when it is a plain object whose property names no parameter uses; otherwise the whole body is
+  one argument, `body`. A multipart body's binary fields are file parts (`http.parts`). A body
+  the runtime cannot send (a whole binary body, XML, a form that is no object) means the operation is skipped and the summary says so (an optional one is left out).
 - The output schema is the JSON schema of the first 2xx response, when it is an object; a
   response that is never an object (an array, a string) is wrapped as MCP wraps such a result,
   `{"type": "object", "properties": {"result": ...}, "required": ["result"]}` (the runtime's
@@ -27,6 +27,7 @@ styles), its output schema, annotations and groups.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
@@ -34,7 +35,7 @@ from urllib.parse import urlsplit
 from toolnexus_gen.sources.openapi.document import At, Skip
 from toolnexus_gen.sources.openapi.naming import argument_name, free, group_name, tool_name
 from toolnexus_gen.sources.openapi.schemas import BUDGET, INPUT, OUTPUT, Converter
-from toolnexus_gen.toolspec.http import header_problem, json_media_type
+from toolnexus_gen.toolspec.http import MEDIA_TYPE, header_problem, json_media_type
 
 BODY_METHODS = ("POST", "PUT", "PATCH")  # where the binding's default body is json
 IGNORED_HEADERS = {"accept", "content-type", "authorization"}  # OpenAPI: SHALL be ignored
@@ -47,13 +48,14 @@ class Body:
     """How an operation's request body joins the arguments: flattened (its properties become
     arguments), or one argument `arg` holding `schema`, or none."""
 
-    mode: str  # json | form | none
+    mode: str  # json | form | multipart | none
     flat: tuple[dict[str, Any], list[str], bool] | None = None  # properties, required, closed
     arg: str | None = None
     schema: Any = None
     required: bool = False
     encoding: dict[str, dict[str, Any]] | None = None
     content_type: str | None = None  # a JSON body's media type, when not application/json
+    parts: dict[str, dict[str, Any]] | None = None  # how multipart fields are sent
 
 
 class Operation:
@@ -157,6 +159,8 @@ class Operation:
             required += [renamed[r] for r in body_required if renamed[r] not in required]
             if body.encoding:
                 body.encoding = {renamed.get(k, k): v for k, v in body.encoding.items()}
+            if body.parts:
+                body.parts = {renamed.get(k, k): v for k, v in body.parts.items()}
         elif body.arg is not None:
             properties[body.arg] = body.schema
             if body.required:
@@ -184,6 +188,8 @@ class Operation:
             http["styles"] = styles
         if body.encoding:
             http["encoding"] = body.encoding
+        if body.parts:
+            http["parts"] = body.parts
         if names:
             http["names"] = names
         spec["http"] = http
@@ -371,15 +377,15 @@ class Operation:
             schema_at = body_at.join("content", media, "schema")
             schema = inputs.convert(media_object.get("schema", {}), schema_at)
             plain = inputs.plain_object(schema)
-            if mode == "form" and plain is None and inputs.kinds(schema) != {"object"}:
-                why = "its form body is not an object with properties"
+            if mode != "json" and plain is None and inputs.kinds(schema) != {"object"}:
+                why = f"its {mode} body is not an object with properties"
         if why is not None and self.method.upper() in ("GET", "HEAD") and not needed:
             return Body("none")  # Stripe declares an empty form body on every GET: nothing lost
         if why is not None:
             if needed:
                 raise Skip(
                     "TN471",
-                    f"not imported: {why}; the runtime sends JSON and urlencoded form bodies",
+                    f"not imported: {why}; the runtime sends JSON, urlencoded and multipart form bodies",
                     body_at,
                 )
             self.note(f"its optional request body is not carried ({why})")
@@ -389,6 +395,11 @@ class Operation:
                 schema.setdefault("description", body["description"])
         encoding = self._encoding(media_object, plain, inputs) if mode == "form" else None
         content_type = self._content_type(media) if mode == "json" and media else None
+        parts = (
+            multipart_parts(media_object, plain, inputs.shared.resolve)
+            if mode == "multipart"
+            else None
+        )
         if plain is not None:
             properties, body_required, closed = plain
             if not set(properties) & taken and (needed or not body_required):
@@ -397,6 +408,7 @@ class Operation:
                     flat=(properties, body_required, closed),
                     encoding=encoding,
                     content_type=content_type,
+                    parts=parts,
                 )
         arg = free("body", taken)
         taken.add(arg)
@@ -407,6 +419,7 @@ class Operation:
             required=needed,
             encoding=encoding,
             content_type=content_type,
+            parts=parts,
         )
 
     def _content_type(self, media: str) -> str | None:
@@ -507,9 +520,51 @@ def body_media(content: dict[str, Any]) -> tuple[str | None, str]:
         if media.split(";")[0].strip().lower() == "application/x-www-form-urlencoded":
             return media, "form"
     for media in content:
+        if media.split(";")[0].strip().lower() == "multipart/form-data":
+            return media, "multipart"
+    for media in content:
         if media.strip() in ("*/*", "application/*"):
             return media, "json"
     return None, "none"
+
+
+def multipart_parts(
+    media: dict[str, Any], plain: Any, resolve: Callable[[Any], Any]
+) -> dict[str, dict[str, Any]]:
+    """How each field of a multipart/form-data body is sent (`http.parts`), where OpenAPI's
+    default (text, or JSON for an object) is not what it means: a binary string (`format:
+    binary` or `byte`, `contentMediaType`, `contentEncoding: base64`, or an Encoding Object
+    `contentType` that is no text) is a file part, its text base64-decoded when the schema says
+    so; the Encoding Object's `contentType` (its first type, without parameters) is the part's."""
+    given: dict[str, Any] = media["encoding"] if isinstance(media.get("encoding"), dict) else {}
+    properties: dict[str, Any] = plain[0] if plain else {}
+    out: dict[str, dict[str, Any]] = {}
+    for name in [*properties, *(n for n in given if n not in properties)]:
+        schema = resolve(properties.get(name))  # a shared schema: what it says
+        schema = schema if isinstance(schema, dict) else {}
+        if schema.get("type") == "array" and isinstance(resolve(schema.get("items")), dict):
+            schema = resolve(schema["items"])  # a list of files: one part each
+        rule: dict[str, Any] = given[name] if isinstance(given.get(name), dict) else {}
+        declared = str(rule.get("contentType", "")).split(",")[0].split(";")[0].strip().lower()
+        media_type = declared or str(schema.get("contentMediaType", "")).strip().lower()
+        encoded = schema.get("format") == "byte" or schema.get("contentEncoding") == "base64"
+        binary = (
+            encoded
+            or schema.get("format") == "binary"
+            or "contentMediaType" in schema
+            or bool(declared and not declared.startswith("text/") and "json" not in declared)
+        )
+        part: dict[str, Any] = {}
+        if binary:
+            part["file"] = True
+            if encoded:
+                part["base64"] = True
+        if MEDIA_TYPE.fullmatch(media_type) and "*" not in media_type:
+            if media_type != ("application/octet-stream" if binary else "text/plain"):
+                part["content_type"] = media_type
+        if part:
+            out[name] = part
+    return out
 
 
 def _annotations(method: str) -> dict[str, Any]:
