@@ -251,3 +251,27 @@ def test_a_document_of_webhooks_only_is_refused_saying_so(tmp_path: Path) -> Non
     assert "doc.json:" in result.stderr and "error[TN450]" in result.stderr
     assert "its 2 webhooks are requests the API sends, not operations a tool calls" in result.stderr
     assert not (tmp_path / "specs").exists()
+
+
+def test_a_map_of_examples_in_a_schema_is_left_out_not_the_operation(tmp_path: Path) -> None:
+    examples = {"small": {"summary": "a small one", "value": {"r": 1}}}
+    body = {"type": "object", "properties": {"r": {"type": "integer"}}, "examples": examples}
+    doc = document(
+        {
+            "/a": {
+                "post": {
+                    "operationId": "make",
+                    "requestBody": {"content": {"application/json": {"schema": body}}},
+                    "responses": OK,
+                }
+            }
+        }
+    )
+    result = run_import(tmp_path, doc)
+    assert result.exit_code == 0, result.stderr
+    made = spec(tmp_path, "make")
+    assert made["input_schema"]["properties"]["r"] == {"type": "integer"}
+    assert "examples" not in made["input_schema"]
+    assert "examples: not an array of examples (a map of Example Objects?): left out" in (
+        result.stderr
+    )

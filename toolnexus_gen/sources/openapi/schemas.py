@@ -377,6 +377,12 @@ class Converter:
             _exclusive(out, "exclusiveMinimum", "minimum")
         if isinstance(node.get("exclusiveMaximum"), bool):
             _exclusive(out, "exclusiveMaximum", "maximum")
+        if "examples" in out and not isinstance(out["examples"], list):
+            # an OpenAPI Example Object map written in a schema, where JSON Schema takes an array
+            out.pop("examples")
+            note = f"{at.join('examples')}: not an array of examples (a map of Example Objects?): left out"
+            if note not in self.shared.notes:
+                self.shared.notes.append(note)
         if "example" in node and "examples" not in out:
             out["examples"] = [node["example"]]
         if "properties" in out and isinstance(out.get("required"), list):
