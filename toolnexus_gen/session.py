@@ -153,11 +153,16 @@ def build(
         outcome.profile = chosen.profile
 
         def start_workers(known: Plan) -> None:  # once the plan knows what changed
+            from toolnexus_gen.fs.paths import CACHE_DIR
+            from toolnexus_gen.incremental.cache import MEMO
             from toolnexus_gen.pipeline.workers import workers
 
             contributed = len(known.contribution.specs) if known.first else 0
+            memo_left = known.first and (chosen.out / CACHE_DIR / MEMO).is_file()
             held.enter_context(
-                workers(chosen.specs, known.first, known.changed, known.models, contributed)
+                workers(
+                    chosen.specs, known.first, known.changed, known.models, contributed, memo_left
+                )
             )
 
         planned = plan(
