@@ -244,12 +244,16 @@ def generate(
     plan: Plan,
     progress: Progress = unseen,
     made: Callable[[str, str], None] | None = None,
+    *,
+    once: bool = False,
 ) -> Generated:
     """The files of a build, over its plan (incremental.plan: what changed since the last
     build, what to reuse of it, what to make); `progress` hears of each stage's steps. The
     specs made afresh are made on the workers if `workers` opened them; `made(file, text)`
     hears of each model module as they make it (render_models), and of every other file while
-    they do, before the build is whole."""
+    they do, before the build is whole. `once`: no later build in this process starts from this
+    one (a command line's build): what only such a build would reuse is let go as soon as it is
+    used (render's `release`)."""
     contribution = plan.contribution
     from toolnexus_gen.codegen.package import HANDLERS_HEAD, package_keys, update_handlers
     from toolnexus_gen.pipeline.render import model_maker, render, render_models
@@ -282,7 +286,9 @@ def generate(
         updated = update_handlers(plan.texts["handlers.py"], toolset, remade)
         if updated is not None:
             package["handlers.py"] = updated
-    rendered = render(toolset, analysis.units, header, package, options.many, plan.assembled)
+    rendered = render(
+        toolset, analysis.units, header, package, options.many, plan.assembled, release=once
+    )
     rendered.files.update(contribution.files)
     budget = ""
     if models.awaited:

@@ -61,11 +61,17 @@ def render(
     reused: dict[str, str] | None = None,
     many: Many | None = None,
     assembled: dict[str, Assembled] | None = None,
+    *,
+    release: bool = False,
 ) -> Rendered:
     """Every file but the models (render_models). `units` in name order, one per tool of
     toolset; `reused` holds the last build's package files that are still what render_package
     would write (the others are rendered); `assembled`: the provider files as the last build in
-    this process assembled them (Rendered.assembled), whose unchanged entries stay in place."""
+    this process assembled them (Rendered.assembled), whose unchanged entries stay in place.
+    `release`: no later build in this process will reuse the units (a command line's build), so
+    each provider file's entries are let go from the units once the file is assembled, and the
+    file is not kept as assembled: the entries and the files they make are never all held at
+    once (at 10,000 tools they are hundreds of megabytes each)."""
     rendered = Rendered({})
     many = many or Many()
     assembled = assembled or {}
@@ -96,7 +102,12 @@ def render(
             else:
                 encoded += [encode_entry(entry, depth) for entry in added]
         made = reassemble(document, encoded, assembled.get(file))
-        rendered.assembled[file] = made
+        if release:
+            for held in compress(entries, has):
+                del held[file]
+            made = Assembled(made.skeleton, [], made.text, made.places)  # nor through this
+        else:
+            rendered.assembled[file] = made
         rendered.files[file] = made.text
         places = made.places
         if spots is None:  # each unit's entry is the file's entry of the same index
