@@ -226,7 +226,14 @@ def _generate_and_write(
     from toolnexus_gen.pipeline.build import generate, save_build, tell_budget
 
     try:
-        result = generate(chosen, planned, progress, staging.add if staging else None, once=once)
+        result = generate(
+            chosen,
+            planned,
+            progress,
+            staging.add if staging else None,
+            once=once,
+            spill=staging.spill if staging is not None and once else None,
+        )
     except RecursionError:  # a last line of defence: every known cause is a located error
         raise UserError(
             "a schema is nested or self-referencing beyond what can be processed"

@@ -19,7 +19,7 @@ from toolnexus_gen.codegen.models import Models
 from toolnexus_gen.codegen.package import PACKAGE_FILES, model_header, render_package
 from toolnexus_gen.config.many import Many
 from toolnexus_gen.config.options import Header
-from toolnexus_gen.ir import ModelJob, ToolSet, Unit
+from toolnexus_gen.ir import ModelJob, ToolSet, Unit, entry_text
 from toolnexus_gen.memo import Memo
 from toolnexus_gen.pipeline.toolsets import extras
 from toolnexus_gen.pipeline.units import files_of
@@ -63,6 +63,7 @@ def render(
     assembled: dict[str, Assembled] | None = None,
     *,
     release: bool = False,
+    spill: Callable[[str, str], str] | None = None,
 ) -> Rendered:
     """Every file but the models (render_models). `units` in name order, one per tool of
     toolset; `reused` holds the last build's package files that are still what render_package
@@ -71,7 +72,10 @@ def render(
     `release`: no later build in this process will reuse the units (a command line's build), so
     each provider file's entries are let go from the units once the file is assembled, and the
     file is not kept as assembled: the entries and the files they make are never all held at
-    once (at 10,000 tools they are hundreds of megabytes each)."""
+    once (at 10,000 tools they are hundreds of megabytes each). `spill(file, text)`: each
+    provider file is handed over as soon as it is assembled, and what it gives stands for the
+    text in the files (fs.output.Staging.spill: written ahead, so the texts are not all held
+    either)."""
     rendered = Rendered({})
     many = many or Many()
     assembled = assembled or {}
@@ -80,7 +84,7 @@ def render(
     for file, document in files_of(toolset.targets).items():
         has = list(map(contains, entries, repeat(file)))
         carried = list(compress(units, has))  # in name order
-        encoded = list(map(itemgetter(file), compress(entries, has)))
+        encoded = list(map(entry_text, map(itemgetter(file), compress(entries, has))))
         target = next((name for name in toolset.targets if TARGETS[name].file == file), None)
         depth = entry_depth(document)
         if target is not None and TARGETS[target].strict_limits is not None:
@@ -102,14 +106,16 @@ def render(
             else:
                 encoded += [encode_entry(entry, depth) for entry in added]
         made = reassemble(document, encoded, assembled.get(file))
+        places = made.places
         if release:
             for held in compress(entries, has):
                 del held[file]
-            made = Assembled(made.skeleton, [], made.text, made.places)  # nor through this
         else:
             rendered.assembled[file] = made
-        rendered.files[file] = made.text
-        places = made.places
+        text = made.text
+        del made, encoded  # a released file's text is held by `text` alone, then spilled
+        rendered.files[file] = text if spill is None else spill(file, text)
+        del text
         if spots is None:  # each unit's entry is the file's entry of the same index
             rels = list(map(attrgetter("rel"), carried))
             rendered.layout[file] = dict(zip(rels, places[: len(rels)], strict=True))
