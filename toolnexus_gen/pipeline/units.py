@@ -100,9 +100,13 @@ def make_units(
     validator.prevalidate([document for document, _ in documents])
     depths = {file: entry_depth(document) for file, document in files_of(options.targets).items()}
     gone = gone_upstream(options.specs) if options.curated.overrides else {}
-    for done, (document, spec) in enumerate(documents, 1):
+    total = len(documents)
+    documents.reverse()  # each let go once its unit is made
+    for done in range(1, total + 1):
+        document, spec = documents.pop()
         unit = _unit(document, validator, options, header, memo, load, depths, spec, gone, entries)
-        progress("specs", done, len(documents))
+        del document
+        progress("specs", done, total)
         if models is not None and unit.model_job is not None and unit.model_key is not None:
             models.start(unit.model_key, unit.model_job)
         if not entries:
