@@ -366,7 +366,7 @@ def test_a_spilled_file_is_written_ahead_and_its_text_let_go(tmp_path: Path) -> 
     out = tmp_path / "out"
     big = '{"tools": [' + ", ".join(f'"tool {i} \u00e9"' for i in range(5000)) + "]}\n"
     staging = output.Staging(out)
-    marker = staging.spill("schemas/mcp.json", big)
+    marker = staging.spill("schemas/mcp.json", [big[:10], big[10:]])
     assert marker != big and len(marker) < 100 and _tmp_files(out)
     files = {"__init__.py": "", "schemas/mcp.json": marker}
     try:
@@ -379,7 +379,7 @@ def test_a_spilled_file_is_written_ahead_and_its_text_let_go(tmp_path: Path) -> 
     assert sorted(report.written) == sorted(files) and _tmp_files(out) == []
     # the next build's spilled file holds the same bytes: left as it is, staged copy removed
     again = output.Staging(out, report.recorded)
-    same = again.spill("schemas/mcp.json", big)
+    same = again.spill("schemas/mcp.json", iter([big]))
     try:
         second = output.write(
             out, {**files, "schemas/mcp.json": same}, known=report.recorded, staged=again
@@ -390,7 +390,7 @@ def test_a_spilled_file_is_written_ahead_and_its_text_let_go(tmp_path: Path) -> 
     assert _tmp_files(out) == [] and (out / "schemas/mcp.json").read_text("utf-8") == big
     # a spilled file never reaches a build that stops: nothing is left
     stopped = output.Staging(tmp_path / "stopped")
-    stopped.spill("schemas/mcp.json", big)
+    stopped.spill("schemas/mcp.json", [big])
     stopped.close()
     assert not (tmp_path / "stopped").exists()
 
@@ -401,7 +401,7 @@ def test_a_file_that_cannot_be_staged_keeps_its_text(tmp_path: Path) -> None:
     (out / "mine.txt").write_text("the user's")  # not toolnexus-gen's: nothing is staged here
     staging = output.Staging(out)
     try:
-        assert staging.spill("schemas/mcp.json", "[]\n") == "[]\n"
+        assert staging.spill("schemas/mcp.json", iter(["[", "]\n"])) == "[]\n"
     finally:
         staging.close()
     assert sorted(p.name for p in out.iterdir()) == ["mine.txt"]

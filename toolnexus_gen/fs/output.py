@@ -12,7 +12,7 @@ import json
 import os
 import signal
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import ExitStack, contextmanager, nullcontext
 from dataclasses import dataclass, field
 from hashlib import sha256
@@ -197,14 +197,14 @@ class Staging:
         with open(handle, "wb") as stream:
             stream.write(data)
 
-    def spill(self, name: str, text: str) -> str:
-        """Stage `name` now, always (even where the last build wrote the same bytes), and give
-        what stands for its text in the build's files from then on: a short placeholder that
-        `write` finds staged (a file of hundreds of megabytes is then not held till the end);
-        `text` itself when the file could not be staged."""
+    def spill(self, name: str, parts: Iterable[str]) -> str:
+        """Stage `name`, the text made of `parts`, now and always (even where the last build
+        wrote the same bytes), each part written as it comes (a file of hundreds of megabytes is
+        never whole in memory); and give what stands for its text in the build's files from
+        then on: a short placeholder that `write` finds staged. The text itself when the file
+        cannot be staged."""
         if self._refused or not self._open():
-            return text
-        data = text.encode("utf-8")
+            return "".join(parts)
         path = self.out_dir / name
         try:
             for folder in reversed([path.parent, *path.parent.parents]):
@@ -215,12 +215,16 @@ class Staging:
             flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
             handle = os.open(tmp, flags, 0o666)
         except OSError:
-            return text
-        marker = _Spilled(f"<{name}: staged, {len(data)} bytes>")
+            return "".join(parts)
+        marker = _Spilled(f"<{name}: staged>")
         self.staged[name] = (marker, tmp)  # before a byte is in: `close` removes it
-        self.digests[name] = (marker, sha256(data).hexdigest())
+        digest = sha256()
         with open(handle, "wb") as stream:
-            stream.write(data)
+            for part in parts:
+                data = part.encode("utf-8")
+                digest.update(data)
+                stream.write(data)
+        self.digests[name] = (marker, digest.hexdigest())
         return marker
 
     def digest(self, name: str, text: str) -> str | None:

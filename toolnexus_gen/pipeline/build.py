@@ -8,7 +8,7 @@ still holds, reuse.py) -> the whole set's checks (names across specs, per-reques
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -256,7 +256,7 @@ def generate(
     made: Callable[[str, str], None] | None = None,
     *,
     once: bool = False,
-    spill: Callable[[str, str], str] | None = None,
+    spill: Callable[[str, Iterable[str]], str] | None = None,
 ) -> Generated:
     """The files of a build, over its plan (incremental.plan: what changed since the last
     build, what to reuse of it, what to make); `progress` hears of each stage's steps. The
