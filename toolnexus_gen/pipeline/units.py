@@ -36,6 +36,7 @@ from toolnexus_gen.toolspec.refs import ref_closure
 from toolnexus_gen.toolspec.validate import Validator
 
 TOOLS_FILE = "schemas/tools.json"  # the neutral form behind tool_definitions()
+BATCH = 1024  # specs read and meta-schema checked together (on every core) before their units
 
 
 def files_of(targets: Sequence[str]) -> dict[str, Any]:
@@ -89,34 +90,44 @@ def make_units(
         options.base_url,
         reach=options.profile == "reach",
     )
-    documents: list[tuple[Document, Contributed | None]] = []
     units: list[Unit] = []
-    for path in paths:
-        try:
-            documents.append((load_document(path), None))
-        except LoadError as exc:
-            units.append(Unit(_rel(path, options.specs), "", (), (exc.diagnostic,), None))
-    documents += [(spec.document, spec) for spec in contributed]
-    validator.prevalidate([document for document, _ in documents])
     depths = {file: entry_depth(document) for file, document in files_of(options.targets).items()}
     gone = gone_upstream(options.specs) if options.curated.overrides else {}
-    total = len(documents)
-    documents.reverse()  # each let go once its unit is made
-    for done in range(1, total + 1):
-        document, spec = documents.pop()
-        unit = _unit(document, validator, options, header, memo, load, depths, spec, gone, entries)
-        del document
-        progress("specs", done, total)
-        if models is not None and unit.model_job is not None and unit.model_key is not None:
-            models.start(unit.model_key, unit.model_job)
-        if not entries:
-            unit = replace(unit, entries={})
-        elif pack:
-            unit.entries = {
-                file: Packed(text) if isinstance(text, str) else text
-                for file, text in unit.entries.items()
-            }
-        units.append(unit)
+    todo: list[Path | Contributed] = [*paths, *contributed]
+    total, done = len(todo), 0
+    # read and checked a batch at a time: the parsed specs of an API of 10,000 operations are
+    # hundreds of megabytes, and each is let go once its unit is made
+    for start in range(0, total, BATCH):
+        documents: list[tuple[Document, Contributed | None]] = []
+        for item in todo[start : start + BATCH]:
+            if not isinstance(item, Path):
+                documents.append((item.document, item))
+                continue
+            try:
+                documents.append((load_document(item), None))
+            except LoadError as exc:
+                units.append(Unit(_rel(item, options.specs), "", (), (exc.diagnostic,), None))
+                done += 1
+        validator.prevalidate([document for document, _ in documents])
+        documents.reverse()  # each let go once its unit is made
+        while documents:
+            document, spec = documents.pop()
+            unit = _unit(
+                document, validator, options, header, memo, load, depths, spec, gone, entries
+            )
+            del document
+            done += 1
+            progress("specs", done, total)
+            if models is not None and unit.model_job is not None and unit.model_key is not None:
+                models.start(unit.model_key, unit.model_job)
+            if not entries:
+                unit = replace(unit, entries={})
+            elif pack:
+                unit.entries = {
+                    file: Packed(text) if isinstance(text, str) else text
+                    for file, text in unit.entries.items()
+                }
+            units.append(unit)
     return units
 
 
