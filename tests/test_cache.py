@@ -319,3 +319,90 @@ def test_check_after_an_edit_reuses_no_entry_of_a_file_changed_under_the_same_st
     assert result.exit_code == 1
     removed = [line for line in result.stderr.splitlines() if line.startswith("-")]
     assert any("Cxrrent" in line for line in removed), result.stderr
+
+
+IMPORTED = {
+    "openapi": "3.0.3",
+    "info": {"title": "Pets", "version": "1"},
+    "servers": [{"url": "https://pets.example.com"}],
+    "paths": {
+        "/pets": {
+            "get": {
+                "operationId": "listPets",
+                "summary": "List pets",
+                "parameters": [{"name": "limit", "in": "query", "schema": {"type": "integer"}}],
+                "responses": {"200": {"description": "ok"}},
+            },
+            "post": {
+                "operationId": "addPet",
+                "summary": "Add a pet",
+                "requestBody": {
+                    "content": {
+                        "application/json": {
+                            "schema": {
+                                "type": "object",
+                                "properties": {"name": {"type": "string"}},
+                                "required": ["name"],
+                            }
+                        }
+                    }
+                },
+                "responses": {"200": {"description": "ok"}},
+            },
+        }
+    },
+}
+
+
+def build_after_import(project: Path) -> tuple[int, bool]:
+    """A plain `build` in a fresh process: how many worker pools it opened, and whether its own
+    process imported datamodel-code-generator."""
+    code = (
+        "import sys\nimport multiprocessing.pool as mp\nopened = []\n"
+        "init = mp.Pool.__init__\n"
+        "def spy(self, *a, **k):\n    opened.append(1)\n    init(self, *a, **k)\n"
+        "mp.Pool.__init__ = spy\nfrom toolnexus_gen.cli import main\n"
+        "sys.argv = ['toolnexus-gen', 'build', '-q']\n"
+        "try:\n    main()\nexcept SystemExit as e:\n    assert not e.code, e.code\n"
+        "print(len(opened), 'datamodel_code_generator' in sys.modules)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], cwd=project, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+
+    opened, dmcg = done.stdout.split()
+    return int(opened), dmcg == "True"
+
+
+@pytest.fixture
+def imported(tmp_path: Path) -> Path:
+    root = tmp_path / "imported"
+    root.mkdir()
+    (root / "pyproject.toml").write_text("[tool.toolnexus-gen]\n")
+    (root / "pets.json").write_text(json.dumps(IMPORTED))
+    assert cli("import", "openapi", "pets.json", cwd=root).exit_code == 0
+    assert (root / "tools/.toolnexus-gen.cache/memo.json").is_file(), "the import's models"
+    return root
+
+
+def test_the_first_build_after_an_import_starts_no_model_generator(imported: Path) -> None:
+    """The import's memo holds every model: the build opens no worker (one would only import
+    datamodel-code-generator for nothing) and makes none itself."""
+    assert build_after_import(imported) == (0, False)
+    models = sorted(p.name for p in (imported / "tools/models").glob("*.py"))
+    assert "addpet.py" in models and "listpets.py" in models, models
+
+
+def test_a_model_the_imports_memo_lacks_is_made_on_a_worker_opened_for_it(
+    imported: Path,
+) -> None:
+    spec = next((imported / "specs").glob("addPet*"))
+    text = spec.read_text()
+    spec.write_text(
+        text.replace(
+            "        name:\n", "        nickname:\n          type: string\n        name:\n"
+        )
+    )
+    assert "nickname" in spec.read_text()
+    opened, _ = build_after_import(imported)
+    assert opened == 1
+    assert "nickname" in (imported / "tools/models/addpet.py").read_text()

@@ -355,3 +355,53 @@ def test_a_large_file_replaced_is_freed_beside_the_build_and_leaves_no_name_behi
     os.link(out / "schemas/a.json", leftover)  # as a build killed meanwhile leaves it
     output.write(out, {"schemas/a.json": big + "3", "small.py": "A = 3\n"})
     assert _tmp_files(out) == [] and (out / "schemas/a.json").read_text() == big + "3"
+
+
+def test_a_spilled_file_is_written_ahead_and_its_text_let_go(tmp_path: Path) -> None:
+    """Staging.spill: the provider files of a command line's build are staged as soon as they
+    are assembled, and a short placeholder stands for each text till `write` renames the file
+    into place; the package and its record are those of the texts."""
+    import hashlib
+
+    out = tmp_path / "out"
+    big = '{"tools": [' + ", ".join(f'"tool {i} \u00e9"' for i in range(5000)) + "]}\n"
+    staging = output.Staging(out)
+    marker = staging.spill("schemas/mcp.json", [big[:10], big[10:]])
+    assert marker != big and len(marker) < 100 and _tmp_files(out)
+    files = {"__init__.py": "", "schemas/mcp.json": marker}
+    try:
+        report = output.write(out, files, staged=staging)
+    finally:
+        staging.close()
+    assert (out / "schemas/mcp.json").read_text("utf-8") == big
+    digest = hashlib.sha256(big.encode("utf-8")).hexdigest()
+    assert report.recorded["schemas/mcp.json"][2] == digest
+    assert sorted(report.written) == sorted(files) and _tmp_files(out) == []
+    # the next build's spilled file holds the same bytes: left as it is, staged copy removed
+    again = output.Staging(out, report.recorded)
+    same = again.spill("schemas/mcp.json", iter([big]))
+    try:
+        second = output.write(
+            out, {**files, "schemas/mcp.json": same}, known=report.recorded, staged=again
+        )
+    finally:
+        again.close()
+    assert sorted(second.unchanged) == ["__init__.py", "schemas/mcp.json"], second.written
+    assert _tmp_files(out) == [] and (out / "schemas/mcp.json").read_text("utf-8") == big
+    # a spilled file never reaches a build that stops: nothing is left
+    stopped = output.Staging(tmp_path / "stopped")
+    stopped.spill("schemas/mcp.json", [big])
+    stopped.close()
+    assert not (tmp_path / "stopped").exists()
+
+
+def test_a_file_that_cannot_be_staged_keeps_its_text(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "mine.txt").write_text("the user's")  # not toolnexus-gen's: nothing is staged here
+    staging = output.Staging(out)
+    try:
+        assert staging.spill("schemas/mcp.json", iter(["[", "]\n"])) == "[]\n"
+    finally:
+        staging.close()
+    assert sorted(p.name for p in out.iterdir()) == ["mine.txt"]

@@ -80,10 +80,10 @@ def run() -> None:
     os._exit(code)
 
 
-def _run(fn: Callable[..., T], *args: Any) -> T:
+def _run(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
     """A session call; a user's mistake is printed and exits 2, never a traceback."""
     try:
-        return fn(*args)
+        return fn(*args, **kwargs)
     except DiagnosticsError as exc:
         _report(exc.diagnostics)
         sys.exit(ExitCode.INVALID)
@@ -209,7 +209,7 @@ def build(
     global _built
     _built = True  # however it ends (its errors printed, or it exits 1 or 2)
     with _Shown("building", quiet) as bar:
-        outcome = _run(session.build, specs_dir, out_dir, targets, check, None, bar)
+        outcome = _run(session.build, specs_dir, out_dir, targets, check, None, bar, once=True)
     code = _show_build(outcome, check, quiet)
     if code:
         sys.exit(code)

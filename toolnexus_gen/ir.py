@@ -152,6 +152,28 @@ class ModelJob:
     pointer: str
 
 
+class Packed:
+    """An encoded entry kept compressed (zlib, fast level) while the build makes the other
+    units: at 10,000 tools the entries of every provider file are a gigabyte as text."""
+
+    __slots__ = ("data",)
+
+    def __init__(self, text: str) -> None:
+        import zlib
+
+        self.data = zlib.compress(text.encode("utf-8"), 1)
+
+    def __str__(self) -> str:
+        import zlib
+
+        return zlib.decompress(self.data).decode("utf-8")
+
+
+def entry_text(entry: str | Packed) -> str:
+    """A unit's encoded entry as text (a Packed one unpacked)."""
+    return entry if isinstance(entry, str) else str(entry)
+
+
 @dataclass
 class Unit:
     """Everything the build makes of one spec file on its own (units.py); reusable by a later
@@ -162,7 +184,8 @@ class Unit:
     reached: tuple[str, ...]  # the files its $refs reach, relative to the spec folder
     diagnostics: tuple[Diagnostic, ...]
     info: ToolInfo | None  # None when the spec has an error
-    entries: dict[str, str] = field(default_factory=dict)  # file -> this tool's encoded entry
+    # file -> this tool's encoded entry (Packed while a command line's build holds them all)
+    entries: dict[str, str | Packed] = field(default_factory=dict)
     model_key: str | None = None
     model_job: ModelJob | None = None  # made in this build: what generates its model if need be
     model_input: str | None = None  # spec.load.model_input of the spec file

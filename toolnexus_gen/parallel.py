@@ -26,6 +26,8 @@ PARALLEL_MIN = 32  # below this, starting workers costs more than it saves
 _pool: multiprocessing.pool.Pool | None = None
 _workers: set[int] = set()  # the pool's worker processes (pids)
 _others: set[int] = set()  # children this process had before (not the pool's)
+# pool_for(deferred=True)'s (items, initializer): workers to open once work comes
+_deferred: tuple[int, Callable[[], None] | None] | None = None
 
 
 def workers() -> int:
@@ -39,23 +41,47 @@ def workers() -> int:
 
 @contextmanager
 def pool_for(
-    items: int, initializer: Callable[[], None] | None = None, *, warm_few: bool = True
+    items: int,
+    initializer: Callable[[], None] | None = None,
+    *,
+    warm_few: bool = True,
+    deferred: bool = False,
 ) -> Iterator[None]:
     """Workers for a build that makes `items` specs afresh, opened now and closed when the build
     ends: for many, one per core, forked once this process has run `initializer` (the slow
     imports); for a few, a single one that runs `initializer` while this process reads the
     specs, so their work finds it ready, or none unless `warm_few` (the work then runs in this
-    process)."""
-    global _pool
+    process). `deferred`: the work may all be known already (a memo left by an import), so they
+    are opened only when a Stream is first handed an item, if ever."""
+    global _deferred
     if _pool is not None or items < 1 or workers() < 2 or (items < PARALLEL_MIN and not warm_few):
         yield
         return
+    if deferred:
+        _deferred = (items, initializer)
+        try:
+            yield
+        finally:
+            _deferred = None
+            _stop()
+        return
+    _open(items, initializer)
+    try:
+        yield
+    finally:
+        # Every result is in by now; a worker still warming up for work that never came (an
+        # edit that changed no model) is stopped rather than waited for.
+        _stop()
+
+
+def _open(items: int, initializer: Callable[[], None] | None) -> None:
+    """Fork the workers (none when this process cannot fork safely)."""
+    global _pool
     import multiprocessing  # only when workers start: a build that needs none never imports it
 
     if "fork" not in multiprocessing.get_all_start_methods() or threading.active_count() > 1:
         # Forking a process that runs other threads can deadlock a child on a lock one of them
         # held; in that case (toolnexus-gen used as a library, under a test runner) stay serial.
-        yield
         return
     count = workers() if items >= PARALLEL_MIN else 1
     if count > 1 and initializer is not None:
@@ -77,12 +103,15 @@ def pool_for(
         if thawed:
             gc.unfreeze()
     _workers.update(_children() - _others)
-    try:
-        yield
-    finally:
-        # Every result is in by now; a worker still warming up for work that never came (an
-        # edit that changed no model) is stopped rather than waited for.
-        _stop()
+
+
+def _open_deferred() -> None:
+    """Open the workers pool_for(deferred=True) held back, now that there is work for them."""
+    global _deferred
+    if _deferred is not None and _pool is None:
+        items, initializer = _deferred
+        _deferred = None
+        _open(items, initializer)
 
 
 def pooled() -> bool:
@@ -132,6 +161,8 @@ class Stream(Generic[T, R]):
 
     def add(self, item: T) -> None:
         self.items.append(item)
+        if _pool is None and _deferred is not None:
+            _open_deferred()
         if _pool is not None and len(self.items) - self.unsent >= self.BATCH:
             self._send()
 

@@ -138,9 +138,12 @@ def build(
     check: bool,
     last: Record | None = None,
     progress: Progress = unseen,
+    *,
+    once: bool = False,
 ) -> BuildOutcome:
     """One build. `last`: what the previous build in this process recorded (build --watch);
-    `progress` hears of its stages' steps."""
+    `progress` hears of its stages' steps; `once`: no later build in this process starts from
+    this one (the command line's `build`), so what only such a build reuses is not kept."""
     from toolnexus_gen.config.options import header_for
     from toolnexus_gen.fs.paths import display_path
     from toolnexus_gen.incremental.plan import plan
@@ -153,11 +156,16 @@ def build(
         outcome.profile = chosen.profile
 
         def start_workers(known: Plan) -> None:  # once the plan knows what changed
+            from toolnexus_gen.fs.paths import CACHE_DIR
+            from toolnexus_gen.incremental.cache import MEMO
             from toolnexus_gen.pipeline.workers import workers
 
             contributed = len(known.contribution.specs) if known.first else 0
+            memo_left = known.first and (chosen.out / CACHE_DIR / MEMO).is_file()
             held.enter_context(
-                workers(chosen.specs, known.first, known.changed, known.models, contributed)
+                workers(
+                    chosen.specs, known.first, known.changed, known.models, contributed, memo_left
+                )
             )
 
         planned = plan(
@@ -176,7 +184,7 @@ def build(
             ]
             outcome.record = last
             return outcome
-        return _full_build(chosen, planned, check, outcome, progress)
+        return _full_build(chosen, planned, check, outcome, progress, once)
 
 
 def _contribute(chosen: BuildOptions) -> Contribution:
@@ -186,7 +194,12 @@ def _contribute(chosen: BuildOptions) -> Contribution:
 
 
 def _full_build(
-    chosen: BuildOptions, planned: Plan, check: bool, outcome: BuildOutcome, progress: Progress
+    chosen: BuildOptions,
+    planned: Plan,
+    check: bool,
+    outcome: BuildOutcome,
+    progress: Progress,
+    once: bool = False,
 ) -> BuildOutcome:
     from toolnexus_gen.fs import output
 
@@ -194,7 +207,7 @@ def _full_build(
     # (output.Staging); whatever it did not use is removed once the build is over.
     staging = None if check else output.Staging(chosen.out, planned.outputs)
     try:
-        return _generate_and_write(chosen, planned, check, outcome, progress, staging)
+        return _generate_and_write(chosen, planned, check, outcome, progress, staging, once)
     finally:
         if staging is not None:
             staging.close()
@@ -207,12 +220,20 @@ def _generate_and_write(
     outcome: BuildOutcome,
     progress: Progress,
     staging: Staging | None,
+    once: bool = False,
 ) -> BuildOutcome:
     from toolnexus_gen.fs import output
     from toolnexus_gen.pipeline.build import generate, save_build, tell_budget
 
     try:
-        result = generate(chosen, planned, progress, staging.add if staging else None)
+        result = generate(
+            chosen,
+            planned,
+            progress,
+            staging.add if staging else None,
+            once=once,
+            spill=staging.spill if staging is not None and once else None,
+        )
     except RecursionError:  # a last line of defence: every known cause is a located error
         raise UserError(
             "a schema is nested or self-referencing beyond what can be processed"

@@ -7,6 +7,7 @@ the specs (an unknown group, a toolset over a limit) is checked by the whole-set
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -310,6 +311,7 @@ class Locator:
 
     def __init__(self, text: str) -> None:
         self.text = text
+        self._starts: list[int] | None = None  # where each line starts, once asked
         self.tables = [
             (m.group(1).replace('"', "").replace("'", ""), m.start(), m.end())
             for m in self.HEADER.finditer(text)
@@ -323,9 +325,21 @@ class Locator:
                 return end, rest.start() if rest else len(self.text)
         return None
 
+    def _line_starts(self) -> list[int]:
+        if self._starts is None:
+            starts, at = [0], self.text.find("\n")
+            while at >= 0:
+                starts.append(at + 1)
+                at = self.text.find("\n", at + 1)
+            self._starts = starts
+        return self._starts
+
     def position(self, offset: int) -> tuple[int, int]:
-        line = self.text.count("\n", 0, offset) + 1
-        return line, offset - (self.text.rfind("\n", 0, offset) + 1) + 1
+        # a line's start found by bisection: a pyproject.toml with toolsets of thousands of
+        # tools is asked for each tool's place
+        starts = self._line_starts()
+        line = bisect_right(starts, max(offset, 0))
+        return line, offset - starts[line - 1] + 1
 
     def _key_offset(self, start: int, end: int, key: str) -> int | None:
         found = re.compile(rf'^[ \t]*["\']?{re.escape(key)}["\']?[ \t]*=', re.M).search(
@@ -351,6 +365,9 @@ class Locator:
 
     def _offset(self, place: tuple[int, int]) -> int:
         line, col = place
+        starts = self._line_starts()
+        if 1 <= line <= len(starts):
+            return starts[line - 1] + col - 1
         offset = 0
         for _ in range(line - 1):
             offset = self.text.find("\n", offset) + 1
@@ -371,5 +388,5 @@ class Locator:
     def string(self, place: tuple[int, int], value: str) -> tuple[int, int]:
         """The first quoted `value` at or after `place`."""
         start = self._offset(place)
-        found = re.compile(rf'(["\']){re.escape(value)}\1').search(self.text, start)
-        return self.position(found.start()) if found else place
+        found = [at for q in "\"'" if (at := self.text.find(f"{q}{value}{q}", start)) >= 0]
+        return self.position(min(found)) if found else place

@@ -12,7 +12,7 @@ import json
 import os
 import signal
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import ExitStack, contextmanager, nullcontext
 from dataclasses import dataclass, field
 from hashlib import sha256
@@ -135,6 +135,12 @@ def _locked(out_dir: Path) -> Iterator[None]:
             handle.close()
 
 
+class _Spilled(str):
+    """What stands for the text of a file Staging.spill staged (see there)."""
+
+    __slots__ = ()
+
+
 class Staging:
     """Files written ahead of `write`, while the build still makes the others (a cold build's
     model modules, as the workers finish them; the other files that changed, while the workers
@@ -166,6 +172,8 @@ class Staging:
     def add(self, name: str, text: str) -> None:
         """Stage `name`, unless the last build wrote the same bytes there (`write` then leaves
         the file alone); either way its digest is kept for `write`."""
+        if isinstance(text, _Spilled):  # staged already (spill)
+            return
         if self._refused or not self._open():
             return
         data = text.encode("utf-8")
@@ -188,6 +196,36 @@ class Staging:
         self.staged[name] = (text, tmp)  # before a byte is in: `close` removes it whatever happens
         with open(handle, "wb") as stream:
             stream.write(data)
+
+    def spill(self, name: str, parts: Iterable[str]) -> str:
+        """Stage `name`, the text made of `parts`, now and always (even where the last build
+        wrote the same bytes), each part written as it comes (a file of hundreds of megabytes is
+        never whole in memory); and give what stands for its text in the build's files from
+        then on: a short placeholder that `write` finds staged. The text itself when the file
+        cannot be staged."""
+        if self._refused or not self._open():
+            return "".join(parts)
+        path = self.out_dir / name
+        try:
+            for folder in reversed([path.parent, *path.parent.parents]):
+                if self.out_dir in folder.parents and not folder.exists():
+                    folder.mkdir()
+                    self._made.append(folder)
+            tmp = _tmp_path(path)
+            flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+            handle = os.open(tmp, flags, 0o666)
+        except OSError:
+            return "".join(parts)
+        marker = _Spilled(f"<{name}: staged>")
+        self.staged[name] = (marker, tmp)  # before a byte is in: `close` removes it
+        digest = sha256()
+        with open(handle, "wb") as stream:
+            for part in parts:
+                data = part.encode("utf-8")
+                digest.update(data)
+                stream.write(data)
+        self.digests[name] = (marker, digest.hexdigest())
+        return marker
 
     def digest(self, name: str, text: str) -> str | None:
         """The SHA-256 of `text` when `add` was given that text for `name`."""
@@ -220,6 +258,8 @@ class Staging:
         """Rename the staged file of `name` into place at `path` if it holds `text`."""
         staged = self.staged.pop(name, None)
         if staged is None:
+            if isinstance(text, _Spilled):  # never: a spilled file is always staged
+                raise AssertionError(f"{name} was spilled and is not staged")
             return False
         if staged[0] is not text and staged[0] != text:
             staged[1].unlink(missing_ok=True)
@@ -464,6 +504,10 @@ def _holds(
             return None
         if [stat.st_size, stat.st_mtime_ns] == known[:2]:
             return [stat.st_size, stat.st_mtime_ns, digest] if known[2] == digest else None
+    if isinstance(text, _Spilled):  # its bytes are on disk, staged: compared by digest
+        found = _read(Path(path))
+        held = found is not None and sha256(found).hexdigest() == digest
+        return _record(path, digest) if held else None
     data = text.encode("utf-8") if data is None else data
     return _record(path, digest) if _read(Path(path)) == data else None
 
@@ -487,7 +531,8 @@ def _write_locked(
     previous = previous or {}
 
     def put(name: str, path: Path, text: str, data: bytes | None) -> None:
-        if aside is not None and len(text) >= ASIDE_MIN:  # replacing a large file, likely
+        large = len(text) >= ASIDE_MIN or isinstance(text, _Spilled)
+        if aside is not None and large:  # replacing a large file, likely
             _set_aside(os.fspath(path), aside)
         if staging is None or not staging.take(name, text, path):
             atomic_write(path, text.encode("utf-8") if data is None else data)

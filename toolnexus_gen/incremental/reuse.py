@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from toolnexus_gen.diagnostics import Diagnostic, Severity
-from toolnexus_gen.ir import Contributed, PyNames, ToolInfo, Unit
+from toolnexus_gen.ir import Contributed, Packed, PyNames, ToolInfo, Unit
 from toolnexus_gen.memo import Memo, sha, unit_key
 
 
@@ -129,7 +129,7 @@ def reusable_units(
         known = had.get(rel)
         if known is not None and known.key == record["key"]:
             return known  # what the record would give, its entries as they were written
-        taken: dict[str, str] = {}
+        taken: dict[str, str | Packed] = {}
         for file, places in layout:  # where its entry stands in each provider file
             place = places.get(rel)
             if place is None:

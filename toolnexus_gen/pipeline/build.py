@@ -8,7 +8,7 @@ still holds, reuse.py) -> the whole set's checks (names across specs, per-reques
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -85,10 +85,13 @@ def analyse(
     models: Models | None = None,
     progress: Progress = unseen,
     rels: Sequence[str] | None = None,
+    *,
+    pack: bool = False,
 ) -> Analysis:
     """Every spec's unit (the reused ones given, the others made now, their models started on
     `models`), the specs the sources contributed among them, and the whole set's diagnostics;
-    nothing is rendered. `rels`: each path relative to the spec folder, when known."""
+    nothing is rendered. `rels`: each path relative to the spec folder, when known; `pack`: the
+    units' entries kept compressed till rendered (make_units)."""
     paths = discover(options.specs) if paths is None else paths
     from toolnexus_gen.pipeline.strictness import relax
     from toolnexus_gen.pipeline.toolsets import check as check_set
@@ -110,7 +113,14 @@ def analyse(
         from toolnexus_gen.pipeline.units import make_units
 
         units += make_units(
-            fresh, options, header_for(options), memo or Memo(), made, models, progress
+            fresh,
+            options,
+            header_for(options),
+            memo or Memo(),
+            made,
+            models,
+            progress,
+            pack=pack,
         )
     diagnostics = [d for unit in units for d in unit.diagnostics]
     diagnostics += contribution.diagnostics
@@ -244,12 +254,17 @@ def generate(
     plan: Plan,
     progress: Progress = unseen,
     made: Callable[[str, str], None] | None = None,
+    *,
+    once: bool = False,
+    spill: Callable[[str, Iterable[str]], str] | None = None,
 ) -> Generated:
     """The files of a build, over its plan (incremental.plan: what changed since the last
     build, what to reuse of it, what to make); `progress` hears of each stage's steps. The
     specs made afresh are made on the workers if `workers` opened them; `made(file, text)`
     hears of each model module as they make it (render_models), and of every other file while
-    they do, before the build is whole."""
+    they do, before the build is whole. `once`: no later build in this process starts from this
+    one (a command line's build): what only such a build would reuse is let go as soon as it is
+    used (render's `release`); `spill`: render's."""
     contribution = plan.contribution
     from toolnexus_gen.codegen.package import HANDLERS_HEAD, package_keys, update_handlers
     from toolnexus_gen.pipeline.render import model_maker, render, render_models
@@ -259,7 +274,7 @@ def generate(
     header = header_for(options)
     models = model_maker(header, memo)  # the workers make each model as its unit is made
     analysis = analyse(
-        options, memo, plan.paths, plan.reused, contribution, models, progress, plan.rels
+        options, memo, plan.paths, plan.reused, contribution, models, progress, plan.rels, pack=once
     )
     progress("rendering", 0)
     toolset, diagnostics = analysis.toolset, fold(analysis.diagnostics, analysis.toolset)
@@ -282,7 +297,16 @@ def generate(
         updated = update_handlers(plan.texts["handlers.py"], toolset, remade)
         if updated is not None:
             package["handlers.py"] = updated
-    rendered = render(toolset, analysis.units, header, package, options.many, plan.assembled)
+    rendered = render(
+        toolset,
+        analysis.units,
+        header,
+        package,
+        options.many,
+        plan.assembled,
+        release=once,
+        spill=spill,
+    )
     rendered.files.update(contribution.files)
     budget = ""
     if models.awaited:

@@ -9,9 +9,9 @@ datamodel-code-generator.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from itertools import compress, repeat
+from itertools import chain, compress, repeat
 from operator import attrgetter, contains, itemgetter
 from typing import Any
 
@@ -19,7 +19,7 @@ from toolnexus_gen.codegen.models import Models
 from toolnexus_gen.codegen.package import PACKAGE_FILES, model_header, render_package
 from toolnexus_gen.config.many import Many
 from toolnexus_gen.config.options import Header
-from toolnexus_gen.ir import ModelJob, ToolSet, Unit
+from toolnexus_gen.ir import ModelJob, ToolSet, Unit, entry_text
 from toolnexus_gen.memo import Memo
 from toolnexus_gen.pipeline.toolsets import extras
 from toolnexus_gen.pipeline.units import files_of
@@ -27,6 +27,8 @@ from toolnexus_gen.progress import Progress, unseen
 from toolnexus_gen.targets import TARGETS
 from toolnexus_gen.targets.base import (
     Assembled,
+    assemble_parts,
+    dump_json,
     encode_entry,
     entry_depth,
     reassemble,
@@ -61,11 +63,21 @@ def render(
     reused: dict[str, str] | None = None,
     many: Many | None = None,
     assembled: dict[str, Assembled] | None = None,
+    *,
+    release: bool = False,
+    spill: Callable[[str, Iterable[str]], str] | None = None,
 ) -> Rendered:
     """Every file but the models (render_models). `units` in name order, one per tool of
     toolset; `reused` holds the last build's package files that are still what render_package
     would write (the others are rendered); `assembled`: the provider files as the last build in
-    this process assembled them (Rendered.assembled), whose unchanged entries stay in place."""
+    this process assembled them (Rendered.assembled), whose unchanged entries stay in place.
+    `release`: no later build in this process will reuse the units (a command line's build), so
+    each provider file's entries are let go from the units once the file is assembled, and the
+    file is not kept as assembled: the entries and the files they make are never all held at
+    once (at 10,000 tools they are hundreds of megabytes each). `spill(file, parts)`: with
+    `release`, each provider file is handed over part by part as it is assembled (each entry
+    unpacked only when written), and what it gives stands for the text in the files
+    (fs.output.Staging.spill: written ahead, so no provider file is held whole)."""
     rendered = Rendered({})
     many = many or Many()
     assembled = assembled or {}
@@ -74,7 +86,15 @@ def render(
     for file, document in files_of(toolset.targets).items():
         has = list(map(contains, entries, repeat(file)))
         carried = list(compress(units, has))  # in name order
-        encoded = list(map(itemgetter(file), compress(entries, has)))
+        if (
+            release
+            and spill is not None
+            and _streamed(file, carried, toolset, many, rendered, spill)
+        ):
+            for held in compress(entries, has):
+                del held[file]
+            continue
+        encoded = list(map(entry_text, map(itemgetter(file), compress(entries, has))))
         target = next((name for name in toolset.targets if TARGETS[name].file == file), None)
         depth = entry_depth(document)
         if target is not None and TARGETS[target].strict_limits is not None:
@@ -96,9 +116,16 @@ def render(
             else:
                 encoded += [encode_entry(entry, depth) for entry in added]
         made = reassemble(document, encoded, assembled.get(file))
-        rendered.assembled[file] = made
-        rendered.files[file] = made.text
         places = made.places
+        if release:
+            for held in compress(entries, has):
+                del held[file]
+        else:
+            rendered.assembled[file] = made
+        text = made.text
+        del made, encoded  # a released file's text is held by `text` alone, then spilled
+        rendered.files[file] = text if spill is None or not release else spill(file, [text])
+        del text
         if spots is None:  # each unit's entry is the file's entry of the same index
             rels = list(map(attrgetter("rel"), carried))
             rendered.layout[file] = dict(zip(rels, places[: len(rels)], strict=True))
@@ -118,6 +145,45 @@ def render(
     fresh = {unit.info.name for unit in units if unit.model_job is not None and unit.info}
     rendered.files.update(render_package(toolset, header, missing, fresh))
     return rendered
+
+
+def _streamed(
+    file: str,
+    carried: list[Unit],
+    toolset: ToolSet,
+    many: Many,
+    rendered: Rendered,
+    spill: Callable[[str, Iterable[str]], str],
+) -> bool:
+    """`file` assembled as render does, each entry unpacked only as `spill` writes it; False
+    (nothing done) for a file whose entries are grouped into namespaces (assembled whole)."""
+    document = files_of(toolset.targets)[file]
+    target = next((name for name in toolset.targets if TARGETS[name].file == file), None)
+    depth = entry_depth(document)
+    infos = [info for info in map(attrgetter("info"), carried) if info is not None]
+    if target is not None and TARGETS[target].namespace_entry is not None:
+        if any(info.namespace is not None for info in infos):
+            return False
+    texts: Iterable[str] = (entry_text(unit.entries[file]) for unit in carried)
+    if target is not None and TARGETS[target].strict_limits is not None:
+        relaxed = frozenset(dict(toolset.relaxed).get(target, ()))
+        texts = (
+            text
+            if unit.info is None or unit.info.strict_cost(target) is None
+            else with_strict(text, depth, unit.info.name not in relaxed)
+            for unit, text in zip(carried, texts, strict=True)
+        )
+    if target is not None:  # after its tools: its tool search tool, hosted tools
+        added = extras(target, infos, many)
+        if target == "gemini":  # built-in tools stand beside the functionDeclarations wrapper
+            document = _beside(document if carried else _nothing, added)
+        else:
+            texts = chain(texts, (encode_entry(entry, depth) for entry in added))
+    places: list[tuple[int, int]] = []
+    rendered.files[file] = spill(file, assemble_parts(dump_json(document([])), texts, places))
+    rels = list(map(attrgetter("rel"), carried))
+    rendered.layout[file] = dict(zip(rels, places[: len(rels)], strict=True))
+    return True
 
 
 def _strictness(

@@ -19,7 +19,7 @@ from typing import Any
 from toolnexus_gen.codegen.models import Models, model_job, model_key
 from toolnexus_gen.config.options import BuildOptions, Header
 from toolnexus_gen.diagnostics import has_errors
-from toolnexus_gen.ir import PLACED_KEYS, Contributed, Document, Tool, ToolInfo, Unit
+from toolnexus_gen.ir import PLACED_KEYS, Contributed, Document, Packed, Tool, ToolInfo, Unit
 from toolnexus_gen.memo import Memo, canonical, sha, unit_key
 from toolnexus_gen.pipeline.emit import emit
 from toolnexus_gen.pipeline.overrides import apply as apply_override
@@ -74,11 +74,12 @@ def make_units(
     progress: Progress = unseen,
     *,
     entries: bool = True,
+    pack: bool = False,
 ) -> list[Unit]:
     """The units of these spec files, and of these specs the sources made, made afresh; each
     unit's model is started on `models` as soon as the unit is made. Without `entries` (a check
     that renders nothing) each unit's encoded provider entries are let go as it is made: they
-    are most of what a build holds."""
+    are most of what a build holds; with `pack` they are kept compressed (Packed) till rendered."""
     load = Loader()  # shared files are read once, however many specs reach them
     validator = Validator(
         options.specs,
@@ -91,7 +92,9 @@ def make_units(
     failed: list[Unit] = []  # the files that do not parse, first, as they always were
 
     def documents() -> Iterator[tuple[Document, Contributed | None]]:
-        # Each file read as its turn comes, so the workers have their first models at once.
+        # Each file read as its turn comes, so the workers have their first models at once, and
+        # each let go once its unit is made (the parsed specs of an API of 10,000 operations are
+        # hundreds of megabytes).
         for path in paths:
             try:
                 yield load_document(path), None
@@ -105,10 +108,18 @@ def make_units(
     total = len(paths) + len(contributed)
     for document, spec in documents():
         unit = _unit(document, validator, options, header, memo, load, depths, spec, gone, entries)
+        del document
         progress("specs", len(made) + len(failed) + 1, total)
         if models is not None and unit.model_job is not None and unit.model_key is not None:
             models.start(unit.model_key, unit.model_job)
-        made.append(unit if entries else replace(unit, entries={}))
+        if not entries:
+            unit = replace(unit, entries={})
+        elif pack:
+            unit.entries = {
+                file: Packed(text) if isinstance(text, str) else text
+                for file, text in unit.entries.items()
+            }
+        made.append(unit)
     return failed + made
 
 

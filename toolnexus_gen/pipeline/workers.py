@@ -23,6 +23,7 @@ def workers(
     changed: Sequence[str],
     models: dict[str, str | None],
     contributed: int,
+    memo_left: bool = False,
 ) -> Iterator[None]:
     """Worker processes for the specs a build makes afresh (`changed`: the spec-folder files
     changed since the last build, `models`: each one's model input then, `first`: there is no
@@ -30,13 +31,16 @@ def workers(
     plan knows what changed (incremental.plan's `ready`): while this process is small, before it
     reads the rest of the record. They import datamodel-code-generator while this process reads
     and checks the specs. For a few specs that only pays in a process's first build (a command
-    line run); a process that builds again imports the generator itself, once, and reuses it."""
+    line run); a process that builds again imports the generator itself, once, and reuses it.
+    `memo_left`: a first build finds a memo in the output folder (what `import openapi` leaves:
+    the models of the specs it wrote), so the models may all be known; the workers are then
+    opened only when a model is found missing, if ever."""
     global _first_build
     fresh = 0 if not first and _same_models(specs, changed, models) else len(changed)
     if first:
         fresh += contributed
     warm_few, _first_build = _first_build, False
-    with pool_for(fresh, _warm_up, warm_few=warm_few):
+    with pool_for(fresh, _warm_up, warm_few=warm_few, deferred=first and memo_left):
         yield
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import compress
 from typing import Any
@@ -207,6 +207,24 @@ def reassemble(
             ]
     parts.append(last.text[at:])
     return Assembled(skeleton, entries, "".join(parts), places)
+
+
+def assemble_parts(
+    skeleton: str, entries: Iterable[str], places: list[tuple[int, int]]
+) -> Iterator[str]:
+    """The text _assemble(skeleton, entries) joins, part by part, taking each entry only when
+    its part is asked for (a file of hundreds of megabytes is then never whole in memory); where
+    each entry stands is appended to `places` as it is passed."""
+    at, indent = _list_line(skeleton)
+    head = skeleton[:at] + "[\n"
+    offset, first = len(head), True
+    for text in entries:
+        yield head if first else ",\n"
+        first = False
+        places.append((offset, offset + len(text)))
+        offset += len(text) + 2  # and the ",\n" after it
+        yield text
+    yield skeleton if first else f"\n{indent}]{skeleton[at + 2 :]}"
 
 
 def _assemble(skeleton: str, entries: list[str]) -> tuple[str, list[tuple[int, int]]]:
