@@ -333,3 +333,18 @@ def test_settle_keeps_a_specs_own_target_selection(tmp_path: Path) -> None:
     (refusal,) = settled.refused
     assert (refusal.spec, refusal.targets, refusal.left_out) == ("s/chain.json", ("gemini",), False)
     assert "error[TN315]" in refusal.reason and str(tmp_path) in refusal.reason.split(":")[0]
+
+
+def test_settle_checks_the_specs_and_leaves_their_models_to_the_build(tmp_path: Path) -> None:
+    """The check makes no argument model (the build makes each, on its workers): what it keeps
+    for the build is the schemas it found valid."""
+    from toolnexus_gen.config.options import BuildOptions
+    from toolnexus_gen.memo import Memo
+    from toolnexus_gen.sources.carry import carried, settle
+
+    specs = {f"s/t{n}.json": carried({"description": "d", "input_schema": OBJECT}) for n in (1, 2)}
+    options = BuildOptions(specs=tmp_path / "specs", out=tmp_path / "out", root=tmp_path)
+    memo = Memo()
+    settled = settle(specs, options, mcp.spec_text, memo=memo)
+    assert settled.specs == specs and settled.refused == []
+    assert memo.valid and memo.models == {}

@@ -222,8 +222,8 @@ def carry(
     project's targets and target options before anything is written (sources/carry.py): a tool
     some targets cannot take is kept for the others (`targets.exclude`), one no target takes is
     left out, each said with the build's own reason (TN416, TN415), all in this one run.
-    `memo` is the project's build memo (else a new one); the argument models the check makes
-    are added to it, for `models_home` once the specs are written."""
+    `memo` is the project's build memo (else a new one); the schemas the check finds valid are
+    added to it, for `models_home` once the specs are written."""
     from toolnexus_gen.sources.carry import carried, options_for, settle, whole_set_limits
 
     folder_name = str(getattr(imported, "folder", ""))
@@ -267,11 +267,10 @@ def carry(
 
 
 def models_home(config: Config, folder: Path) -> Path | None:
-    """Where the argument models the import's check made may be left, in the build's memo (the
-    output folder's cache), so that the first build of the imported specs makes none (a model
-    is most of what a build of an API's specs costs): an output folder a build made, or one
-    that does not exist yet; None for a folder of someone else's files (the build will say so,
-    not the import)."""
+    """Where what the import's check found valid may be left, in the build's memo (the output
+    folder's cache), so that the first build of the imported specs checks none again: an output
+    folder a build made, or one that does not exist yet; None for a folder of someone else's
+    files (the build will say so, not the import)."""
     from toolnexus_gen.fs.output import MANIFEST
     from toolnexus_gen.fs.paths import CACHE_DIR
     from toolnexus_gen.sources.carry import options_for

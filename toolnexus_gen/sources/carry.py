@@ -8,8 +8,11 @@ project's `profile = "reach"` (name aliases, describe, strictify, Gemini's param
 where `parameters` cannot carry it), whatever the project's own settings.
 
 Before it writes, the source asks `settle()` what a build with the project's targets and target
-options would make of its specs: the specs are built (offline, in a scratch folder, argument
-models included) and every error is collected, of every spec at once. A spec whose errors all
+options would make of its specs: the specs are built (offline, in a scratch folder) and every
+error is collected, of every spec at once. The argument models are not made: the build makes
+them (on its workers, while it checks the specs), and a schema that passes the checks before
+them is not known to make datamodel-code-generator fail (TN119), so making each model here
+too would double the cost of an import, for nothing it finds. A spec whose errors all
 belong to some of the targets is kept for the others (`targets: {exclude: [...]}` written into
 it); a spec that no target can take is left out. Each is a `Refusal` naming the targets and the
 build's own messages, for the source to report in one round, tool by tool. So what a source
@@ -28,7 +31,7 @@ from typing import Any
 from toolnexus_gen.config.many import Many
 from toolnexus_gen.config.options import BuildOptions
 from toolnexus_gen.config.pyproject import Config
-from toolnexus_gen.diagnostics import Diagnostic, DiagnosticsError
+from toolnexus_gen.diagnostics import Diagnostic
 from toolnexus_gen.fs.paths import display_path
 from toolnexus_gen.ir import Unit
 from toolnexus_gen.memo import Memo
@@ -102,9 +105,9 @@ def settle(
 ) -> Settled:
     """Build `specs` ({path relative to the spec folder: spec data}, with the `shared` fragment
     files they refer to, {path: text}) as `options` would, and keep what builds (see the module's
-    text). `render(spec, suffix)` is how the source writes a spec file. The argument models
-    made go into `memo` (keyed as the project's build keys them, so a build given that memo
-    need not make them again).
+    text). `render(spec, suffix)` is how the source writes a spec file. The schemas found valid
+    go into `memo` (keyed as the project's build keys them, so a build given that memo need not
+    check them again).
 
     A round after the first checks again only the specs it changed: a spec's unit depends on its
     file, the files it reaches and the options alone (pipeline/units.py), so the others' units
@@ -174,20 +177,17 @@ def _errors(
     folder: Path, options: BuildOptions, memo: Memo, made: dict[str, Unit]
 ) -> tuple[dict[str, list[Diagnostic]], list[str]]:
     """Every error a build of `folder` finds, by spec (relative path); and the whole set's
-    errors no spec answers for. Argument models are made for the specs without other errors.
-    `made`: the units of specs unchanged since they were made (completed here)."""
-    from toolnexus_gen.codegen.models import warm_up
+    errors no spec answers for. `made`: the units of specs unchanged since they were made
+    (completed here)."""
     from toolnexus_gen.config.options import header_for
     from toolnexus_gen.fs.paths import discover
-    from toolnexus_gen.parallel import PARALLEL_MIN, pool_for, workers
     from toolnexus_gen.pipeline.build import analyse
-    from toolnexus_gen.pipeline.render import model_maker
     from toolnexus_gen.pipeline.units import make_units
 
     scratch = replace(
         options, specs=folder, out=folder.parent / "out", many=Many(), builtins=None, skills=None
     )
-    header = header_for(options)  # the models' memo keys and text: the project's build's
+    header = header_for(options)  # the memo's keys: the project's build's
     paths = discover(folder)
     rels = [path.relative_to(folder).as_posix() for path in paths]
     fresh = [path for path, rel in zip(paths, rels, strict=True) if rel not in made]
@@ -204,25 +204,6 @@ def _errors(
         if errors:
             by_spec.setdefault(unit.rel, []).extend(errors)
             placed.update(errors)
-    jobs = [unit for unit in units if unit.model_job is not None and unit.rel not in by_spec]
-    if jobs:
-        models = model_maker(header, memo)
-        new = sum(unit.model_key not in memo.models for unit in jobs)
-        # datamodel-code-generator on every core for many models, imported here once (the
-        # workers forked inherit it, rather than each importing it); for a few, one worker
-        # imports it (this process then exits without its weight)
-        many = new >= PARALLEL_MIN and workers() > 1
-        if many:
-            warm_up()
-        try:
-            with pool_for(new, None if many else warm_up):
-                models.sources([unit.model_key or "" for unit in jobs], [u.model_job for u in jobs])
-        except DiagnosticsError as exc:
-            for diagnostic in exc.diagnostics:
-                rel = _rel(diagnostic.path, folder)
-                if rel is not None:
-                    by_spec.setdefault(rel, []).append(diagnostic)
-                    placed.add(diagnostic)
     unplaced = []
     for diagnostic in analysis.diagnostics:
         if not diagnostic.is_error or diagnostic in placed:
