@@ -38,6 +38,8 @@ from toolnexus_gen.toolspec.refs import (
 if TYPE_CHECKING:
     from jsonschema import Draft202012Validator
 
+    from toolnexus_gen.toolspec.metaschema import MetaCheck
+
 # jsonschema (and referencing under it) is imported on first use: a build that checks no
 # schema afresh, and spec keys whose schemas are plain (`_plainly_valid`: an edit of a
 # description), never needs it.
@@ -65,6 +67,21 @@ def _meta() -> Draft202012Validator:
     from jsonschema import Draft202012Validator
 
     return Draft202012Validator(Draft202012Validator.META_SCHEMA)
+
+
+@cache
+def _meta_check() -> MetaCheck:
+    """Whether a schema passes the meta-schema, in time linear in its size and remembered for
+    this process (the full meta-schema's validator takes about 10 ms an object, and an object
+    many schemas share is checked once); the same errors (toolspec/metaschema.py). The full
+    validator still gives the diagnostics of a schema found wrong."""
+    from toolnexus_gen.toolspec.metaschema import MetaCheck
+
+    return MetaCheck()
+
+
+def _meta_valid(schema: Any) -> bool:
+    return next(_meta_check().errors(schema), None) is None
 
 
 # Keys of a bare JSON Schema spec that describe the file or the tool, not the arguments: the
@@ -531,14 +548,18 @@ class _Checks:
 
 def _schema_is_valid(item: tuple[Any, bool]) -> bool:
     schema, root_object = item
-    if next(_meta().iter_errors(schema), None) is not None:
+    if not _meta_valid(schema):
         return False
     return not root_object or root_type(schema) == "object"
 
 
 def _check_schema(schema: Any, pointer: str, out: _Collector, *, root_object: bool) -> None:
     label = "input_schema" if root_object else "output_schema"
-    errors = sorted(_meta().iter_errors(schema), key=lambda e: list(map(str, e.absolute_path)))
+    errors = (
+        []
+        if _meta_valid(schema)
+        else sorted(_meta().iter_errors(schema), key=lambda e: list(map(str, e.absolute_path)))
+    )
     for error in errors:
         where = pointer + "".join(join_pointer("", p) for p in error.absolute_path)
         message = error.message
