@@ -348,3 +348,23 @@ def test_settle_checks_the_specs_and_leaves_their_models_to_the_build(tmp_path: 
     settled = settle(specs, options, mcp.spec_text, memo=memo)
     assert settled.specs == specs and settled.refused == []
     assert memo.valid and memo.models == {}
+
+
+def test_settle_gives_the_text_it_built_each_spec_from(tmp_path: Path) -> None:
+    """What a source writes is the very text the check built: a spec narrowed in a later round
+    carries its `targets.exclude` in it; a spec left out has none."""
+    from toolnexus_gen.config.options import BuildOptions
+    from toolnexus_gen.sources.carry import carried, settle
+
+    chain = {"type": "object", "properties": {"next": {"$ref": "#"}}, "required": ["next"]}
+    specs = {
+        "s/chain.json": carried({"description": "d", "input_schema": chain}),
+        "s/fine.json": carried({"description": "d", "input_schema": OBJECT}),
+        "s/broken.json": carried({"description": "d", "input_schema": {"type": "nothing"}}),
+    }
+    options = BuildOptions(specs=tmp_path / "specs", out=tmp_path / "out", root=tmp_path)
+    settled = settle(specs, options, mcp.spec_text)
+    assert sorted(settled.texts) == ["s/chain.json", "s/fine.json"]
+    for rel, text in settled.texts.items():
+        assert text == mcp.spec_text(settled.specs[rel], ".json")
+    assert json.loads(settled.texts["s/chain.json"])["targets"]["exclude"] == ["gemini"]

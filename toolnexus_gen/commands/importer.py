@@ -121,6 +121,17 @@ def spec_text(spec: dict[str, Any], suffix: str) -> str:
     return text
 
 
+def file_text(imported: Imported, name: str, suffix: str) -> str:
+    """The text of the spec file of the tool `name`: the text the import's build check read it
+    from (`carry`), when that is of this very spec; else the spec rendered now."""
+    spec = imported.specs[name]
+    checked = getattr(imported, "checked", {}).get(name)
+    if checked is not None and checked[0] is spec and checked[1] == suffix:
+        text: str = checked[2]
+        return text
+    return spec_text(spec, suffix)
+
+
 def plan(
     imported: Imported, specs_dir: Path, suffix: str, force: bool, progress: Progress = unseen
 ) -> dict[Path, str]:
@@ -130,12 +141,12 @@ def plan(
     files: dict[Path, str] = {}
     existing = {p.stem: p for p in specs_dir.glob("*") if p.suffix in SPEC_SUFFIXES}
     clashes = []
-    for name, spec in sorted(imported.specs.items()):
+    for name in sorted(imported.specs):
         path = specs_dir / f"{name}{suffix}"
         other = existing.get(name)
         if other is not None and (other != path or not force):
             clashes.append(other)
-        files[path] = spec_text(spec, suffix)
+        files[path] = file_text(imported, name, suffix)
         progress("specs", len(files), len(imported.specs))
     shared: dict[str, Any] = getattr(imported, "shared", {})
     for name, schema in shared.items():
@@ -239,6 +250,7 @@ def carry(
     if memo is None:
         memo = Memo()
     settled = settle(specs, options, spec_text, shared, memo)
+    checked: dict[str, tuple[dict[str, Any], str, str]] = getattr(imported, "checked", {})
     refused = {refusal.spec: refusal for refusal in settled.refused}
     for rel in specs:
         name = rel[: -len(suffix)]
@@ -250,6 +262,7 @@ def carry(
             )
             continue
         imported.specs[name] = settled.specs[rel]
+        checked[name] = (settled.specs[rel], suffix, settled.texts[rel])
         if refusal is not None:
             imported.notes.append(
                 f"{name}: not sent to {', '.join(refusal.targets)} (TN416, targets.exclude): "

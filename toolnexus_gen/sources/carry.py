@@ -92,6 +92,8 @@ class Refusal:
 class Settled:
     specs: dict[str, dict[str, Any]]  # what to write: the specs kept, targets narrowed
     refused: list[Refusal] = field(default_factory=list)  # in spec order
+    # each spec kept, as the check wrote and built it (`render`'s text): what the source writes
+    texts: dict[str, str] = field(default_factory=dict)
     # errors of the whole set that no spec can answer for (a limit over every tool), as printed
     unplaced: list[str] = field(default_factory=list)
 
@@ -119,6 +121,7 @@ def settle(
         return Settled(kept)
     memo = memo if memo is not None else Memo()
     units: dict[str, Unit] = {}  # each spec's unit, as its last round made it
+    written: dict[str, str] = {}  # each spec's text, as its last round wrote it
     with tempfile.TemporaryDirectory(prefix="toolnexus-settle-") as scratch:
         folder = Path(scratch) / "specs"
         for rel, text in (shared or {}).items():
@@ -127,7 +130,8 @@ def settle(
         for round_ in range(MAX_ROUNDS):
             for rel, spec in kept.items():
                 if rel in changed:
-                    _write(folder / rel, render(spec, Path(rel).suffix))
+                    written[rel] = render(spec, Path(rel).suffix)
+                    _write(folder / rel, written[rel])
                     units.pop(rel, None)
             errors, unplaced = _errors(folder, options, memo, units)
             if not errors:
@@ -142,7 +146,7 @@ def settle(
                 texts = [_shown(d, folder, options.specs) for d in sorted(found)]
                 before = refused.get(rel)
                 if structural or not reachable or last:
-                    del kept[rel]
+                    del kept[rel], written[rel]
                     units.pop(rel, None)
                     (folder / rel).unlink()
                     gone = tuple(_targets_of(spec, options))
@@ -153,7 +157,7 @@ def settle(
                     selection = selection if isinstance(selection, dict) else {}
                     kept[rel] = {**spec, "targets": {**selection, "exclude": excluded}}
                     refused[rel] = Refusal(rel, tuple(excluded), _joined(before, texts), False)
-    return Settled(kept, [refused[rel] for rel in sorted(refused)], unplaced)
+    return Settled(kept, [refused[rel] for rel in sorted(refused)], written, unplaced)
 
 
 def _write(path: Path, text: str) -> None:
