@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from toolnexus_gen.config.many import Many
-from toolnexus_gen.config.options import BuildOptions
+from toolnexus_gen.config.options import BuildOptions, Header
 from toolnexus_gen.config.pyproject import Config
 from toolnexus_gen.diagnostics import Diagnostic
 from toolnexus_gen.fs.paths import display_path
@@ -186,7 +186,6 @@ def _errors(
     from toolnexus_gen.config.options import header_for
     from toolnexus_gen.fs.paths import discover
     from toolnexus_gen.pipeline.build import analyse
-    from toolnexus_gen.pipeline.units import make_units
 
     scratch = replace(
         options, specs=folder, out=folder.parent / "out", many=Many(), builtins=None, skills=None
@@ -196,9 +195,7 @@ def _errors(
     rels = [path.relative_to(folder).as_posix() for path in paths]
     fresh = [path for path, rel in zip(paths, rels, strict=True) if rel not in made]
     # each spec's errors, wherever they point (nothing is rendered: no entries kept)
-    made.update(
-        (unit.rel, unit) for unit in make_units(fresh, scratch, header, memo, entries=False)
-    )
+    made.update((unit.rel, unit) for unit in _units(fresh, scratch, header, memo))
     units = [made[rel] for rel in rels]
     analysis = analyse(scratch, memo, paths, units)  # and the whole set's
     by_spec: dict[str, list[Diagnostic]] = {}
@@ -220,6 +217,45 @@ def _errors(
         else:
             unplaced.append(_shown(diagnostic, folder, options.specs))
     return by_spec, unplaced
+
+
+# what the workers _units() forks check the specs with: (options, header, memo), inherited
+_job: tuple[BuildOptions, Header, Memo] | None = None
+
+
+def _units(paths: list[Path], scratch: BuildOptions, header: Header, memo: Memo) -> list[Unit]:
+    """The units of these scratch specs (their entries let go: nothing is rendered). Many are
+    made on every core, each worker a share of the specs (every n-th, so each share costs about
+    the same), forked once the specs are written; a unit comes back without its model's job
+    (no model is made here), and the checks it passed are marked in `memo`."""
+    global _job
+    from toolnexus_gen.parallel import PARALLEL_MIN, parallel_map, pool_for, workers
+    from toolnexus_gen.pipeline.units import make_units
+
+    count = workers()
+    if len(paths) < PARALLEL_MIN or count < 2:
+        return make_units(paths, scratch, header, memo, entries=False)
+    _job = (scratch, header, memo)
+    try:
+        with pool_for(len(paths), warm_few=False):
+            shares = parallel_map(_share, [paths[i::count] for i in range(count)])
+    finally:
+        _job = None
+    units = [unit for share in shares for unit in share]
+    for unit in units:
+        for key in unit.passed:
+            memo.mark_valid(key)
+    return units
+
+
+def _share(paths: list[Path]) -> list[Unit]:
+    """One worker's share of _units()."""
+    from toolnexus_gen.pipeline.units import make_units
+
+    assert _job is not None
+    scratch, header, memo = _job
+    units = make_units(paths, scratch, header, memo, entries=False)
+    return [replace(unit, model_job=None) for unit in units]
 
 
 def whole_set_limits() -> frozenset[str]:
