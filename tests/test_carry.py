@@ -333,3 +333,75 @@ def test_settle_keeps_a_specs_own_target_selection(tmp_path: Path) -> None:
     (refusal,) = settled.refused
     assert (refusal.spec, refusal.targets, refusal.left_out) == ("s/chain.json", ("gemini",), False)
     assert "error[TN315]" in refusal.reason and str(tmp_path) in refusal.reason.split(":")[0]
+
+
+def test_settle_checks_the_specs_and_leaves_their_models_to_the_build(tmp_path: Path) -> None:
+    """The check makes no argument model (the build makes each, on its workers): what it keeps
+    for the build is the schemas it found valid."""
+    from toolnexus_gen.config.options import BuildOptions
+    from toolnexus_gen.memo import Memo
+    from toolnexus_gen.sources.carry import carried, settle
+
+    specs = {f"s/t{n}.json": carried({"description": "d", "input_schema": OBJECT}) for n in (1, 2)}
+    options = BuildOptions(specs=tmp_path / "specs", out=tmp_path / "out", root=tmp_path)
+    memo = Memo()
+    settled = settle(specs, options, mcp.spec_text, memo=memo)
+    assert settled.specs == specs and settled.refused == []
+    assert memo.valid and memo.models == {}
+
+
+def test_settle_gives_the_text_it_built_each_spec_from(tmp_path: Path) -> None:
+    """What a source writes is the very text the check built: a spec narrowed in a later round
+    carries its `targets.exclude` in it; a spec left out has none."""
+    from toolnexus_gen.config.options import BuildOptions
+    from toolnexus_gen.sources.carry import carried, settle
+
+    chain = {"type": "object", "properties": {"next": {"$ref": "#"}}, "required": ["next"]}
+    specs = {
+        "s/chain.json": carried({"description": "d", "input_schema": chain}),
+        "s/fine.json": carried({"description": "d", "input_schema": OBJECT}),
+        "s/broken.json": carried({"description": "d", "input_schema": {"type": "nothing"}}),
+    }
+    options = BuildOptions(specs=tmp_path / "specs", out=tmp_path / "out", root=tmp_path)
+    settled = settle(specs, options, mcp.spec_text)
+    assert sorted(settled.texts) == ["s/chain.json", "s/fine.json"]
+    for rel, text in settled.texts.items():
+        assert text == mcp.spec_text(settled.specs[rel], ".json")
+    assert json.loads(settled.texts["s/chain.json"])["targets"]["exclude"] == ["gemini"]
+
+
+def test_settle_of_many_specs_on_every_core_finds_what_one_process_finds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Many specs are checked by workers, each a share of them: the same refusals, texts and
+    checks kept for the build as when one process checks them all."""
+    from toolnexus_gen.config.options import BuildOptions
+    from toolnexus_gen.memo import Memo
+    from toolnexus_gen.sources.carry import carried, settle
+
+    chain = {"type": "object", "properties": {"next": {"$ref": "#"}}, "required": ["next"]}
+    specs = {
+        f"s/t{n:02}.json": carried(
+            {"description": f"tool {n}", "input_schema": {**OBJECT, "title": f"T{n}"}}
+        )
+        for n in range(40)
+    }
+    specs["s/chain.json"] = carried({"description": "d", "input_schema": chain})
+    specs["s/broken.json"] = carried({"description": "d", "input_schema": {"type": "nothing"}})
+    options = BuildOptions(specs=tmp_path / "specs", out=tmp_path / "out", root=tmp_path)
+    found = []
+    for jobs in ("2", "1"):
+        monkeypatch.setenv("TOOLNEXUS_GEN_JOBS", jobs)
+        memo = Memo()
+        settled = settle(specs, options, mcp.spec_text, memo=memo)
+        found.append((settled, set(memo.valid)))
+    (many, many_valid), (one, one_valid) = found
+    assert many.specs == one.specs and many.texts == one.texts
+    assert [(r.spec, r.targets, r.left_out) for r in many.refused] == [
+        ("s/broken.json", tuple(options.targets), True),
+        ("s/chain.json", ("gemini",), False),
+    ]
+    assert [(r.spec, r.targets, r.left_out) for r in one.refused] == [
+        (r.spec, r.targets, r.left_out) for r in many.refused
+    ]
+    assert many_valid == one_valid and len(many_valid) > 40

@@ -147,6 +147,17 @@ def _children() -> set[int]:
     return {p.pid for p in multiprocessing.active_children() if p.pid is not None}
 
 
+def parallel_map(fn: Callable[[T], R], items: Sequence[T]) -> list[R]:
+    """`fn` over `items`, on the workers when they are open (else here), in order."""
+    if _pool is None or not items:
+        return [fn(item) for item in items]
+    chunk = max(1, -(-len(items) // (workers() * 4)))
+    pending = _pool.map_async(fn, items, chunksize=chunk)
+    if not _wait([pending]):
+        return [fn(item) for item in items]
+    return pending.get()
+
+
 class Stream(Generic[T, R]):
     """`fn` over items handed in one by one: on the workers, in small batches as they come (so
     they work while this process goes on), or, without workers, in `results()`."""

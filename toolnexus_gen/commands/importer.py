@@ -121,6 +121,17 @@ def spec_text(spec: dict[str, Any], suffix: str) -> str:
     return text
 
 
+def file_text(imported: Imported, name: str, suffix: str) -> str:
+    """The text of the spec file of the tool `name`: the text the import's build check read it
+    from (`carry`), when that is of this very spec; else the spec rendered now."""
+    spec = imported.specs[name]
+    checked = getattr(imported, "checked", {}).get(name)
+    if checked is not None and checked[0] is spec and checked[1] == suffix:
+        text: str = checked[2]
+        return text
+    return spec_text(spec, suffix)
+
+
 def plan(
     imported: Imported, specs_dir: Path, suffix: str, force: bool, progress: Progress = unseen
 ) -> dict[Path, str]:
@@ -130,12 +141,12 @@ def plan(
     files: dict[Path, str] = {}
     existing = {p.stem: p for p in specs_dir.glob("*") if p.suffix in SPEC_SUFFIXES}
     clashes = []
-    for name, spec in sorted(imported.specs.items()):
+    for name in sorted(imported.specs):
         path = specs_dir / f"{name}{suffix}"
         other = existing.get(name)
         if other is not None and (other != path or not force):
             clashes.append(other)
-        files[path] = spec_text(spec, suffix)
+        files[path] = file_text(imported, name, suffix)
         progress("specs", len(files), len(imported.specs))
     shared: dict[str, Any] = getattr(imported, "shared", {})
     for name, schema in shared.items():
@@ -222,8 +233,8 @@ def carry(
     project's targets and target options before anything is written (sources/carry.py): a tool
     some targets cannot take is kept for the others (`targets.exclude`), one no target takes is
     left out, each said with the build's own reason (TN416, TN415), all in this one run.
-    `memo` is the project's build memo (else a new one); the argument models the check makes
-    are added to it, for `models_home` once the specs are written."""
+    `memo` is the project's build memo (else a new one); the schemas the check finds valid are
+    added to it, for `models_home` once the specs are written."""
     from toolnexus_gen.sources.carry import carried, options_for, settle, whole_set_limits
 
     folder_name = str(getattr(imported, "folder", ""))
@@ -239,6 +250,7 @@ def carry(
     if memo is None:
         memo = Memo()
     settled = settle(specs, options, spec_text, shared, memo)
+    checked: dict[str, tuple[dict[str, Any], str, str]] = getattr(imported, "checked", {})
     refused = {refusal.spec: refusal for refusal in settled.refused}
     for rel in specs:
         name = rel[: -len(suffix)]
@@ -250,6 +262,7 @@ def carry(
             )
             continue
         imported.specs[name] = settled.specs[rel]
+        checked[name] = (settled.specs[rel], suffix, settled.texts[rel])
         if refusal is not None:
             imported.notes.append(
                 f"{name}: not sent to {', '.join(refusal.targets)} (TN416, targets.exclude): "
@@ -267,11 +280,10 @@ def carry(
 
 
 def models_home(config: Config, folder: Path) -> Path | None:
-    """Where the argument models the import's check made may be left, in the build's memo (the
-    output folder's cache), so that the first build of the imported specs makes none (a model
-    is most of what a build of an API's specs costs): an output folder a build made, or one
-    that does not exist yet; None for a folder of someone else's files (the build will say so,
-    not the import)."""
+    """Where what the import's check found valid may be left, in the build's memo (the output
+    folder's cache), so that the first build of the imported specs checks none again: an output
+    folder a build made, or one that does not exist yet; None for a folder of someone else's
+    files (the build will say so, not the import)."""
     from toolnexus_gen.fs.output import MANIFEST
     from toolnexus_gen.fs.paths import CACHE_DIR
     from toolnexus_gen.sources.carry import options_for

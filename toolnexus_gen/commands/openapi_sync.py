@@ -186,8 +186,8 @@ def prepare(declared: Declared, config: Config, specs: Path) -> DocumentSync:
     importer.carry(imported, config, out.folder, SUFFIX)
     out.notes = list(imported.notes)
     out.env = dict(imported.env)
-    for name, spec in sorted(imported.specs.items()):
-        out.files[name + SUFFIX] = importer.spec_text(spec, SUFFIX)
+    for name in sorted(imported.specs):
+        out.files[name + SUFFIX] = importer.file_text(imported, name, SUFFIX)
         out.tools.append(name)
     for stem, schema in sorted(imported.shared.items()):
         out.files[f"{imported.folder}/{stem}.json"] = importer.spec_text(schema, SUFFIX)

@@ -8,8 +8,11 @@ project's `profile = "reach"` (name aliases, describe, strictify, Gemini's param
 where `parameters` cannot carry it), whatever the project's own settings.
 
 Before it writes, the source asks `settle()` what a build with the project's targets and target
-options would make of its specs: the specs are built (offline, in a scratch folder, argument
-models included) and every error is collected, of every spec at once. A spec whose errors all
+options would make of its specs: the specs are built (offline, in a scratch folder) and every
+error is collected, of every spec at once. The argument models are not made: the build makes
+them (on its workers, while it checks the specs), and a schema that passes the checks before
+them is not known to make datamodel-code-generator fail (TN119), so making each model here
+too would double the cost of an import, for nothing it finds. A spec whose errors all
 belong to some of the targets is kept for the others (`targets: {exclude: [...]}` written into
 it); a spec that no target can take is left out. Each is a `Refusal` naming the targets and the
 build's own messages, for the source to report in one round, tool by tool. So what a source
@@ -26,9 +29,9 @@ from pathlib import Path
 from typing import Any
 
 from toolnexus_gen.config.many import Many
-from toolnexus_gen.config.options import BuildOptions
+from toolnexus_gen.config.options import BuildOptions, Header
 from toolnexus_gen.config.pyproject import Config
-from toolnexus_gen.diagnostics import Diagnostic, DiagnosticsError
+from toolnexus_gen.diagnostics import Diagnostic
 from toolnexus_gen.fs.paths import display_path
 from toolnexus_gen.ir import Unit
 from toolnexus_gen.memo import Memo
@@ -89,6 +92,8 @@ class Refusal:
 class Settled:
     specs: dict[str, dict[str, Any]]  # what to write: the specs kept, targets narrowed
     refused: list[Refusal] = field(default_factory=list)  # in spec order
+    # each spec kept, as the check wrote and built it (`render`'s text): what the source writes
+    texts: dict[str, str] = field(default_factory=dict)
     # errors of the whole set that no spec can answer for (a limit over every tool), as printed
     unplaced: list[str] = field(default_factory=list)
 
@@ -102,9 +107,9 @@ def settle(
 ) -> Settled:
     """Build `specs` ({path relative to the spec folder: spec data}, with the `shared` fragment
     files they refer to, {path: text}) as `options` would, and keep what builds (see the module's
-    text). `render(spec, suffix)` is how the source writes a spec file. The argument models
-    made go into `memo` (keyed as the project's build keys them, so a build given that memo
-    need not make them again).
+    text). `render(spec, suffix)` is how the source writes a spec file. The schemas found valid
+    go into `memo` (keyed as the project's build keys them, so a build given that memo need not
+    check them again).
 
     A round after the first checks again only the specs it changed: a spec's unit depends on its
     file, the files it reaches and the options alone (pipeline/units.py), so the others' units
@@ -116,6 +121,7 @@ def settle(
         return Settled(kept)
     memo = memo if memo is not None else Memo()
     units: dict[str, Unit] = {}  # each spec's unit, as its last round made it
+    written: dict[str, str] = {}  # each spec's text, as its last round wrote it
     with tempfile.TemporaryDirectory(prefix="toolnexus-settle-") as scratch:
         folder = Path(scratch) / "specs"
         for rel, text in (shared or {}).items():
@@ -124,7 +130,8 @@ def settle(
         for round_ in range(MAX_ROUNDS):
             for rel, spec in kept.items():
                 if rel in changed:
-                    _write(folder / rel, render(spec, Path(rel).suffix))
+                    written[rel] = render(spec, Path(rel).suffix)
+                    _write(folder / rel, written[rel])
                     units.pop(rel, None)
             errors, unplaced = _errors(folder, options, memo, units)
             if not errors:
@@ -139,7 +146,7 @@ def settle(
                 texts = [_shown(d, folder, options.specs) for d in sorted(found)]
                 before = refused.get(rel)
                 if structural or not reachable or last:
-                    del kept[rel]
+                    del kept[rel], written[rel]
                     units.pop(rel, None)
                     (folder / rel).unlink()
                     gone = tuple(_targets_of(spec, options))
@@ -150,7 +157,7 @@ def settle(
                     selection = selection if isinstance(selection, dict) else {}
                     kept[rel] = {**spec, "targets": {**selection, "exclude": excluded}}
                     refused[rel] = Refusal(rel, tuple(excluded), _joined(before, texts), False)
-    return Settled(kept, [refused[rel] for rel in sorted(refused)], unplaced)
+    return Settled(kept, [refused[rel] for rel in sorted(refused)], written, unplaced)
 
 
 def _write(path: Path, text: str) -> None:
@@ -174,27 +181,21 @@ def _errors(
     folder: Path, options: BuildOptions, memo: Memo, made: dict[str, Unit]
 ) -> tuple[dict[str, list[Diagnostic]], list[str]]:
     """Every error a build of `folder` finds, by spec (relative path); and the whole set's
-    errors no spec answers for. Argument models are made for the specs without other errors.
-    `made`: the units of specs unchanged since they were made (completed here)."""
-    from toolnexus_gen.codegen.models import warm_up
+    errors no spec answers for. `made`: the units of specs unchanged since they were made
+    (completed here)."""
     from toolnexus_gen.config.options import header_for
     from toolnexus_gen.fs.paths import discover
-    from toolnexus_gen.parallel import PARALLEL_MIN, pool_for, workers
     from toolnexus_gen.pipeline.build import analyse
-    from toolnexus_gen.pipeline.render import model_maker
-    from toolnexus_gen.pipeline.units import make_units
 
     scratch = replace(
         options, specs=folder, out=folder.parent / "out", many=Many(), builtins=None, skills=None
     )
-    header = header_for(options)  # the models' memo keys and text: the project's build's
+    header = header_for(options)  # the memo's keys: the project's build's
     paths = discover(folder)
     rels = [path.relative_to(folder).as_posix() for path in paths]
     fresh = [path for path, rel in zip(paths, rels, strict=True) if rel not in made]
     # each spec's errors, wherever they point (nothing is rendered: no entries kept)
-    made.update(
-        (unit.rel, unit) for unit in make_units(fresh, scratch, header, memo, entries=False)
-    )
+    made.update((unit.rel, unit) for unit in _units(fresh, scratch, header, memo))
     units = [made[rel] for rel in rels]
     analysis = analyse(scratch, memo, paths, units)  # and the whole set's
     by_spec: dict[str, list[Diagnostic]] = {}
@@ -204,25 +205,6 @@ def _errors(
         if errors:
             by_spec.setdefault(unit.rel, []).extend(errors)
             placed.update(errors)
-    jobs = [unit for unit in units if unit.model_job is not None and unit.rel not in by_spec]
-    if jobs:
-        models = model_maker(header, memo)
-        new = sum(unit.model_key not in memo.models for unit in jobs)
-        # datamodel-code-generator on every core for many models, imported here once (the
-        # workers forked inherit it, rather than each importing it); for a few, one worker
-        # imports it (this process then exits without its weight)
-        many = new >= PARALLEL_MIN and workers() > 1
-        if many:
-            warm_up()
-        try:
-            with pool_for(new, None if many else warm_up):
-                models.sources([unit.model_key or "" for unit in jobs], [u.model_job for u in jobs])
-        except DiagnosticsError as exc:
-            for diagnostic in exc.diagnostics:
-                rel = _rel(diagnostic.path, folder)
-                if rel is not None:
-                    by_spec.setdefault(rel, []).append(diagnostic)
-                    placed.add(diagnostic)
     unplaced = []
     for diagnostic in analysis.diagnostics:
         if not diagnostic.is_error or diagnostic in placed:
@@ -235,6 +217,45 @@ def _errors(
         else:
             unplaced.append(_shown(diagnostic, folder, options.specs))
     return by_spec, unplaced
+
+
+# what the workers _units() forks check the specs with: (options, header, memo), inherited
+_job: tuple[BuildOptions, Header, Memo] | None = None
+
+
+def _units(paths: list[Path], scratch: BuildOptions, header: Header, memo: Memo) -> list[Unit]:
+    """The units of these scratch specs (their entries let go: nothing is rendered). Many are
+    made on every core, each worker a share of the specs (every n-th, so each share costs about
+    the same), forked once the specs are written; a unit comes back without its model's job
+    (no model is made here), and the checks it passed are marked in `memo`."""
+    global _job
+    from toolnexus_gen.parallel import PARALLEL_MIN, parallel_map, pool_for, workers
+    from toolnexus_gen.pipeline.units import make_units
+
+    count = workers()
+    if len(paths) < PARALLEL_MIN or count < 2:
+        return make_units(paths, scratch, header, memo, entries=False)
+    _job = (scratch, header, memo)
+    try:
+        with pool_for(len(paths), warm_few=False):
+            shares = parallel_map(_share, [paths[i::count] for i in range(count)])
+    finally:
+        _job = None
+    units = [unit for share in shares for unit in share]
+    for unit in units:
+        for key in unit.passed:
+            memo.mark_valid(key)
+    return units
+
+
+def _share(paths: list[Path]) -> list[Unit]:
+    """One worker's share of _units()."""
+    from toolnexus_gen.pipeline.units import make_units
+
+    assert _job is not None
+    scratch, header, memo = _job
+    units = make_units(paths, scratch, header, memo, entries=False)
+    return [replace(unit, model_job=None) for unit in units]
 
 
 def whole_set_limits() -> frozenset[str]:

@@ -38,6 +38,8 @@ from toolnexus_gen.toolspec.refs import (
 if TYPE_CHECKING:
     from jsonschema import Draft202012Validator
 
+    from toolnexus_gen.toolspec.metaschema import MetaCheck
+
 # jsonschema (and referencing under it) is imported on first use: a build that checks no
 # schema afresh, and spec keys whose schemas are plain (`_plainly_valid`: an edit of a
 # description), never needs it.

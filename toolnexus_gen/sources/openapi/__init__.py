@@ -59,6 +59,9 @@ class OpenApiImport(Imported):
     skipped: list[Diagnostic] = field(default_factory=list)  # located: why, per operation
     warnings: list[Diagnostic] = field(default_factory=list)  # located: what was changed
     groups: dict[str, list[str]] = field(default_factory=dict)  # group -> its tools
+    # tool -> (its spec, the file suffix, the text the build check read it from), set by the
+    # check (commands.importer.carry): the very bytes written, not rendered a second time
+    checked: dict[str, tuple[dict[str, Any], str, str]] = field(default_factory=dict)
 
 
 def read(
