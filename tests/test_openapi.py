@@ -794,7 +794,7 @@ def test_the_first_build_checks_no_schema_the_import_found_valid(
     def refuse(*args: Any, **kwargs: Any) -> Any:
         raise AssertionError("a schema checked again")
 
-    monkeypatch.setattr(validate, "_meta_valid", refuse)  # the build must check none
+    monkeypatch.setattr(validate.MetaCheck, "errors", refuse)  # the build must check none
     monkeypatch.setattr(validate, "_check_schema", refuse)
     monkeypatch.setenv("TOOLNEXUS_GEN_JOBS", "1")
     result = cli("build", cwd=tmp_path)
