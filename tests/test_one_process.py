@@ -87,7 +87,11 @@ def test_a_one_shot_build_that_makes_models_leaves_no_process(tmp_path: Path) ->
         ["sleep", "30"], env={"TNX_TEST_MARK": probe}, start_new_session=True
     )
     try:
-        assert sleeper.pid in _marked(f"TNX_TEST_MARK={probe}".encode())
+        # until the child has exec'd, /proc shows the environment it was forked with (no mark)
+        deadline = time.monotonic() + 10
+        while sleeper.pid not in _marked(f"TNX_TEST_MARK={probe}".encode()):
+            assert time.monotonic() < deadline, "the probe was never found in the process table"
+            time.sleep(0.02)
     finally:
         sleeper.kill()
         sleeper.wait()
