@@ -367,3 +367,23 @@ def test_a_directory_document_of_multipart_operations_imports_and_builds(tmp_pat
         check=False,
     )
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        {"doc": "\udc80"},  # a file part
+        {"doc": "x", "title": "a\ud800b"},  # a text part
+        {"doc": "x", "meta": {"\udfff": 1}},  # a key inside a JSON part
+        {"doc": "x", "config": "\udc80"},  # a part sent as its content_type
+    ],
+)
+def test_a_lone_surrogate_is_invalid_arguments_not_a_crash(
+    pkg: Any, server: Recorder, args: dict[str, Any]
+) -> None:
+    # JSON's "\udc80" parses to a lone surrogate, which has no UTF-8 form
+    tk = pkg.Toolkit(pkg.ToolHandlers(), base_url=server.url)
+    result = tk.execute_sync("upload", args)
+    tk.close()
+    assert result.is_error and result.error_type == "invalid_arguments", result.output
+    assert server.seen == []

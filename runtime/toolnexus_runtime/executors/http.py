@@ -245,6 +245,25 @@ class _Bound(AsWritten):
         return await self._send(self.call, to_jsonable_python(arguments))
 
 
+def _sendable_text(name: str, value: Any) -> None:
+    """Refuse text no request can carry: a lone surrogate (JSON's "\\udc80") has no UTF-8
+    form, so encoding the URL, a header, a form or a multipart part would fail mid-request."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            raise Unsendable(
+                name, "this text holds a lone surrogate (U+D800-U+DFFF), which has no UTF-8 form"
+            ) from None
+    elif isinstance(value, Mapping):
+        for key, item in value.items():
+            _sendable_text(name, key)
+            _sendable_text(name, item)
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            _sendable_text(name, item)
+
+
 class _BadArgument(Exception):
     """An argument the request cannot carry: an invalid-arguments result, nothing sent."""
 
@@ -321,6 +340,8 @@ class _Call:
     def request(self, args: dict[str, Any], secrets: Secrets) -> dict[str, Any]:
         """build_request's arguments for one call (`secrets` gets the environment values read)."""
         try:
+            for key, value in args.items():
+                _sendable_text(key, value)
             return self._request(args, secrets)
         except Unsendable as exc:
             raise _BadArgument(exc.argument, exc.message) from None
