@@ -387,3 +387,44 @@ def test_a_lone_surrogate_is_invalid_arguments_not_a_crash(
     tk.close()
     assert result.is_error and result.error_type == "invalid_arguments", result.output
     assert server.seen == []
+
+
+def test_an_encoding_entry_for_no_property_writes_no_part(tmp_path: Path) -> None:
+    # a third-party document: "ghost" is no field, and "n" is no field either, though the
+    # property "ünï" is imported as the argument n; neither may steer a part
+    doc = {
+        "openapi": "3.0.3",
+        "info": {"title": "t", "version": "1"},
+        "servers": [{"url": DUMMY}],
+        "paths": {
+            "/up": {
+                "post": {
+                    "operationId": "up",
+                    "requestBody": {
+                        "content": {
+                            "multipart/form-data": {
+                                "schema": {
+                                    "type": "object",
+                                    "properties": {"ünï": {"type": "string"}},
+                                },
+                                "encoding": {
+                                    "ghost": {"contentType": "image/png"},
+                                    "n": {"contentType": "image/png"},
+                                },
+                            }
+                        }
+                    },
+                    "responses": {"200": {"description": "ok"}},
+                }
+            }
+        },
+    }
+    (tmp_path / "doc.json").write_text(json.dumps(doc))
+    imported = cli(
+        "import", "openapi", "doc.json", "--specs", "specs", "--as", "json", cwd=tmp_path
+    )
+    assert imported.exit_code == 0, imported.stderr
+    spec = json.loads((tmp_path / "specs" / "up.json").read_text())
+    assert list(spec["input_schema"]["properties"]) == ["n"]
+    assert spec["http"]["names"] == {"n": "ünï"}
+    assert "parts" not in spec["http"], spec["http"]

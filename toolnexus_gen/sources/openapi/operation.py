@@ -539,7 +539,9 @@ def multipart_parts(
     given: dict[str, Any] = media["encoding"] if isinstance(media.get("encoding"), dict) else {}
     properties: dict[str, Any] = plain[0] if plain else {}
     out: dict[str, dict[str, Any]] = {}
-    for name in [*properties, *(n for n in given if n not in properties)]:
+    # a flat body: its properties alone (an Encoding Object entry for no property names no
+    # argument, and after renaming it could name another field's argument)
+    for name in [*properties, *(n for n in given if n not in properties and not plain)]:
         schema = resolve(properties.get(name))  # a shared schema: what it says
         schema = schema if isinstance(schema, dict) else {}
         if schema.get("type") == "array" and isinstance(resolve(schema.get("items")), dict):
