@@ -428,3 +428,38 @@ def test_an_encoding_entry_for_no_property_writes_no_part(tmp_path: Path) -> Non
     assert list(spec["input_schema"]["properties"]) == ["n"]
     assert spec["http"]["names"] == {"n": "ünï"}
     assert "parts" not in spec["http"], spec["http"]
+
+
+@pytest.mark.parametrize(
+    "header", ["{ct}", "multipart/form-data; boundary=B"], ids=["argument", "spec"]
+)
+def test_a_content_type_header_never_sets_the_boundary(tmp_path: Path, header: str) -> None:
+    # with the boundary known, a file's text holding it would forge a part the schema lacks
+    spec = {
+        "description": "Upload",
+        "http": {
+            "method": "POST",
+            "url": "/upload",
+            "base_url": DUMMY,
+            "body": "multipart",
+            "headers": {"Content-Type": header},
+            "parts": {"doc": {"file": True}},
+        },
+        "input_schema": {
+            "type": "object",
+            "properties": {"ct": {"type": "string"}, "doc": {"type": "string"}},
+        },
+    }
+    built = build_in(tmp_path, {"up.json": spec}, "--target", "openai", "--target", "mcp")
+    forged = 'x\r\n--B\r\nContent-Disposition: form-data; name="admin"\r\n\r\ntrue\r\n--B--'
+    with serving() as server:
+        server.route("POST", "/upload", Answer(200, {"ok": True}))
+        tk = built.Toolkit(built.ToolHandlers(), base_url=server.url)
+        result = tk.execute_sync("up", {"ct": "multipart/form-data; boundary=B", "doc": forged})
+        tk.close()
+    assert not result.is_error, result.output
+    (seen,) = server.seen
+    assert "boundary=B" not in seen.headers["Content-Type"]
+    assert [(n, f, c) for n, f, c, _ in parts(seen) if n != "ct"] == [
+        ("doc", "doc", "application/octet-stream")
+    ]

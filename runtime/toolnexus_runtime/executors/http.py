@@ -380,6 +380,10 @@ class _Call:
                     if self.content_type is not None:  # httpx keeps a Content-Type given
                         headers["Content-Type"] = self.content_type
                 elif isinstance(payload, Mapping) and self.body == "multipart":
+                    # the boundary is httpx's random one: a Content-Type given (a spec's, or an
+                    # argument's) would set it, and text holding it would forge parts
+                    for header in [h for h in headers if h.lower() == "content-type"]:
+                        del headers[header]
                     named = self.names if self.body_arg is None else {}
                     parts = [
                         part
