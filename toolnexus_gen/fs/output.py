@@ -182,20 +182,25 @@ class Staging:
         recorded = self.recorded.get(name)
         if recorded is not None and recorded[2] == digest:
             return
-        path = self.out_dir / name
         try:
-            for folder in reversed([path.parent, *path.parent.parents]):
-                if self.out_dir in folder.parents and not folder.exists():
-                    folder.mkdir()
-                    self._made.append(folder)
-            tmp = _tmp_path(path)
-            flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
-            handle = os.open(tmp, flags, 0o666)
+            tmp, handle = self._open_tmp(name)
         except OSError:
             return  # not staged: write makes it, or says why it cannot
         self.staged[name] = (text, tmp)  # before a byte is in: `close` removes it whatever happens
         with open(handle, "wb") as stream:
             stream.write(data)
+
+    def _open_tmp(self, name: str) -> tuple[Path, int]:
+        """A temporary file beside `name`'s place, created (never through a link) with the
+        folders it needs (each recorded, to be removed if left empty); OSError if it cannot."""
+        path = self.out_dir / name
+        for folder in reversed([path.parent, *path.parent.parents]):
+            if self.out_dir in folder.parents and not folder.exists():
+                folder.mkdir()
+                self._made.append(folder)
+        tmp = _tmp_path(path)
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+        return tmp, os.open(tmp, flags, 0o666)
 
     def spill(self, name: str, parts: Iterable[str]) -> str:
         """Stage `name`, the text made of `parts`, now and always (even where the last build
@@ -205,15 +210,8 @@ class Staging:
         cannot be staged."""
         if self._refused or not self._open():
             return "".join(parts)
-        path = self.out_dir / name
         try:
-            for folder in reversed([path.parent, *path.parent.parents]):
-                if self.out_dir in folder.parents and not folder.exists():
-                    folder.mkdir()
-                    self._made.append(folder)
-            tmp = _tmp_path(path)
-            flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
-            handle = os.open(tmp, flags, 0o666)
+            tmp, handle = self._open_tmp(name)
         except OSError:
             return "".join(parts)
         marker = _Spilled(f"<{name}: staged>")
