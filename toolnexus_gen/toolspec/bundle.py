@@ -25,7 +25,7 @@ from urllib.parse import unquote, urlsplit
 from toolnexus_gen.diagnostics import Diagnostic
 from toolnexus_gen.ir import Document, Located, Origin, Tool
 from toolnexus_gen.toolspec.load import Loader, LoadError
-from toolnexus_gen.toolspec.pointer import escape, join_pointer, resolve, unescape
+from toolnexus_gen.toolspec.pointer import escape, join_pointer, place_pointer, resolve, unescape
 
 # Keywords whose value is a schema, a list of schemas, or a mapping of names to schemas.
 ONE_SCHEMA = (
@@ -289,16 +289,7 @@ def _ref_nodes(node: Any, pointer: str) -> Iterator[tuple[str, dict[str, Any]]]:
         stack.extend(reversed(children))
 
 
-def _pointer(place: Any) -> str:
-    """The pointer of a place of _ref_nodes: (the parent's place, key), down to a pointer."""
-    keys = []
-    while isinstance(place, tuple):
-        place, key = place
-        keys.append(key)
-    pointer: str = place
-    for key in reversed(keys):
-        pointer = join_pointer(pointer, key)  # an index's digits need no escape
-    return pointer
+_pointer = place_pointer  # a place: (the parent's place, key), down to a pointer
 
 
 def _pure_loop(schema: dict[str, Any], start: str) -> list[str]:

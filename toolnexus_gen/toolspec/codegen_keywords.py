@@ -22,7 +22,7 @@ from typing import Any
 from toolnexus_gen.diagnostics import Diagnostic
 from toolnexus_gen.ir import Located, Tool
 from toolnexus_gen.toolspec.bundle import SCHEMA_MAPS
-from toolnexus_gen.toolspec.pointer import join_pointer, unescape
+from toolnexus_gen.toolspec.pointer import join_pointer, place_pointer, unescape
 
 NAMED = frozenset({"customTypePath", "customBasePath", "x-is-base-class", "x-is-classvar"})
 PREFIXES = ("x-python-", "x-datamodel-code-generator")
@@ -64,16 +64,7 @@ def found(schema: Any, pointer: str = "") -> list[str]:
     return out
 
 
-def _pointer(place: Any) -> str:
-    """The JSON pointer of a place of found()."""
-    keys = []
-    while isinstance(place, tuple):
-        place, key = place
-        keys.append(key)
-    pointer: str = place
-    for key in reversed(keys):
-        pointer = join_pointer(pointer, key)
-    return pointer
+_pointer = place_pointer  # a place: (the parent's place, key), down to a pointer
 
 
 def strip(schema: Any) -> tuple[Any, list[str]]:

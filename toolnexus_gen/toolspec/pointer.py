@@ -31,3 +31,16 @@ def resolve(data: Any, pointer: str, default: Any = MISSING) -> Any:
         else:
             return default
     return node
+
+
+def place_pointer(place: Any) -> str:
+    """The JSON pointer of a walk's place: a pointer, or (the parent's place, key) nested down to
+    one (a walk builds these instead of a string per node)."""
+    keys = []
+    while isinstance(place, tuple):
+        place, key = place
+        keys.append(key)
+    pointer: str = place
+    for key in reversed(keys):
+        pointer = join_pointer(pointer, key)  # an index's digits need no escape
+    return pointer
