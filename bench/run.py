@@ -48,6 +48,7 @@ RESULTS: list[tuple[str, str, str, bool | None, str]] = []  # (figure, value, ta
 # The parts of a run, in the Performance page's order; record() files each figure under PART.
 PARTS = [
     "Builds",
+    "The edit loop: build --watch",
     "execute and peers",
     "MCP over streamable HTTP",
     "The tool loop",
@@ -558,6 +559,12 @@ def main() -> None:
         print("== builds (fresh process each, as a pre-commit hook runs it; medians)", flush=True)
         part("Builds")
         bench_builds(sizes, runs)
+    if 1000 in sizes:
+        print("== the edit loop: build --watch on 1,000 tools (a real watch process)", flush=True)
+        from watch import bench_watch
+
+        part("The edit loop: build --watch")
+        bench_watch(record)
     print("\n== summary")
     width = max(len(r[0]) for r in RESULTS)
     for figure, value, target, met, _ in RESULTS:

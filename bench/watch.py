@@ -20,6 +20,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from synthetic import synthetic_spec  # this folder is on sys.path (the script's own)
@@ -83,10 +84,9 @@ def one_shot(project: Path) -> float:
     return time.perf_counter() - started
 
 
-def main() -> None:
-    args = sys.argv[1:]
-    tools = int(args[args.index("--tools") + 1]) if "--tools" in args else 1000
-    edits = int(args[args.index("--edits") + 1]) if "--edits" in args else 21
+def bench_watch(record: Callable[..., None], tools: int = 1000, edits: int = 21) -> None:
+    """The watch's edit loop on `tools` synthetic tools: each kind of edit's p50 against its
+    target, through `record(figure, value, target, met)` (bench/run.py's)."""
     project = Path(tempfile.mkdtemp(prefix="tnx-watch-"))
     try:
         specs = project / "specs"
@@ -100,7 +100,8 @@ def main() -> None:
         started = time.perf_counter()
         watching.wait(lambda: any("watching for changes" in x for x in watching.lines), "start")
         print(
-            f"{tools} tools: first build and watch set up in {time.perf_counter() - started:.1f} s"
+            f"{tools} tools: first build and watch set up in {time.perf_counter() - started:.1f} s",
+            flush=True,
         )
         last = project / "out/schemas/tools.json"
         counter = iter(range(10**9))
@@ -117,10 +118,10 @@ def main() -> None:
             data["input_schema"]["properties"][f"added_{next(counter)}"] = {"type": "integer"}
             path.write_text(json.dumps(data, indent=2))
 
-        def timed(edit: object) -> tuple[float, float]:
+        def timed(edit: Callable[[], None]) -> tuple[float, float]:
             before, reported = stamp(last), watching.reports()
             time.sleep(0.3)  # the last build's record is saved; the watch is idle
-            edit()  # type: ignore[operator]
+            edit()
             saved = time.perf_counter()
             watching.wait(lambda: stamp(last) != before, "the package")
             written = time.perf_counter()
@@ -128,36 +129,50 @@ def main() -> None:
             return (written - saved) * 1000, (time.perf_counter() - saved) * 1000
 
         timed(schema)  # the watch's first model in-process (the generator warms up once)
-        rounds = {"describe": [], "schema": []}
+        rounds: dict[str, list[tuple[float, float]]] = {"describe": [], "schema": []}
         for _ in range(edits):
             rounds["describe"].append(timed(describe))
             rounds["schema"].append(timed(schema))
         watching.process.send_signal(2)  # Ctrl-C
         code = watching.process.wait(timeout=60)
+        if code not in (0, 130):
+            raise SystemExit(f"watch ended with exit code {code}: {''.join(watching.lines)[-3000:]}")
         shots = []
         for _ in range(5):
             describe()
             shots.append(one_shot(project) * 1000)
         shot = statistics.median(shots)
-        print(f"watch stopped with exit code {code}")
         for kind, target in (("describe", DESCRIBE_TARGET_MS), ("schema", SCHEMA_TARGET_MS)):
             written = [w for w, _ in rounds[kind]]
             reported = [r for _, r in rounds[kind]]
             p50 = statistics.median(written)
-            verdict = "MET" if p50 <= target else "MISSED"
-            label = "description edit" if kind == "describe" else "schema edit"
-            print(
-                f"[{tools} tools] watch, {label}: saved -> package written p50 {p50:.0f} ms, "
-                f"p95 {p95(written):.0f} ms   [target p50 <= {target} ms] {verdict}; "
-                f"-> build reported (record saved) p50 {statistics.median(reported):.0f} ms, "
-                f"p95 {p95(reported):.0f} ms; {p50 / shot:.2f}x a one-shot rebuild"
+            label = "a description edit" if kind == "describe" else "a schema edit (one model)"
+            record(
+                f"[{tools} tools] build --watch after {label}: saved to package written, p50",
+                f"{p50:.0f} ms (p95 {p95(written):.0f} ms; build reported p50 "
+                f"{statistics.median(reported):.0f} ms) = {p50 / shot:.2f}x a one-shot rebuild",
+                f"<= {target / 1000:g} s",
+                p50 <= target,
             )
-        print(
-            f"[{tools} tools] one-shot rebuild after a description edit (baseline): {shot:.0f} ms"
+        record(
+            f"[{tools} tools] one-shot rebuild after a description edit (fresh process)",
+            f"{shot:.0f} ms",
         )
-        print(f"(load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)")
     finally:
         shutil.rmtree(project, ignore_errors=True)
+
+
+def main() -> None:
+    args = sys.argv[1:]
+    tools = int(args[args.index("--tools") + 1]) if "--tools" in args else 1000
+    edits = int(args[args.index("--edits") + 1]) if "--edits" in args else 21
+
+    def printed(figure: str, value: str, target: str = "", met: bool | None = None) -> None:
+        verdict = "" if met is None else (" MET" if met else " MISSED")
+        print(f"{figure}: {value}" + (f"   [target {target}]{verdict}" if target else ""))
+
+    bench_watch(printed, tools, edits)
+    print(f"(load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)")
 
 
 if __name__ == "__main__":
