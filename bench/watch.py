@@ -136,7 +136,9 @@ def bench_watch(record: Callable[..., None], tools: int = 1000, edits: int = 21)
         watching.process.send_signal(2)  # Ctrl-C
         code = watching.process.wait(timeout=60)
         if code not in (0, 130):
-            raise SystemExit(f"watch ended with exit code {code}: {''.join(watching.lines)[-3000:]}")
+            raise SystemExit(
+                f"watch ended with exit code {code}: {''.join(watching.lines)[-3000:]}"
+            )
         shots = []
         for _ in range(5):
             describe()
