@@ -405,3 +405,33 @@ def test_a_file_that_cannot_be_staged_keeps_its_text(tmp_path: Path) -> None:
     finally:
         staging.close()
     assert sorted(p.name for p in out.iterdir()) == ["mine.txt"]
+
+
+def test_entries_kept_compressed_write_the_package_plain_entries_write(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A build of thousands of specs keeps each provider entry compressed (ir.Packed) till it
+    is rendered; a smaller one keeps the text. Both write the same package, byte for byte."""
+    from toolnexus_gen.ir import Packed
+    from toolnexus_gen.pipeline import build
+
+    packed_entries: list[int] = []
+    real_init = Packed.__init__
+
+    def counted(self: Packed, text: str) -> None:
+        packed_entries.append(len(text))
+        real_init(self, text)
+
+    monkeypatch.setattr(Packed, "__init__", counted)
+    outs = {}
+    for name, least in (("plain", build.PACK_MIN), ("packed", 1)):
+        monkeypatch.setattr(build, "PACK_MIN", least)
+        project = tmp_path / name
+        write_specs(project / "specs", SPECS)
+        result = cli("build", "specs", "--out", "out", "-q", cwd=project)
+        assert result.exit_code == 0, result.output + result.stderr
+        outs[name] = generated(project / "out")
+        if name == "plain":
+            assert packed_entries == []  # 40 specs: nothing compressed
+    assert len(packed_entries) >= 40 * 6  # every spec's entries, one per provider file
+    assert outs["packed"] == outs["plain"]

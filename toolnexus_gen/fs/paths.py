@@ -8,6 +8,7 @@ import os
 import re
 import shlex
 import stat
+from functools import lru_cache
 from pathlib import Path
 
 SPEC_SUFFIXES = (".json", ".yaml", ".yml")  # what counts as a spec file
@@ -81,9 +82,15 @@ def shell_word(text: str) -> str:
 
 def display_path(path: Path) -> str:
     try:
-        return path.resolve().relative_to(Path.cwd().resolve()).as_posix()
+        return path.resolve().relative_to(_resolved_cwd(os.getcwd())).as_posix()
     except ValueError:
         return path.as_posix()
+
+
+@lru_cache(maxsize=8)
+def _resolved_cwd(cwd: str) -> Path:
+    """The working folder, its links resolved: once per folder, not once per file shown."""
+    return Path(cwd).resolve()
 
 
 SKIPPED_FOLDERS = frozenset({".git", "node_modules"})  # never walked into by folder_files

@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from toolnexus_gen.targets.base import Assembled
 
 NOTHING = Contribution()  # a build of the spec folder alone
+PACK_MIN = 2_000  # specs made afresh from which their provider entries are kept compressed
 
 # The stages themselves (units, render, the targets: jsonschema, PyYAML, the rules) are imported
 # inside the functions below, once the workers have started: they fork from a small process and
@@ -273,8 +274,12 @@ def generate(
     memo = plan.memo
     header = header_for(options)
     models = model_maker(header, memo)  # the workers make each model as its unit is made
+    # Entries are kept compressed only where their text would weigh: thousands of specs made
+    # afresh by a command line's build (compressing costs more than the memory saved below).
+    fresh = len(plan.paths) + len(contribution.specs) - len(plan.reused)
+    pack = once and fresh >= PACK_MIN
     analysis = analyse(
-        options, memo, plan.paths, plan.reused, contribution, models, progress, plan.rels, pack=once
+        options, memo, plan.paths, plan.reused, contribution, models, progress, plan.rels, pack=pack
     )
     progress("rendering", 0)
     toolset, diagnostics = analysis.toolset, fold(analysis.diagnostics, analysis.toolset)

@@ -112,7 +112,7 @@ def ref_closure(
     from toolnexus_gen.memo import sha
 
     load = load or Loader()
-    root = specs_dir.resolve()
+    root = load.resolved(specs_dir)
     seen: dict[Path, str] = {}
     stack = _files_named(schema, doc_path, load)
     while stack:
