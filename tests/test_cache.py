@@ -410,3 +410,20 @@ def test_a_model_the_imports_memo_lacks_is_made_on_a_worker_opened_for_it(
     opened, _ = build_after_import(imported)
     assert opened == 1
     assert "nickname" in (imported / "tools/models/addpet.py").read_text()
+
+
+@pytest.mark.parametrize("asked", [["--version"], ["--help"], ["build", "--help"]])
+def test_version_and_help_import_no_command(tmp_path: Path, asked: list[str]) -> None:
+    """`--version` and `--help` answer from the command line's own module: the commands'
+    session (and all it imports) is imported only when a command runs."""
+    code = (
+        "import sys\nfrom toolnexus_gen.cli import main\n"
+        f"sys.argv = ['toolnexus-gen', *{asked!r}]\n"
+        "try:\n    main()\nexcept SystemExit as e:\n    code = e.code\n"
+        "print('SESSION' if 'toolnexus_gen.session' in sys.modules else 'LIGHT', code)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, check=True
+    )
+    assert done.stdout.split()[-2:] == ["LIGHT", "0"], done.stdout + done.stderr
+    assert done.stdout.startswith("toolnexus-gen, version " if asked == ["--version"] else "Usage:")

@@ -10,13 +10,18 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import click
 
-from toolnexus_gen import __version__, session
+from toolnexus_gen import __version__
 from toolnexus_gen.diagnostics import Diagnostic, DiagnosticsError, ExitCode, printable
 from toolnexus_gen.targets.registry import NAMES
+
+if TYPE_CHECKING:
+    from toolnexus_gen import (
+        session,
+    )  # imported where a command runs: --version and --help need none of it
 
 T = TypeVar("T")
 
@@ -82,6 +87,8 @@ def run() -> None:
 
 def _run(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
     """A session call; a user's mistake is printed and exits 2, never a traceback."""
+    from toolnexus_gen import session
+
     try:
         return fn(*args, **kwargs)
     except DiagnosticsError as exc:
@@ -201,6 +208,8 @@ def build(
     watch: bool,
 ) -> None:
     """Validate every spec in SPECS_DIR and write (or --check) the generated package."""
+    from toolnexus_gen import session
+
     if watch:
         if check:
             _fail("--watch writes the package on every change; it cannot be used with --check")
@@ -274,6 +283,8 @@ def _watch(
     specs_dir: Path | None, out_dir: Path | None, targets: tuple[str, ...], quiet: bool
 ) -> None:
     """build --watch: each build printed as it ends; Ctrl-C stops it (exit 0)."""
+    from toolnexus_gen import session
+
     bar = _Shown("building", quiet)
 
     def each() -> _Shown:  # a bar for each build, shown if it takes a second
@@ -317,6 +328,8 @@ def _watch(
 @click.argument("code")
 def explain(code: str) -> None:
     """Explain a diagnostic CODE (for example TN113) and how to fix it."""
+    from toolnexus_gen import session
+
     title, text = _run(session.explain, code)
     _echo(f"{code.upper()}: {title}", bold=True)
     click.echo(printable(text, lines=True))
@@ -332,6 +345,8 @@ def explain(code: str) -> None:
 )
 def list_(specs_dir: Path | None, targets: tuple[str, ...], budget: bool) -> None:
     """Show each tool in SPECS_DIR with the targets it goes to and its warnings."""
+    from toolnexus_gen import session
+
     listing = _run(session.list_tools, specs_dir, targets, budget)
     options, analysis = listing.options, listing.analysis
     if listing.budget is not None:
@@ -418,6 +433,7 @@ def _budget_lines(budget: Any) -> list[str]:
 def init(directory: Path, specs: str, out: str) -> None:
     """Start a project in DIRECTORY: a spec folder with one example spec, the
     [tool.toolnexus-gen] section, and a pre-commit hook. Existing files are never replaced."""
+    from toolnexus_gen import session
     from toolnexus_gen.codegen.package import RUNTIME_REQUIREMENT
 
     report = _run(session.init, directory, specs, out)
@@ -495,6 +511,7 @@ def import_(
     """Write one spec per tool found in FILE: a provider tool list in FORMAT (a target name),
     or, with FORMAT openapi, an OpenAPI 3.0/3.1 document (one tool per operation, each a REST
     call the runtime makes; no handler to write)."""
+    from toolnexus_gen import session
     from toolnexus_gen.fs.paths import display_path
 
     if declare is not None:
@@ -593,6 +610,8 @@ def scaffold(file: Path, specs_dir: Path | None, out_dir: Path | None, class_nam
 
     Written once: if FILE exists it is left unchanged, and the methods that tools added since
     still need are printed instead."""
+    from toolnexus_gen import session
+
     outcome = _run(session.scaffold, file, specs_dir, out_dir, class_name)
     _report(outcome.diagnostics)
     if outcome.written:
@@ -636,6 +655,7 @@ def sync(server: str | None, check: bool, accept_origin: bool) -> None:
     """Snapshot the tools of the MCP servers in mcp_config (mcp.json) and of the OpenAPI
     documents declared under [tool.toolnexus-gen.openapi] into the spec folder: one spec per
     tool under specs/<name>/, each bound to its source."""
+    from toolnexus_gen import session
 
     def on_listed(name: str, tools: int | None, seconds: float) -> None:
         if sys.stderr.isatty():  # progress, one line per server as it answers
@@ -812,6 +832,7 @@ def breaking(against: str, fail_on: str | None, fmt: str, accepted: tuple[str, .
     """Compare the tool surface at REF with what a build makes now: each change that breaks
     callers, handler code or what a model is shown, by rule (toolnexus-gen explain TN5xx).
     Nothing is written; the working tree is never touched."""
+    from toolnexus_gen import session
     from toolnexus_gen.breaking import report, revision
 
     outcome = _run(session.breaking, against, fail_on, accepted)
@@ -846,6 +867,7 @@ def changelog(against: str, accepted: tuple[str, ...], detail: str | None) -> No
     Removed, Deprecated, Changed; breaking changes marked), to paste into CHANGELOG.md."""
     import datetime
 
+    from toolnexus_gen import session
     from toolnexus_gen.breaking import report
 
     outcome = _run(session.breaking, against, None, accepted)
