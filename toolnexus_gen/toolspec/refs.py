@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlsplit
 
 from toolnexus_gen.ir import Document
-from toolnexus_gen.toolspec.load import Loader, LoadError, iter_pointers, load_document
+from toolnexus_gen.toolspec.load import Loader, LoadError, load_document
+from toolnexus_gen.toolspec.pointer import place_pointer
 
 if TYPE_CHECKING:
     import referencing
@@ -19,11 +20,28 @@ def document_uri(path: Path) -> str:
     return path.resolve().as_uri()
 
 
+def _objects(schema: Any, pointer: str) -> Iterator[tuple[Any, dict[str, Any]]]:
+    """(place, object) for every object in schema, parents before children, as iter_pointers
+    orders them; a place is the walk's (parent's place, key), made a pointer only when one is
+    wanted (place_pointer): most objects hold no $ref to report."""
+    stack: list[tuple[Any, Any]] = [(pointer, schema)]
+    while stack:
+        place, value = stack.pop()
+        if isinstance(value, dict):
+            yield place, value
+            stack.extend(((place, key), child) for key, child in reversed(value.items()))
+        elif isinstance(value, list):
+            stack.extend(
+                ((place, index), child) for index, child in reversed(list(enumerate(value)))
+            )
+
+
 def iter_refs(schema: Any, pointer: str) -> Iterator[tuple[str, str]]:
     """(pointer of the $ref keyword, its value) for every string $ref in schema."""
-    for here, value in iter_pointers(schema, pointer):
-        if isinstance(value, dict) and isinstance(value.get("$ref"), str):
-            yield f"{here}/$ref", value["$ref"]
+    for place, value in _objects(schema, pointer):
+        ref = value.get("$ref")
+        if isinstance(ref, str):
+            yield f"{place_pointer(place)}/$ref", ref
 
 
 def base_problems(schema: Any, pointer: str) -> Iterator[tuple[str, str]]:
@@ -31,9 +49,10 @@ def base_problems(schema: Any, pointer: str) -> Iterator[tuple[str, str]]:
     not a fragment: a validator would resolve them outside the schema, and jsonschema's default
     would fetch the URL (or read the file) to do it. Nothing here ever fetches, so they are
     refused, not carried into the generated schemas (a gateway validates results against them)."""
-    for here, value in iter_pointers(schema, pointer):
-        if not isinstance(value, dict):
+    for place, value in _objects(schema, pointer):
+        if "$id" not in value and "$dynamicRef" not in value and "$recursiveRef" not in value:
             continue
+        here = place_pointer(place)
         base = value.get("$id")
         if isinstance(base, str) and (urlsplit(base).scheme or urlsplit(base).netloc):
             yield (
