@@ -55,6 +55,23 @@ def _plural(count: int, word: str) -> str:
 _built = False  # a one-shot build ran (see run)
 
 
+def _stop_on_sigterm() -> None:
+    """SIGTERM (a hook's time limit, a cancelled CI job, `kill`) ends a command as Ctrl-C does:
+    through every cleanup on the way out, so what it staged or wrote into a temporary folder is
+    removed, where the default action would end the process on the spot and leave them. A
+    worker forked from this process ends at once, as by default (its parent cleans up)."""
+    import signal
+
+    parent = os.getpid()
+
+    def stop(signum: int, frame: object) -> None:
+        if os.getpid() != parent:
+            os._exit(128 + signum)
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, stop)
+
+
 def run() -> None:
     """The console script, and `python -m toolnexus_gen`: main(); after a one-shot build, an
     exit that skips freeing every object the build made one by one (about 20 ms at 1,000
@@ -68,6 +85,7 @@ def run() -> None:
     again and again, for the few reference cycles it frees (tens of milliseconds of a
     build that takes a few hundred)."""
     gc.set_threshold(200_000, 30, 30)
+    _stop_on_sigterm()
     try:
         main()
     except SystemExit as exc:

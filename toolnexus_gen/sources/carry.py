@@ -22,6 +22,10 @@ one run, not one error class per build.
 
 from __future__ import annotations
 
+import os
+import re
+import shutil
+import stat
 import tempfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
@@ -98,6 +102,43 @@ class Settled:
     unplaced: list[str] = field(default_factory=list)
 
 
+SCRATCH_PREFIX = "toolnexus-settle-"  # then the pid of the process whose scratch folder it is
+_SCRATCH = re.compile(re.escape(SCRATCH_PREFIX) + r"(\d+)-")
+
+
+def _sweep_scratch() -> None:
+    """Remove the scratch folders that processes killed outright (SIGKILL, a power cut) left in
+    the temporary folder: this user's own folders only, named for a process that no longer runs
+    (a folder whose pid was given to another process since stays, harmlessly)."""
+    if os.name != "posix":  # a process's id and owner as POSIX tells them
+        return
+    root = tempfile.gettempdir()
+    try:
+        entries = list(os.scandir(root))
+    except OSError:
+        return
+    for entry in entries:
+        found = _SCRATCH.match(entry.name)
+        if found is None or int(found[1]) == os.getpid() or _running(int(found[1])):
+            continue
+        try:
+            info = entry.stat(follow_symlinks=False)
+        except OSError:
+            continue
+        if stat.S_ISDIR(info.st_mode) and info.st_uid == os.getuid():
+            shutil.rmtree(entry.path, ignore_errors=True)
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # someone else's process (PermissionError): it runs
+        return True
+    return True
+
+
 def settle(
     specs: Mapping[str, dict[str, Any]],
     options: BuildOptions,
@@ -122,7 +163,8 @@ def settle(
     memo = memo if memo is not None else Memo()
     units: dict[str, Unit] = {}  # each spec's unit, as its last round made it
     written: dict[str, str] = {}  # each spec's text, as its last round wrote it
-    with tempfile.TemporaryDirectory(prefix="toolnexus-settle-") as scratch:
+    _sweep_scratch()
+    with tempfile.TemporaryDirectory(prefix=f"{SCRATCH_PREFIX}{os.getpid()}-") as scratch:
         folder = Path(scratch) / "specs"
         for rel, text in (shared or {}).items():
             _write(folder / rel, text)
