@@ -126,6 +126,7 @@ def _start(initializer: Callable[[], None] | None) -> None:
     import signal
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # the pool's terminate() ends it on the spot
     if initializer is not None:
         initializer()
         gc.freeze()  # what it imported stays: the collections go over each job's objects only
