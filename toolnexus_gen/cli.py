@@ -9,6 +9,7 @@ import os
 import sys
 import time
 from collections.abc import Callable
+from contextlib import suppress
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
@@ -55,21 +56,45 @@ def _plural(count: int, word: str) -> str:
 _built = False  # a one-shot build ran (see run)
 
 
+_terminated = False  # SIGTERM was heard (see _stop_on_sigterm)
+SIGTERM_GRACE = 10  # seconds the cleanup after a SIGTERM may take before the process is ended
+
+
 def _stop_on_sigterm() -> None:
     """SIGTERM (a hook's time limit, a cancelled CI job, `kill`) ends a command as Ctrl-C does:
     through every cleanup on the way out, so what it staged or wrote into a temporary folder is
-    removed, where the default action would end the process on the spot and leave them. A
-    worker forked from this process ends at once, as by default (its parent cleans up)."""
+    removed, where the default action would end the process on the spot and leave them; then
+    the process ends by the signal, as its sender expects (_end_by_sigterm). A cleanup that
+    hangs (an MCP server that ignores being stopped) is cut short after SIGTERM_GRACE seconds,
+    and a second SIGTERM ends the process at once. A worker forked from this process ends at
+    once, as by default (its parent cleans up)."""
     import signal
 
     parent = os.getpid()
 
     def stop(signum: int, frame: object) -> None:
+        global _terminated
         if os.getpid() != parent:
             os._exit(128 + signum)
+        _terminated = True
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        signal.signal(signal.SIGALRM, signal.SIG_DFL)
+        signal.alarm(SIGTERM_GRACE)
         raise KeyboardInterrupt
 
     signal.signal(signal.SIGTERM, stop)
+
+
+def _end_by_sigterm() -> NoReturn:
+    import signal
+
+    for stream in (sys.stdout, sys.stderr):
+        with suppress(OSError, ValueError):
+            stream.flush()
+    signal.alarm(0)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    os.kill(os.getpid(), signal.SIGTERM)
+    os._exit(128 + signal.SIGTERM)  # pragma: no cover (the signal ends it first)
 
 
 def run() -> None:
@@ -89,6 +114,8 @@ def run() -> None:
     try:
         main()
     except SystemExit as exc:
+        if _terminated:
+            _end_by_sigterm()
         watched = sys.gettrace() or sys.getprofile() or "coverage" in sys.modules
         if not _built or watched or not (exc.code is None or isinstance(exc.code, int)):
             raise

@@ -27,7 +27,9 @@ import re
 import shutil
 import stat
 import tempfile
-from collections.abc import Callable, Mapping
+import time
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -39,6 +41,11 @@ from toolnexus_gen.diagnostics import Diagnostic
 from toolnexus_gen.fs.paths import display_path
 from toolnexus_gen.ir import Unit
 from toolnexus_gen.memo import Memo
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover (not POSIX)
+    fcntl = None  # type: ignore[assignment]
 
 PROFILE = "reach"
 BINDING_KEYS = ("source", "http")  # the profile is written before them, after the schemas
@@ -103,14 +110,29 @@ class Settled:
 
 
 SCRATCH_PREFIX = "toolnexus-settle-"  # then the pid of the process whose scratch folder it is
-_SCRATCH = re.compile(re.escape(SCRATCH_PREFIX) + r"(\d+)-")
+_SCRATCH = re.compile(re.escape(SCRATCH_PREFIX) + r"(\d{1,10})-")
+SCRATCH_LOCK = ".lock"  # held (flock) by the process using the folder, for as long as it does
+_SCRATCH_SETTLED = 60.0  # seconds: a younger folder may be one whose owner is taking its lock
+
+
+@contextmanager
+def _scratch_folder() -> Iterator[Path]:
+    """A private temporary folder for one settle, removed after; its lock file is held the
+    whole time, so that _sweep_scratch can tell it from the folder of a killed process."""
+    _sweep_scratch()
+    with tempfile.TemporaryDirectory(prefix=f"{SCRATCH_PREFIX}{os.getpid()}-") as scratch:
+        with open(os.path.join(scratch, SCRATCH_LOCK), "wb") as lock:
+            if fcntl is not None:
+                fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
+            yield Path(scratch)
 
 
 def _sweep_scratch() -> None:
     """Remove the scratch folders that processes killed outright (SIGKILL, a power cut) left in
-    the temporary folder: this user's own folders only, named for a process that no longer runs
-    (a folder whose pid was given to another process since stays, harmlessly)."""
-    if os.name != "posix":  # a process's id and owner as POSIX tells them
+    the temporary folder: this user's own folders only, named for a process that does not run
+    here and whose lock no process holds (a process of another PID namespace sharing the
+    folder holds its lock), and over a minute old; never through a symbolic link."""
+    if fcntl is None or os.name != "posix":  # a lock and an owner as POSIX tells them
         return
     root = tempfile.gettempdir()
     try:
@@ -119,23 +141,45 @@ def _sweep_scratch() -> None:
         return
     for entry in entries:
         found = _SCRATCH.match(entry.name)
-        if found is None or int(found[1]) == os.getpid() or _running(int(found[1])):
+        if found is None:
             continue
         try:
             info = entry.stat(follow_symlinks=False)
         except OSError:
             continue
-        if stat.S_ISDIR(info.st_mode) and info.st_uid == os.getuid():
+        if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid():
+            continue
+        if time.time() - info.st_mtime < _SCRATCH_SETTLED or _running(int(found[1])):
+            continue
+        if _unlocked(os.path.join(entry.path, SCRATCH_LOCK)):
             shutil.rmtree(entry.path, ignore_errors=True)
 
 
 def _running(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
-    except OSError:  # someone else's process (PermissionError): it runs
+    except (OSError, OverflowError, ValueError):  # someone else's process, or no pid at all
         return True
+    return True
+
+
+def _unlocked(path: str) -> bool:
+    """Whether the lock file at path exists and no process holds its lock (taking it shows)."""
+    assert fcntl is not None
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
     return True
 
 
@@ -163,9 +207,8 @@ def settle(
     memo = memo if memo is not None else Memo()
     units: dict[str, Unit] = {}  # each spec's unit, as its last round made it
     written: dict[str, str] = {}  # each spec's text, as its last round wrote it
-    _sweep_scratch()
-    with tempfile.TemporaryDirectory(prefix=f"{SCRATCH_PREFIX}{os.getpid()}-") as scratch:
-        folder = Path(scratch) / "specs"
+    with _scratch_folder() as scratch:
+        folder = scratch / "specs"
         for rel, text in (shared or {}).items():
             _write(folder / rel, text)
         changed = set(kept)
