@@ -29,6 +29,10 @@ from toolnexus_gen.diagnostics import masked_url
 METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS")
 QUERY_METHODS = ("GET", "HEAD", "DELETE", "OPTIONS")  # arguments go to the query string
 NO_BODY = ("GET", "HEAD")  # a body here is dropped or refused by servers and proxies
+# bodies that are one argument as it is: its UTF-8 text, or the bytes of its base64 text
+RAW_BODIES = ("text", "binary")
+# what such a body is sent as without a content_type
+RAW_DEFAULT = {"text": "text/plain; charset=utf-8", "binary": "application/octet-stream"}
 # ${VAR} (the environment, at run time) or {name} (an argument)
 TOKEN = re.compile(r"\$\{([^{}]*)\}|\{([^{}]*)\}")
 ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -65,6 +69,66 @@ def header_problem(name: str) -> str | None:
 MEDIA_TYPE = re.compile(
     r"[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}"
 )
+
+
+# a text or binary body's Content-Type: a media type, then `; name=value` parameters (a token
+# or a quoted string): printable ASCII without a line break, so it cannot add a header
+PARAMETERS = re.compile(
+    r"(?:[ \t]*;[ \t]*[A-Za-z0-9!#$%&'*+.^_`|~-]+="
+    r"(?:[A-Za-z0-9!#$%&'*+.^_`|~-]+|\"(?:[\t\x20\x21\x23-\x5b\x5d-\x7e]|\\[\t\x20-\x7e])*\"))*"
+)
+# application/ subtypes whose bodies are text (besides text/*, +xml, +yaml and +jwt types)
+TEXT_APPLICATION = frozenset(
+    {"xml", "jwt", "jose", "yaml", "x-yaml", "ndjson", "x-ndjson", "jsonl", "x-jsonlines"}
+    | {"javascript", "x-javascript", "ecmascript", "sql", "graphql", "csv", "text", "x-sh"}
+)
+
+
+def essence(media: str) -> str:
+    """A media type without its parameters, in lower case (media types are case-insensitive)."""
+    return media.split(";", 1)[0].strip().lower()
+
+
+def text_media_type(media: str) -> bool:
+    """Whether a body of `media` is text (sent as the argument's UTF-8 text, `body: text`):
+    text/*, application/xml, application/jwt, application/x-yaml and the other names of
+    TEXT_APPLICATION, and every type whose subtype ends in +xml, +yaml or +jwt."""
+    kind, _, subtype = essence(media).partition("/")
+    return (
+        kind == "text"
+        or (kind == "application" and subtype in TEXT_APPLICATION)
+        or subtype.endswith(("+xml", "+yaml", "+jwt"))
+    )
+
+
+def raw_media_type_problem(media: str, body: str) -> str | None:
+    """Why `media` cannot be the Content-Type of a `body` (text or binary) body, or None."""
+    bare, _, parameters = media.partition(";")
+    bare = bare.rstrip(" \t")
+    if re.fullmatch(r"[\w.+-]+/\*|\*/\*", bare):
+        return "is a media range, not the one type a request declares"
+    if not MEDIA_TYPE.fullmatch(bare) or not PARAMETERS.fullmatch(
+        f";{parameters}" if parameters else ""
+    ):
+        return (
+            "is not a media type: type/subtype, then `; name=value` parameters if any, printable "
+            "ASCII without a line break"
+        )
+    if bare.lower().startswith("multipart/"):
+        return "is a multipart type: its parts and boundary are written by body: multipart"
+    named = charset(media)
+    if body == "text" and named is not None and named.lower() not in ("utf-8", "utf8"):
+        return (
+            f"declares the charset {named!r}; a text body is sent as UTF-8 "
+            "(write charset=utf-8, or leave the charset out)"
+        )
+    return None
+
+
+def charset(media: str) -> str | None:
+    """The charset parameter of a media type, if it names one."""
+    found = re.search(r";\s*charset\s*=\s*\"?([^\";\s]*)", media, re.IGNORECASE)
+    return found.group(1) if found else None
 
 
 def json_media_type(media: str) -> bool:
@@ -197,12 +261,21 @@ def http_binding(
         if body == "none":
             problem(
                 "TN442",
-                "body_arg needs a body: set body to json, form or multipart",
+                "body_arg needs a body: set body to json, form, multipart, text or binary",
                 "/http/body_arg",
             )
         elif body_arg in used or body_arg in query:
             where = used.get(body_arg, "query")
             problem("TN442", f"body_arg {body_arg!r} is already used by {where}", "/http/body_arg")
+        elif body in RAW_BODIES and body_arg in arguments.properties:
+            arguments.check_text(body_arg, body, problem)
+    elif body in RAW_BODIES:
+        problem(
+            "TN442",
+            f"a {body} body is one argument's "
+            f"{'text' if body == 'text' else 'base64 text, decoded'}: name it in body_arg",
+            "/http/body",
+        )
     _check_styles(http, arguments, used, body, problem)
     _check_content_type(http, body, problem)
     if found:
@@ -270,15 +343,29 @@ def _check_styles(
 
 
 def _check_content_type(http: dict[str, Any], body: str, problem: Add) -> None:
-    """content_type names the media type of a JSON body: one a header carries as it is."""
+    """content_type names the media type of a JSON, text or binary body: one a header carries
+    as it is. A text or binary body's Content-Type is content_type alone: no header sets it."""
+    if body in RAW_BODIES:
+        for header in http.get("headers", {}):
+            if header.lower() == "content-type":
+                problem(
+                    "TN445",
+                    f"a {body} body is sent as content_type: a Content-Type header would say "
+                    "otherwise (remove the header, and name the media type in content_type)",
+                    f"/http/headers/{_escape(header)}",
+                )
     if "content_type" not in http:
         return
     media = http["content_type"]
-    if body != "json":
+    if body in RAW_BODIES:
+        why = raw_media_type_problem(media, body)
+        if why is not None:
+            problem("TN445", f"content_type {media!r} {why}", "/http/content_type")
+    elif body != "json":
         problem(
             "TN445",
-            f"content_type is the media type of a JSON body; this tool's body is {body} "
-            "(set body to json, or remove content_type)",
+            f"content_type is the media type of a json, text or binary body; this tool's body "
+            f"is {body} (set body to one of those, or remove content_type)",
             "/http/content_type",
         )
     elif not json_media_type(media):
@@ -391,6 +478,18 @@ class _Arguments:
         if name not in self.properties:
             problem(
                 "TN442", f"{what} names {name!r}, which is not an argument{self._known()}", pointer
+            )
+
+    def check_text(self, name: str, body: str, problem: Add) -> None:
+        """A text or binary body's argument is a string (or null: no body)."""
+        kinds = self._kinds(self.properties[name]) - {"null"}
+        if kinds != {"string"}:
+            what = ", ".join(sorted(kinds)) if kinds else "no single type"
+            problem(
+                "TN442",
+                f"body_arg {name!r}: a {body} body is the text of a string argument "
+                f"(it is {what}); give it type: string",
+                "/http/body_arg",
             )
 
     def check_placeholder(self, name: str, pointer: str, problem: Add, *, required: bool) -> None:

@@ -50,6 +50,13 @@ RESERVED_HEADERS = frozenset(
 MEDIA_TYPE = re.compile(
     r"[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}"
 )
+# a text or binary body's Content-Type: the media type, then `; name=value` parameters (a token
+# or a quoted string); printable ASCII without a line break, so it never adds a header
+RAW_MEDIA_TYPE = re.compile(
+    r"[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}"
+    r"(?:[ \t]*;[ \t]*[A-Za-z0-9!#$%&'*+.^_`|~-]+="
+    r"(?:[A-Za-z0-9!#$%&'*+.^_`|~-]+|\"(?:[\t\x20\x21\x23-\x5b\x5d-\x7e]|\\[\t\x20-\x7e])*\"))*"
+)
 # ${VAR} (the environment) or {name} (an argument)
 TOKEN = re.compile(r"\$\{([^{}]*)\}|\{([^{}]*)\}")
 
@@ -245,6 +252,32 @@ def json_media_type(media: Any) -> bool:
         return False
     kind, _, subtype = media.lower().partition("/")
     return (kind, subtype) == ("application", "json") or subtype.endswith("+json")
+
+
+def raw_media_type(media: Any) -> bool:
+    """A media type a text or binary body can be sent as: one type (no range, no multipart
+    type, whose boundary is the runtime's) with parameters a header carries as they are."""
+    if not isinstance(media, str) or not RAW_MEDIA_TYPE.fullmatch(media):
+        return False
+    bare = media.split(";", 1)[0].strip().lower()
+    return "*" not in bare and not bare.startswith("multipart/")
+
+
+def raw_body(name: str, value: Any, body: str) -> bytes:
+    """The bytes of a text body (the argument's text as UTF-8) or of a binary body (its base64
+    text decoded, standard or URL-safe alphabet, padding optional); anything else is an
+    invalid argument."""
+    if not isinstance(value, str):
+        raise Unsendable(name, f"a {body} body is text, not {type(value).__name__}")
+    if body == "text":
+        return value.encode("utf-8")
+    compact = "".join(value.split())
+    try:
+        return base64.b64decode(
+            compact + "=" * (-len(compact) % 4), altchars=_altchars(compact), validate=True
+        )
+    except (binascii.Error, ValueError):
+        raise Unsendable(name, "this body's content must be base64 text") from None
 
 
 def sendable_header(name: str) -> bool:
