@@ -349,6 +349,9 @@ DOC = {
                 },
             )
         },
+        "/malformed": {
+            "post": _operation("malformed", {"text/plain; utf-8": {"schema": {"type": "string"}}})
+        },
         "/range": {
             "post": _operation(
                 "anyImage", {"image/*": {"schema": {"type": "string", "format": "binary"}}}
@@ -424,6 +427,7 @@ def test_operations_with_raw_bodies_import_build_and_send_them(tmp_path: Path) -
         "anyBytes": ("binary", "application/octet-stream"),
         "latinText": ("text", "text/csv; charset=utf-8"),
         "preferText": ("text", "TEXT/XML"),
+        "malformed": ("text", "text/plain"),  # parameters no header carries: left out
     }
     for name, (body, media) in expected.items():
         binding = http(name)
@@ -442,8 +446,9 @@ def test_operations_with_raw_bodies_import_build_and_send_them(tmp_path: Path) -
     # what still cannot be sent is skipped, named
     assert "warning[TN471]" in said and "image/*" in said and "anyImage" in said
     assert "application/form-data" in said and "formData" in said
-    assert "7 tool(s) send a raw request body" in said, said
+    assert "8 tool(s) send a raw request body" in said, said
     assert "latinText: its body, text/csv; charset=ISO-8859-1, is sent as UTF-8 text" in said
+    assert "malformed: its body's media type 'text/plain; utf-8' has malformed parameters" in said
 
     raw = _build_checked(tmp_path, "raw_tools")
     with serving() as server:

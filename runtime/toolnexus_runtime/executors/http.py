@@ -24,7 +24,10 @@ as pydantic normalises them: a URL without an added slash, a number as written):
   multipart/form-data body (scalars as text parts, lists of scalars as repeated parts, objects
   as application/json parts, the fields `parts` marks `file` as file parts whose content is the
   argument's text, base64-decoded when marked so: no local file is ever read); with `body_arg`,
-  that argument's value is the body and the others go to the query string. Lists, objects and
+  that argument's value is the body and the others go to the query string. A `text` body is that
+  argument's text as UTF-8, a `binary` body the bytes of its base64 text (else invalid
+  arguments, nothing sent), each sent as the binding's `content_type` alone (a Content-Type
+  header of the binding is dropped). Lists, objects and
   nulls are written as the binding's `styles` (and a form's `encoding`) say, after OpenAPI's
   serialisation styles (http_encode.py), else lists as repeated keys and objects as JSON; an
   argument whose name a provider refuses goes under its own name (`names`: `StartTime<`);

@@ -11,8 +11,14 @@ styles), its output schema, annotations and groups.
   `http.encoding` (OpenAPI's defaults written out: form, exploded).
 - The JSON (or urlencoded or multipart form) body joins them: its properties become arguments
   when it is a plain object whose property names no parameter uses; otherwise the whole body is
-  one argument, `body`. A multipart body's binary fields are file parts (`http.parts`). A body
-  the runtime cannot send (a whole binary body, XML, a form that is no object) means the operation is skipped and the summary says so (an optional one is left out).
+  one argument, `body`. A multipart body's binary fields are file parts (`http.parts`).
+- A body of another single media type is one string argument, `body`, sent as that type: its
+  text (`body: text`, for text/*, XML, JWT, YAML, ...: toolspec.http.text_media_type) or the
+  bytes of its base64 text (`body: binary`, anything else); a body of any type (`*/*`, or an
+  empty key) is JSON, or bytes when its schema is a string. Chosen in that order: JSON, form,
+  multipart, any, text, bytes. A body the runtime cannot send (a range such as image/*, a key
+  that is no media type, a form that is no object) means the operation is skipped and the
+  summary says so (an optional one is left out).
 - The output schema is the JSON schema of the first 2xx response, when it is an object; a
   response that is never an object (an array, a string) is wrapped as MCP wraps such a result,
   `{"type": "object", "properties": {"result": ...}, "required": ["result"]}` (the runtime's
@@ -504,6 +510,9 @@ class Operation:
             declared = f"{declared.split(';', 1)[0].strip()}; charset=utf-8"
             self.note(f"its body, {media}, is sent as UTF-8 text: {declared}")
         why = raw_media_type_problem(declared, mode)
+        if why is not None and raw_media_type_problem(bare, mode) is None:
+            declared, why = bare, None  # `text/plain; utf-8`: parameters no header carries
+            self.note(f"its body's media type {media!r} has malformed parameters: sent as {bare}")
         if why is not None:
             if needed:
                 raise Skip(
