@@ -7,7 +7,9 @@ a `{placeholder}` that is not a required string or integer argument, a `query` o
 that names no argument, a literal credential in a header (secrets go in `${VAR}`, read from the
 environment at run time, so they never reach a generated file), a header the HTTP client owns
 (Host, Content-Length, Transfer-Encoding, ...: framing a tool could use to smuggle requests) or
-whose name or text HTTP cannot carry, a body on a GET.
+whose name or text HTTP cannot carry, a body on a GET, a body's content_type a header could not
+carry as it is (a line break: another header), and a text or binary body that is not one string
+argument's.
 
 A `${VAR}` may name any variable: the spec is the project's own file (`import openapi` makes the
 names itself, never from the document).

@@ -1,5 +1,6 @@
 """How an `http` tool's arguments are written into a request: the URL path, the query string,
-header values and an urlencoded form body, each after OpenAPI's serialisation styles.
+header values and an urlencoded form body, each after OpenAPI's serialisation styles; the parts
+of a multipart body; and a text or binary body, one argument's text or the bytes of its base64.
 
 A binding may name, per argument, the `style` and `explode` its OpenAPI parameter declares
 (`styles`), and per property of a form body its `encoding` (the Encoding Object's style and
