@@ -519,3 +519,24 @@ def test_open_banking_event_notifications_imports_and_builds(tmp_path: Path) -> 
     (seen,) = server.seen
     assert seen.body == jwt.encode() and content_types(seen) == ["application/jwt"]
     assert seen.headers["x-fapi-financial-id"] == "ob-1"
+
+
+def test_a_hand_made_content_type_header_never_replaces_the_declared_type() -> None:
+    from toolnexus_runtime.executors.http import _Call
+    from toolnexus_runtime.executors.http_read import Secrets
+
+    binding = {
+        "method": "POST",
+        "url": "https://x.example/a",
+        "headers": {"content-type": "{ct}"},
+        "body": "binary",
+        "body_arg": "doc",
+        "content_type": "application/pdf",
+    }
+    request = _Call.make("send", binding, None).request(
+        {"ct": "text/html", "doc": base64.b64encode(b"%PDF").decode()}, Secrets()
+    )
+    assert [(k, v) for k, v in request["headers"].items() if k.lower() == "content-type"] == [
+        ("Content-Type", "application/pdf")
+    ]
+    assert request["content"] == b"%PDF"
