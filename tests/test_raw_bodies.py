@@ -352,6 +352,11 @@ DOC = {
         "/malformed": {
             "post": _operation("malformed", {"text/plain; utf-8": {"schema": {"type": "string"}}})
         },
+        "/evil": {  # a document's media type cannot add a header
+            "post": _operation(
+                "evil", {"text/plain; a=b\r\nX-Admin: 1": {"schema": {"type": "string"}}}
+            )
+        },
         "/range": {
             "post": _operation(
                 "anyImage", {"image/*": {"schema": {"type": "string", "format": "binary"}}}
@@ -428,6 +433,7 @@ def test_operations_with_raw_bodies_import_build_and_send_them(tmp_path: Path) -
         "latinText": ("text", "text/csv; charset=utf-8"),
         "preferText": ("text", "TEXT/XML"),
         "malformed": ("text", "text/plain"),  # parameters no header carries: left out
+        "evil": ("text", "text/plain"),
     }
     for name, (body, media) in expected.items():
         binding = http(name)
@@ -446,7 +452,7 @@ def test_operations_with_raw_bodies_import_build_and_send_them(tmp_path: Path) -
     # what still cannot be sent is skipped, named
     assert "warning[TN471]" in said and "image/*" in said and "anyImage" in said
     assert "application/form-data" in said and "formData" in said
-    assert "8 tool(s) send a raw request body" in said, said
+    assert "9 tool(s) send a raw request body" in said, said
     assert "latinText: its body, text/csv; charset=ISO-8859-1, is sent as UTF-8 text" in said
     assert "malformed: its body's media type 'text/plain; utf-8' has malformed parameters" in said
 
