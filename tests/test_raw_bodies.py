@@ -453,7 +453,7 @@ def test_operations_with_raw_bodies_import_build_and_send_them(tmp_path: Path) -
     assert "warning[TN471]" in said and "image/*" in said and "anyImage" in said
     assert "application/form-data" in said and "formData" in said
     assert "9 tool(s) send a raw request body" in said, said
-    assert "latinText: its body, text/csv; charset=ISO-8859-1, is sent as UTF-8 text" in said
+    assert "latinText: its body, 'text/csv; charset=ISO-8859-1', is sent as UTF-8 text" in said
     assert "malformed: its body's media type 'text/plain; utf-8' has malformed parameters" in said
 
     raw = _build_checked(tmp_path, "raw_tools")

@@ -508,7 +508,7 @@ class Operation:
         named = charset(declared) if mode == "text" else None
         if named is not None and named.lower() not in ("utf-8", "utf8"):
             declared = f"{declared.split(';', 1)[0].strip()}; charset=utf-8"
-            self.note(f"its body, {media}, is sent as UTF-8 text: {declared}")
+            self.note(f"its body, {media!r}, is sent as UTF-8 text: {declared}")
         why = raw_media_type_problem(declared, mode)
         if why is not None and raw_media_type_problem(bare, mode) is None:
             declared, why = bare, None  # `text/plain; utf-8`: parameters no header carries
