@@ -446,6 +446,7 @@ def test_operations_with_raw_bodies_import_build_and_send_them(tmp_path: Path) -
     xml = body_schema("putXml")
     assert xml["type"] == "string" and xml["examples"] == ["<order><id>1</id></order>"]
     assert "putXml body" in xml["description"] and "An order, in XML." in xml["description"]
+    assert "Its fields, as the API documents them: id." in xml["description"]
     assert body_schema("putBytes")["contentEncoding"] == "base64"
     assert "format" not in body_schema("postJwt")  # the JWT is text, not a Base64Str
     assert not list((tmp_path / "specs").glob("_*/Order*"))  # no unused shared file

@@ -61,6 +61,7 @@ ANY_MEDIA = ("*/*", "application/*", "")  # a body of any type: JSON, or bytes f
 # writes (Mastodon's application/form-data): skipped
 BINARY_KINDS = ("image/", "audio/", "video/", "font/", "model/", "application/octet-stream")
 EXAMPLE_TEXT = 1_000  # characters of a text body's example kept in its argument's schema
+FIELDS_SHOWN = 20  # the top-level fields of a text body's object schema named to the model
 DEFAULT_STYLE = {"query": "form", "path": "simple", "header": "simple"}
 
 
@@ -530,6 +531,11 @@ class Operation:
         resolved = resolved if isinstance(resolved, dict) else {}
         texts = [body.get("description"), resolved.get("description")]
         said = [t.strip() for t in texts if isinstance(t, str) and t.strip()]
+        fields = resolved.get("properties")
+        if mode == "text" and isinstance(fields, dict) and fields:
+            names = [str(name) for name in fields][:FIELDS_SHOWN]
+            more = f" and {len(fields) - FIELDS_SHOWN} more" if len(fields) > FIELDS_SHOWN else ""
+            said.append(f"Its fields, as the API documents them: {', '.join(names)}{more}.")
         if mode == "text":
             said.append(f"The request body: {bare} text, sent as written.")
         else:
