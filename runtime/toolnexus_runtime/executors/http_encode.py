@@ -54,8 +54,7 @@ MEDIA_TYPE = re.compile(
 # a text or binary body's Content-Type: the media type, then `; name=value` parameters (a token
 # or a quoted string); printable ASCII without a line break, so it never adds a header
 RAW_MEDIA_TYPE = re.compile(
-    r"[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}"
-    r"(?:[ \t]*;[ \t]*[A-Za-z0-9!#$%&'*+.^_`|~-]+="
+    MEDIA_TYPE.pattern + r"(?:[ \t]*;[ \t]*[A-Za-z0-9!#$%&'*+.^_`|~-]+="
     r"(?:[A-Za-z0-9!#$%&'*+.^_`|~-]+|\"(?:[\t\x20\x21\x23-\x5b\x5d-\x7e]|\\[\t\x20-\x7e])*\"))*"
 )
 # ${VAR} (the environment) or {name} (an argument)
@@ -272,13 +271,7 @@ def raw_body(name: str, value: Any, body: str) -> bytes:
         raise Unsendable(name, f"a {body} body is text, not {type(value).__name__}")
     if body == "text":
         return value.encode("utf-8")
-    compact = "".join(value.split())
-    try:
-        return base64.b64decode(
-            compact + "=" * (-len(compact) % 4), altchars=_altchars(compact), validate=True
-        )
-    except (binascii.Error, ValueError):
-        raise Unsendable(name, "this body's content must be base64 text") from None
+    return _decoded(name, value, "this body's content")
 
 
 def sendable_header(name: str) -> bool:
@@ -403,13 +396,19 @@ def _file_content(name: str, item: Any, encoded: bool) -> bytes:
     text = item if isinstance(item, str) else _compact(item)
     if not encoded:
         return text.encode("utf-8")
+    return _decoded(name, text, "this file's content")
+
+
+def _decoded(name: str, text: str, what: str) -> bytes:
+    """The bytes of base64 text (standard or URL-safe alphabet, whitespace and padding
+    optional); other text is an invalid argument."""
     compact = "".join(text.split())
     try:
         return base64.b64decode(
             compact + "=" * (-len(compact) % 4), altchars=_altchars(compact), validate=True
         )
     except (binascii.Error, ValueError):
-        raise Unsendable(name, "this file's content must be base64 text") from None
+        raise Unsendable(name, f"{what} must be base64 text") from None
 
 
 def _altchars(text: str) -> bytes | None:
