@@ -238,6 +238,29 @@ def _refused(tmp_path: Path, http: dict[str, Any], schema: dict[str, Any] | None
             "TN445",
             "Content-Type header",
         ),
+        # what the runtime would refuse when the Toolkit is made: an empty parameter, a space
+        ({"body": "text", "body_arg": "doc", "content_type": "text/plain;"}, "TN445", "not a"),
+        ({"body": "binary", "body_arg": "doc", "content_type": "image/png "}, "TN445", "not a"),
+        ({"body": "text", "body_arg": "doc", "content_type": "text/xml\t;"}, "TN445", "not a"),
+        # a charset other than UTF-8, after a quoted one or a first charset=utf-8
+        (
+            {
+                "body": "text",
+                "body_arg": "doc",
+                "content_type": 'text/plain; x="; charset=utf-8"; charset=latin1',
+            },
+            "TN445",
+            "sent as UTF-8",
+        ),
+        (
+            {
+                "body": "text",
+                "body_arg": "doc",
+                "content_type": "text/plain; charset=utf-8; charset=latin1",
+            },
+            "TN445",
+            "sent as UTF-8",
+        ),
         ({"body": "form", "content_type": "text/plain"}, "TN445", "json, text or binary"),
         ({"body": "text"}, "TN442", "name it in body_arg"),
         ({"body": "binary", "body_arg": "n"}, "TN442", "give it type: string"),
@@ -547,3 +570,63 @@ def test_a_hand_made_content_type_header_never_replaces_the_declared_type() -> N
         ("Content-Type", "application/pdf")
     ]
     assert request["content"] == b"%PDF"
+
+
+def test_import_writes_only_media_types_the_runtime_sends(tmp_path: Path) -> None:
+    # a document's key with an empty parameter (`text/plain;`) was written as it is: the build
+    # took it, and the runtime refused the binding when the Toolkit was made (every tool lost);
+    # a charset hidden behind a quoted `; charset=utf-8` was sent as declared
+    paths = {
+        "/semi": ("semi", "text/plain;"),
+        "/space": ("space", "application/xml; "),
+        "/quoted": ("quoted", 'text/plain; x="; charset=utf-8"; charset=latin1'),
+        "/twice": ("twice", "text/csv; charset=utf-8; charset=latin1"),
+    }
+    doc = {
+        "openapi": "3.0.3",
+        "info": {"title": "Raw", "version": "1"},
+        "servers": [{"url": DUMMY}],
+        "paths": {
+            path: {"post": _operation(op_id, {media: {"schema": {"type": "string"}}})}
+            for path, (op_id, media) in paths.items()
+        },
+    }
+    (tmp_path / "doc.json").write_text(json.dumps(doc))
+    imported = cli(
+        "import", "openapi", "doc.json", "--specs", "specs", "--as", "json", cwd=tmp_path
+    )
+    assert imported.exit_code == 0, imported.stderr
+    raw = _build_checked(tmp_path, "semi_tools")
+    with serving() as server:
+        for path in paths:
+            server.route("POST", path, Answer(200, {"ok": True}))
+        tk = raw.Toolkit(raw.ToolHandlers(), base_url=server.url)
+        for _, (op_id, _) in paths.items():
+            result = tk.execute_sync(op_id, {"body": "ü"})
+            assert result.data == {"ok": True}, (op_id, result.output)
+        tk.close()
+    assert [content_types(seen) for seen in server.seen] == [
+        ["text/plain"],
+        ["application/xml"],
+        ["text/plain; charset=utf-8"],
+        ["text/csv; charset=utf-8"],
+    ]
+    assert all(seen.body == "ü".encode() for seen in server.seen)
+
+
+def test_base64_whitespace_costs_no_more_memory_than_the_text() -> None:
+    # the whitespace was dropped by splitting the text into a list of pieces: ~25 times the
+    # text's size for text of short lines (a 10 MB argument took about 250 MB)
+    import tracemalloc
+
+    from toolnexus_runtime.executors.http_encode import raw_body
+
+    text = "QUJD\n" * 200_000  # 1 MB
+    tracemalloc.start()
+    try:
+        body = raw_body("data", text, "binary")
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert body == b"ABC" * 200_000
+    assert peak < 4 * len(text), peak

@@ -75,10 +75,11 @@ MEDIA_TYPE = re.compile(
 
 # a text or binary body's Content-Type: a media type, then `; name=value` parameters (a token
 # or a quoted string): printable ASCII without a line break, so it cannot add a header
-PARAMETERS = re.compile(
-    r"(?:[ \t]*;[ \t]*[A-Za-z0-9!#$%&'*+.^_`|~-]+="
-    r"(?:[A-Za-z0-9!#$%&'*+.^_`|~-]+|\"(?:[\t\x20\x21\x23-\x5b\x5d-\x7e]|\\[\t\x20-\x7e])*\"))*"
+PARAMETER = re.compile(
+    r"[ \t]*;[ \t]*([A-Za-z0-9!#$%&'*+.^_`|~-]+)="
+    r"([A-Za-z0-9!#$%&'*+.^_`|~-]+|\"(?:[\t\x20\x21\x23-\x5b\x5d-\x7e]|\\[\t\x20-\x7e])*\")"
 )
+PARAMETERS = re.compile(f"(?:{PARAMETER.pattern})*")
 # application/ subtypes whose bodies are text (besides text/*, +xml, +yaml and +jwt types)
 TEXT_APPLICATION = frozenset(
     {"xml", "jwt", "jose", "yaml", "x-yaml", "ndjson", "x-ndjson", "jsonl", "x-jsonlines"}
@@ -104,14 +105,13 @@ def text_media_type(media: str) -> bool:
 
 
 def raw_media_type_problem(media: str, body: str) -> str | None:
-    """Why `media` cannot be the Content-Type of a `body` (text or binary) body, or None."""
-    bare, _, parameters = media.partition(";")
-    bare = bare.rstrip(" \t")
+    """Why `media` cannot be the Content-Type of a `body` (text or binary) body, or None. What
+    passes is what the runtime sends (its http_encode.raw_media_type): no space or `;` after
+    the last parameter."""
+    bare = media.partition(";")[0].rstrip(" \t")
     if re.fullmatch(r"[\w.+-]+/\*|\*/\*", bare):
         return "is a media range, not the one type a request declares"
-    if not MEDIA_TYPE.fullmatch(bare) or not PARAMETERS.fullmatch(
-        f";{parameters}" if parameters else ""
-    ):
+    if not re.fullmatch(MEDIA_TYPE.pattern + PARAMETERS.pattern, media):
         return (
             "is not a media type: type/subtype, then `; name=value` parameters if any, printable "
             "ASCII without a line break"
@@ -128,9 +128,21 @@ def raw_media_type_problem(media: str, body: str) -> str | None:
 
 
 def charset(media: str) -> str | None:
-    """The charset parameter of a media type, if it names one."""
-    found = re.search(r";\s*charset\s*=\s*\"?([^\";\s]*)", media, re.IGNORECASE)
-    return found.group(1) if found else None
+    """The charset a media type's parameters name: the first that is not UTF-8 when they name
+    several (a server may read any one of them), read as a header parser reads them (a quoted
+    value's `; charset=` is text); `charset*` (RFC 2231's extended form) counts as a charset.
+    Parameters after one that is malformed are not read: such a media type is refused."""
+    named: list[str] = []
+    rest, position = media[len(media.partition(";")[0]) :], 0
+    while found := PARAMETER.match(rest, position):
+        name, value = found.group(1), found.group(2)
+        position = found.end()
+        if name.lower() == "charset" or name.lower().startswith("charset*"):
+            if value.startswith('"'):
+                value = re.sub(r"\\(.)", r"\1", value[1:-1])
+            named.append(value if name.lower() == "charset" else f"{name}={value}")
+    others = [n for n in named if n.lower() not in ("utf-8", "utf8")]
+    return next(iter(others or named), None)
 
 
 def json_media_type(media: str) -> bool:
