@@ -18,6 +18,8 @@ from typing import Any
 
 import pytest
 from conftest import build_in, cli, write_specs
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from rest_server import Answer, Recorder, Seen, serving
 
 DUMMY = "http://127.0.0.1:9"
@@ -630,3 +632,20 @@ def test_base64_whitespace_costs_no_more_memory_than_the_text() -> None:
         tracemalloc.stop()
     assert body == b"ABC" * 200_000
     assert peak < 4 * len(text), peak
+
+
+@settings(max_examples=400, deadline=None, derandomize=True)
+@given(
+    st.lists(
+        st.sampled_from(["text/plain", "image/png", ";", " ", "\t", "a", "=", '"', "\\", "*"]),
+        max_size=8,
+    ).map("".join)
+)
+def test_every_content_type_the_build_takes_the_runtime_sends(media: str) -> None:
+    # a build that takes a content_type the runtime refuses loses every tool of the package
+    from toolnexus_runtime.executors.http_encode import raw_media_type
+
+    from toolnexus_gen.toolspec.http import raw_media_type_problem
+
+    if raw_media_type_problem(media, "binary") is None:
+        assert raw_media_type(media), media
