@@ -22,6 +22,7 @@ class Seen:
     headers: dict[str, str]
     body: bytes
     port: int  # the client's port: the same one for reused connections
+    fields: list[tuple[str, str]] = field(default_factory=list)  # every header line, in order
 
     @property
     def path(self) -> str:
@@ -85,7 +86,12 @@ def _handler(recorder: Recorder) -> type[BaseHTTPRequestHandler]:
             length = int(self.headers.get("Content-Length") or 0)
             body = self.rfile.read(length) if length else b""
             seen = Seen(
-                self.command, self.path, dict(self.headers.items()), body, self.client_address[1]
+                self.command,
+                self.path,
+                dict(self.headers.items()),
+                body,
+                self.client_address[1],
+                list(self.headers.items()),
             )
             recorder.seen.append(seen)
             answer = recorder.answer(seen)

@@ -1,5 +1,5 @@
 """A small, varied subset of the public directory of API definitions (tests/data/openapi-directory,
-five real documents and an excerpt of a sixth, with their licences; the whole directory is
+six real documents and an excerpt of a seventh, with their licences; the whole directory is
 `make soak-directory`): each imports and builds for all six targets with default settings, or
 with the one setting the import summary names (a base URL for a document whose server is
 relative)."""

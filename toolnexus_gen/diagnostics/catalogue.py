@@ -456,11 +456,16 @@ CODES: dict[str, tuple[str, str]] = {
     ),
     "TN445": (
         "http binding: body media type not usable",
-        "`http.content_type` names the media type a JSON body is sent as: application/json or a type\n"
-        "whose subtype ends in +json (application/merge-patch+json, application/json-patch+json,\n"
-        "application/vnd.api+json), without parameters, on a tool whose body is json; a\n"
-        "`parts` entry's content_type (a multipart body) is a type/subtype without parameters.\n"
-        "Fix: correct the media type, set body to json, or remove content_type.",
+        "`http.content_type` names the media type of the body. A json body: application/json or a\n"
+        "type whose subtype ends in +json (application/merge-patch+json, application/vnd.api+json),\n"
+        "without parameters. A text or binary body: one type/subtype with `; name=value`\n"
+        "parameters if any, printable ASCII without a line break (a header cannot be added through\n"
+        "it), not a range (image/*) nor a multipart type, and a text body's charset, if named, is\n"
+        "utf-8 (the text is sent as UTF-8); such a body's Content-Type is content_type alone, so a\n"
+        "Content-Type header beside it is refused. Other bodies take no content_type; a `parts`\n"
+        "entry's content_type (a multipart body) is a type/subtype without parameters.\n"
+        "Fix: correct the media type, set body to json, text or binary, or remove content_type (or\n"
+        "the Content-Type header).",
     ),
     "TN450": (
         "OpenAPI document malformed",
@@ -518,12 +523,18 @@ CODES: dict[str, tuple[str, str]] = {
     ),
     "TN471": (
         "OpenAPI operation skipped: body the runtime cannot send",
-        "The operation requires a request body in a form the runtime does not send: a whole binary\n"
-        "body (application/octet-stream, image/png), XML or plain text, or an urlencoded or\n"
-        "multipart form that is not an object. (JSON, urlencoded and multipart/form-data bodies\n"
-        "are sent.) The operation is skipped with this warning at its requestBody; the others are\n"
-        "imported (an optional body of that kind is left out and said in a note).\n"
-        "Fix: none needed; write a spec with a handler of your own for that operation.",
+        "The operation requires a request body in a form the runtime does not send: only media\n"
+        "ranges other than */* (image/*, no one type to declare), keys that are no media type\n"
+        "(applicationjson), an object schema under a type that is neither JSON, a form, text nor\n"
+        "bytes (application/form-data), or an urlencoded or multipart form that is not an object.\n"
+        "JSON, urlencoded and multipart/form-data bodies are sent, and so is a body of one other\n"
+        "media type: text (text/*, application/xml, application/jwt, application/x-yaml, +xml,\n"
+        "...) as the text of a string argument, anything else (application/octet-stream,\n"
+        "image/png, application/pdf) as the bytes of its base64 text. The operation is skipped\n"
+        "with this warning at its requestBody; the others are imported (an optional body of that\n"
+        "kind is left out and said in a note).\n"
+        "Fix: none needed; write a spec with a handler of your own, or an http binding with body:\n"
+        "text or binary and the content_type the server takes, for that operation.",
     ),
     "TN472": (
         "OpenAPI operation skipped: arguments over the schema budget",

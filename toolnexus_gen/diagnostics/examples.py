@@ -1045,7 +1045,7 @@ EXAMPLES: dict[str, Example] = {
     "TN471": Example(
         {
             "api.yaml": PETS % "      requestBody:\n        required: true\n        content:\n"
-            "          application/xml:\n            schema: {type: object}\n"
+            "          image/*:\n            schema: {type: string, format: binary}\n"
             "      responses: {'200': {description: ok}}\n"
         },
         "api.yaml:9:9: error[TN471]",

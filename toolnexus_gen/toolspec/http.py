@@ -7,7 +7,9 @@ a `{placeholder}` that is not a required string or integer argument, a `query` o
 that names no argument, a literal credential in a header (secrets go in `${VAR}`, read from the
 environment at run time, so they never reach a generated file), a header the HTTP client owns
 (Host, Content-Length, Transfer-Encoding, ...: framing a tool could use to smuggle requests) or
-whose name or text HTTP cannot carry, a body on a GET.
+whose name or text HTTP cannot carry, a body on a GET, a body's content_type a header could not
+carry as it is (a line break: another header), and a text or binary body that is not one string
+argument's.
 
 A `${VAR}` may name any variable: the spec is the project's own file (`import openapi` makes the
 names itself, never from the document).
@@ -29,6 +31,10 @@ from toolnexus_gen.diagnostics import masked_url
 METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS")
 QUERY_METHODS = ("GET", "HEAD", "DELETE", "OPTIONS")  # arguments go to the query string
 NO_BODY = ("GET", "HEAD")  # a body here is dropped or refused by servers and proxies
+# bodies that are one argument as it is: its UTF-8 text, or the bytes of its base64 text
+RAW_BODIES = ("text", "binary")
+# what such a body is sent as without a content_type
+RAW_DEFAULT = {"text": "text/plain; charset=utf-8", "binary": "application/octet-stream"}
 # ${VAR} (the environment, at run time) or {name} (an argument)
 TOKEN = re.compile(r"\$\{([^{}]*)\}|\{([^{}]*)\}")
 ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -65,6 +71,78 @@ def header_problem(name: str) -> str | None:
 MEDIA_TYPE = re.compile(
     r"[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}"
 )
+
+
+# a text or binary body's Content-Type: a media type, then `; name=value` parameters (a token
+# or a quoted string): printable ASCII without a line break, so it cannot add a header
+PARAMETER = re.compile(
+    r"[ \t]*;[ \t]*([A-Za-z0-9!#$%&'*+.^_`|~-]+)="
+    r"([A-Za-z0-9!#$%&'*+.^_`|~-]+|\"(?:[\t\x20\x21\x23-\x5b\x5d-\x7e]|\\[\t\x20-\x7e])*\")"
+)
+PARAMETERS = re.compile(f"(?:{PARAMETER.pattern})*")
+# application/ subtypes whose bodies are text (besides text/*, +xml, +yaml and +jwt types)
+TEXT_APPLICATION = frozenset(
+    {"xml", "jwt", "jose", "yaml", "x-yaml", "ndjson", "x-ndjson", "jsonl", "x-jsonlines"}
+    | {"javascript", "x-javascript", "ecmascript", "sql", "graphql", "csv", "text", "x-sh"}
+)
+
+
+def essence(media: str) -> str:
+    """A media type without its parameters, in lower case (media types are case-insensitive)."""
+    return media.split(";", 1)[0].strip().lower()
+
+
+def text_media_type(media: str) -> bool:
+    """Whether a body of `media` is text (sent as the argument's UTF-8 text, `body: text`):
+    text/*, application/xml, application/jwt, application/x-yaml and the other names of
+    TEXT_APPLICATION, and every type whose subtype ends in +xml, +yaml or +jwt."""
+    kind, _, subtype = essence(media).partition("/")
+    return (
+        kind == "text"
+        or (kind == "application" and subtype in TEXT_APPLICATION)
+        or subtype.endswith(("+xml", "+yaml", "+jwt"))
+    )
+
+
+def raw_media_type_problem(media: str, body: str) -> str | None:
+    """Why `media` cannot be the Content-Type of a `body` (text or binary) body, or None. What
+    passes is what the runtime sends (its http_encode.raw_media_type): no space or `;` after
+    the last parameter."""
+    bare = media.partition(";")[0].rstrip(" \t")
+    if re.fullmatch(r"[\w.+-]+/\*|\*/\*", bare):
+        return "is a media range, not the one type a request declares"
+    if not re.fullmatch(MEDIA_TYPE.pattern + PARAMETERS.pattern, media):
+        return (
+            "is not a media type: type/subtype, then `; name=value` parameters if any, printable "
+            "ASCII without a line break"
+        )
+    if bare.lower().startswith("multipart/"):
+        return "is a multipart type: its parts and boundary are written by body: multipart"
+    named = charset(media)
+    if body == "text" and named is not None and named.lower() not in ("utf-8", "utf8"):
+        return (
+            f"declares the charset {named!r}; a text body is sent as UTF-8 "
+            "(write charset=utf-8, or leave the charset out)"
+        )
+    return None
+
+
+def charset(media: str) -> str | None:
+    """The charset a media type's parameters name: the first that is not UTF-8 when they name
+    several (a server may read any one of them), read as a header parser reads them (a quoted
+    value's `; charset=` is text); `charset*` (RFC 2231's extended form) counts as a charset.
+    Parameters after one that is malformed are not read: such a media type is refused."""
+    named: list[str] = []
+    rest, position = media[len(media.partition(";")[0]) :], 0
+    while found := PARAMETER.match(rest, position):
+        name, value = found.group(1), found.group(2)
+        position = found.end()
+        if name.lower() == "charset" or name.lower().startswith("charset*"):
+            if value.startswith('"'):
+                value = re.sub(r"\\(.)", r"\1", value[1:-1])
+            named.append(value if name.lower() == "charset" else f"{name}={value}")
+    others = [n for n in named if n.lower() not in ("utf-8", "utf8")]
+    return next(iter(others or named), None)
 
 
 def json_media_type(media: str) -> bool:
@@ -197,12 +275,21 @@ def http_binding(
         if body == "none":
             problem(
                 "TN442",
-                "body_arg needs a body: set body to json, form or multipart",
+                "body_arg needs a body: set body to json, form, multipart, text or binary",
                 "/http/body_arg",
             )
         elif body_arg in used or body_arg in query:
             where = used.get(body_arg, "query")
             problem("TN442", f"body_arg {body_arg!r} is already used by {where}", "/http/body_arg")
+        elif body in RAW_BODIES and body_arg in arguments.properties:
+            arguments.check_text(body_arg, body, problem)
+    elif body in RAW_BODIES:
+        problem(
+            "TN442",
+            f"a {body} body is one argument's "
+            f"{'text' if body == 'text' else 'base64 text, decoded'}: name it in body_arg",
+            "/http/body",
+        )
     _check_styles(http, arguments, used, body, problem)
     _check_content_type(http, body, problem)
     if found:
@@ -270,15 +357,29 @@ def _check_styles(
 
 
 def _check_content_type(http: dict[str, Any], body: str, problem: Add) -> None:
-    """content_type names the media type of a JSON body: one a header carries as it is."""
+    """content_type names the media type of a JSON, text or binary body: one a header carries
+    as it is. A text or binary body's Content-Type is content_type alone: no header sets it."""
+    if body in RAW_BODIES:
+        for header in http.get("headers", {}):
+            if header.lower() == "content-type":
+                problem(
+                    "TN445",
+                    f"a {body} body is sent as content_type: a Content-Type header would say "
+                    "otherwise (remove the header, and name the media type in content_type)",
+                    f"/http/headers/{_escape(header)}",
+                )
     if "content_type" not in http:
         return
     media = http["content_type"]
-    if body != "json":
+    if body in RAW_BODIES:
+        why = raw_media_type_problem(media, body)
+        if why is not None:
+            problem("TN445", f"content_type {media!r} {why}", "/http/content_type")
+    elif body != "json":
         problem(
             "TN445",
-            f"content_type is the media type of a JSON body; this tool's body is {body} "
-            "(set body to json, or remove content_type)",
+            f"content_type is the media type of a json, text or binary body; this tool's body "
+            f"is {body} (set body to one of those, or remove content_type)",
             "/http/content_type",
         )
     elif not json_media_type(media):
@@ -391,6 +492,18 @@ class _Arguments:
         if name not in self.properties:
             problem(
                 "TN442", f"{what} names {name!r}, which is not an argument{self._known()}", pointer
+            )
+
+    def check_text(self, name: str, body: str, problem: Add) -> None:
+        """A text or binary body's argument is a string (or null: no body)."""
+        kinds = self._kinds(self.properties[name]) - {"null"}
+        if kinds != {"string"}:
+            what = ", ".join(sorted(kinds)) if kinds else "no single type"
+            problem(
+                "TN442",
+                f"body_arg {name!r}: a {body} body is the text of a string argument "
+                f"(it is {what}); give it type: string",
+                "/http/body_arg",
             )
 
     def check_placeholder(self, name: str, pointer: str, problem: Add, *, required: bool) -> None:

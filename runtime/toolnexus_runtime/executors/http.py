@@ -24,7 +24,10 @@ as pydantic normalises them: a URL without an added slash, a number as written):
   multipart/form-data body (scalars as text parts, lists of scalars as repeated parts, objects
   as application/json parts, the fields `parts` marks `file` as file parts whose content is the
   argument's text, base64-decoded when marked so: no local file is ever read); with `body_arg`,
-  that argument's value is the body and the others go to the query string. Lists, objects and
+  that argument's value is the body and the others go to the query string. A `text` body is that
+  argument's text as UTF-8, a `binary` body the bytes of its base64 text (else invalid
+  arguments, nothing sent), each sent as the binding's `content_type` alone (a Content-Type
+  header of the binding is dropped). Lists, objects and
   nulls are written as the binding's `styles` (and a form's `encoding`) say, after OpenAPI's
   serialisation styles (http_encode.py), else lists as repeated keys and objects as JSON; an
   argument whose name a provider refuses goes under its own name (`names`: `StartTime<`);
@@ -70,6 +73,8 @@ from .http_encode import (
     json_media_type,
     multipart_parts,
     query_parts,
+    raw_body,
+    raw_media_type,
     sendable_header,
 )
 from .http_read import ACCEPT_ENCODING, Secrets, Unreadable, body_text, parse_json, read_body
@@ -83,6 +88,8 @@ if TYPE_CHECKING:
 DEFAULT_TIMEOUT = 30.0  # seconds, for a client made here: for the whole exchange
 MAX_REDIRECTS = 5
 EMPTY = "toolnexus-empty-form"  # the boundary of a multipart body without parts
+# the Content-Type of a text or binary body whose binding names none
+RAW_DEFAULT = {"text": "text/plain; charset=utf-8", "binary": "application/octet-stream"}
 MAX_BODY = 10 * 1024 * 1024  # bytes of a 2xx body read at most (after decompression)
 ERROR_READ = 64 * 1024  # bytes of a non-2xx body read at most
 ERROR_BODY = 2_000  # characters of a non-2xx body in the error result
@@ -286,7 +293,7 @@ class _Call:
     url: str  # the URL template, relative ones already joined to their base
     headers: dict[str, str]
     query: frozenset[str]
-    body: str  # json | form | multipart | none
+    body: str  # json | form | multipart | text | binary | none
     body_arg: str | None
     timeout: float | None
     mode: str | None  # text | json | None (by Content-Type)
@@ -294,7 +301,7 @@ class _Call:
     styles: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     encoding: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     names: Mapping[str, str] = field(default_factory=dict)  # argument -> name on the wire
-    content_type: str | None = None  # a JSON body's media type, when not application/json
+    content_type: str | None = None  # a JSON body's other media type; a text or binary body's
     parts: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)  # multipart fields
 
     @classmethod
@@ -315,7 +322,15 @@ class _Call:
                     "name, or one the HTTP client owns)"
                 )
         content_type = binding.get("content_type")
-        if content_type is not None and not json_media_type(content_type):
+        body = binding.get("body", "none")
+        if body in RAW_DEFAULT:  # the build refuses these (TN445, TN442); a hand-made table too
+            content_type = RAW_DEFAULT[body] if content_type is None else content_type
+            if not raw_media_type(content_type) or binding.get("body_arg") is None:
+                raise ValueError(
+                    f"Tool '{name}': a {body} body needs body_arg and a content_type that is one "
+                    f"media type with parameters a header carries, not {content_type!r}"
+                )
+        elif content_type is not None and not json_media_type(content_type):
             raise ValueError(  # the build refuses it (TN445); a hand-made table too
                 f"Tool '{name}': content_type {content_type!r} is not a JSON media type "
                 "(application/json or type/subtype+json, without parameters)"
@@ -326,7 +341,7 @@ class _Call:
             url,
             headers,
             frozenset(binding.get("query", ())),
-            binding.get("body", "none"),
+            body,
             binding.get("body_arg"),
             binding.get("timeout"),
             binding.get("result"),
@@ -373,7 +388,16 @@ class _Call:
         if self.body != "none":
             payload = args.get(self.body_arg) if self.body_arg else rest
             if self.body_arg is None or self.body_arg in args:
-                if self.body == "json":
+                if self.body in RAW_DEFAULT:
+                    # one argument's text (or bytes) as it is, sent as the binding's media type
+                    # alone: a Content-Type header (a hand-made table's) never says otherwise
+                    for header in [h for h in headers if h.lower() == "content-type"]:
+                        del headers[header]
+                    if payload is not None:
+                        assert self.body_arg is not None and self.content_type is not None
+                        out["content"] = raw_body(self.body_arg, payload, self.body)
+                        headers["Content-Type"] = self.content_type
+                elif self.body == "json":
                     if self.body_arg is None and self.names:
                         payload = {self.names.get(k, k): v for k, v in rest.items()}
                     out["json"] = payload

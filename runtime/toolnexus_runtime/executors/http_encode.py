@@ -1,5 +1,6 @@
 """How an `http` tool's arguments are written into a request: the URL path, the query string,
-header values and an urlencoded form body, each after OpenAPI's serialisation styles.
+header values and an urlencoded form body, each after OpenAPI's serialisation styles; the parts
+of a multipart body; and a text or binary body, one argument's text or the bytes of its base64.
 
 A binding may name, per argument, the `style` and `explode` its OpenAPI parameter declares
 (`styles`), and per property of a form body its `encoding` (the Encoding Object's style and
@@ -50,6 +51,15 @@ RESERVED_HEADERS = frozenset(
 MEDIA_TYPE = re.compile(
     r"[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}"
 )
+# a text or binary body's Content-Type: the media type, then `; name=value` parameters (a token
+# or a quoted string); printable ASCII without a line break, so it never adds a header
+RAW_MEDIA_TYPE = re.compile(
+    MEDIA_TYPE.pattern + r"(?:[ \t]*;[ \t]*[A-Za-z0-9!#$%&'*+.^_`|~-]+="
+    r"(?:[A-Za-z0-9!#$%&'*+.^_`|~-]+|\"(?:[\t\x20\x21\x23-\x5b\x5d-\x7e]|\\[\t\x20-\x7e])*\"))*"
+)
+# what base64 text may hold between its characters: str.split's whitespace (Unicode's too, the
+# last of which is U+3000), as a str.translate table that drops it
+WHITESPACE: dict[int, None] = dict.fromkeys(c for c in range(0x3001) if chr(c).isspace())
 # ${VAR} (the environment) or {name} (an argument)
 TOKEN = re.compile(r"\$\{([^{}]*)\}|\{([^{}]*)\}")
 
@@ -247,6 +257,26 @@ def json_media_type(media: Any) -> bool:
     return (kind, subtype) == ("application", "json") or subtype.endswith("+json")
 
 
+def raw_media_type(media: Any) -> bool:
+    """A media type a text or binary body can be sent as: one type (no range, no multipart
+    type, whose boundary is the runtime's) with parameters a header carries as they are."""
+    if not isinstance(media, str) or not RAW_MEDIA_TYPE.fullmatch(media):
+        return False
+    bare = media.split(";", 1)[0].strip().lower()
+    return "*" not in bare and not bare.startswith("multipart/")
+
+
+def raw_body(name: str, value: Any, body: str) -> bytes:
+    """The bytes of a text body (the argument's text as UTF-8) or of a binary body (its base64
+    text decoded, standard or URL-safe alphabet, padding optional); anything else is an
+    invalid argument."""
+    if not isinstance(value, str):
+        raise Unsendable(name, f"a {body} body is text, not {type(value).__name__}")
+    if body == "text":
+        return value.encode("utf-8")
+    return _decoded(name, value, "this body's content")
+
+
 def sendable_header(name: str) -> bool:
     """A header name a tool may set: an HTTP token the HTTP client does not own."""
     lower = name.lower()
@@ -369,13 +399,19 @@ def _file_content(name: str, item: Any, encoded: bool) -> bytes:
     text = item if isinstance(item, str) else _compact(item)
     if not encoded:
         return text.encode("utf-8")
-    compact = "".join(text.split())
+    return _decoded(name, text, "this file's content")
+
+
+def _decoded(name: str, text: str, what: str) -> bytes:
+    """The bytes of base64 text (standard or URL-safe alphabet, whitespace and padding
+    optional); other text is an invalid argument."""
+    compact = text.translate(WHITESPACE)  # one copy: split() would make a string per line
     try:
         return base64.b64decode(
             compact + "=" * (-len(compact) % 4), altchars=_altchars(compact), validate=True
         )
     except (binascii.Error, ValueError):
-        raise Unsendable(name, "this file's content must be base64 text") from None
+        raise Unsendable(name, f"{what} must be base64 text") from None
 
 
 def _altchars(text: str) -> bytes | None:

@@ -29,7 +29,11 @@ from toolnexus_gen.progress import Progress, unseen
 from toolnexus_gen.sources.openapi.document import At, Files, Skip, load
 from toolnexus_gen.sources.openapi.naming import distinct_name, env_name, python_keys
 from toolnexus_gen.sources.openapi.operation import Operation
-from toolnexus_gen.sources.openapi.report import named_skips, no_credentials_note
+from toolnexus_gen.sources.openapi.report import (
+    named_skips,
+    no_credentials_note,
+    raw_bodies_note,
+)
 from toolnexus_gen.sources.openapi.schemas import Shared
 from toolnexus_gen.sources.openapi.security import Security, default_prefix, prefix_problem
 from toolnexus_gen.targets.reading import Imported
@@ -148,6 +152,7 @@ class Reader:
         skips: list[tuple[Skip, str]] = []  # why an operation is skipped, and which
         untyped: list[tuple[Skip, str]] = []  # why an operation's result schema is left out
         found_tags: set[str] = set()
+        raw_bodies: list[str] = []  # tools whose body is one argument's text or bytes
         for route, raw_item in paths.items():
             for operation in self._operations(route, raw_item, out, found_tags):
                 label = f"{operation.method.upper()} {route}"
@@ -175,6 +180,8 @@ class Reader:
                     untyped.append((operation.result_left_out, f"{operation.name} ({label})"))
                 if operation.sends_no_credentials:
                     self.uncredentialed.append(operation.name)
+                if operation.raw_body is not None:
+                    raw_bodies.append(f"{operation.name} ({operation.raw_body})")
                 python.update(dict.fromkeys(python_keys(operation.name), operation.name))
                 out.specs[operation.name] = spec
                 self.progress("operations", len(out.specs))
@@ -193,6 +200,8 @@ class Reader:
             )
         if self.uncredentialed:
             out.notes.append(no_credentials_note(self.uncredentialed, bool(self.security.schemes)))
+        if raw_bodies:
+            out.notes.append(raw_bodies_note(raw_bodies))
         out.env, out.env_servers = self.security.env, self.security.env_servers
         out.base_url_hint = self.base_url_hint
         # what only the results left out reach is not written (each spec's files are)

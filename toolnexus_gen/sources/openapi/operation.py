@@ -11,8 +11,14 @@ styles), its output schema, annotations and groups.
   `http.encoding` (OpenAPI's defaults written out: form, exploded).
 - The JSON (or urlencoded or multipart form) body joins them: its properties become arguments
   when it is a plain object whose property names no parameter uses; otherwise the whole body is
-  one argument, `body`. A multipart body's binary fields are file parts (`http.parts`). A body
-  the runtime cannot send (a whole binary body, XML, a form that is no object) means the operation is skipped and the summary says so (an optional one is left out).
+  one argument, `body`. A multipart body's binary fields are file parts (`http.parts`).
+- A body of another single media type is one string argument, `body`, sent as that type: its
+  text (`body: text`, for text/*, XML, JWT, YAML, ...: toolspec.http.text_media_type) or the
+  bytes of its base64 text (`body: binary`, anything else); a body of any type (`*/*`, or an
+  empty key) is JSON, or bytes when its schema is a string. Chosen in that order: JSON, form,
+  multipart, any, text, bytes. A body the runtime cannot send (a range such as image/*, a key
+  that is no media type, a form that is no object) means the operation is skipped and the
+  summary says so (an optional one is left out).
 - The output schema is the JSON schema of the first 2xx response, when it is an object; a
   response that is never an object (an array, a string) is wrapped as MCP wraps such a result,
   `{"type": "object", "properties": {"result": ...}, "required": ["result"]}` (the runtime's
@@ -35,11 +41,27 @@ from urllib.parse import urlsplit
 from toolnexus_gen.sources.openapi.document import At, Skip
 from toolnexus_gen.sources.openapi.naming import argument_name, free, group_name, tool_name
 from toolnexus_gen.sources.openapi.schemas import BUDGET, INPUT, OUTPUT, Converter
-from toolnexus_gen.toolspec.http import MEDIA_TYPE, header_problem, json_media_type
+from toolnexus_gen.toolspec.http import (
+    MEDIA_TYPE,
+    RAW_BODIES,
+    charset,
+    essence,
+    header_problem,
+    json_media_type,
+    raw_media_type_problem,
+    text_media_type,
+)
 
 BODY_METHODS = ("POST", "PUT", "PATCH")  # where the binding's default body is json
 IGNORED_HEADERS = {"accept", "content-type", "authorization"}  # OpenAPI: SHALL be ignored
 SCALARS = {"string", "integer", "number", "boolean", "null"}
+ANY_MEDIA = ("*/*", "application/*", "")  # a body of any type: JSON, or bytes for a string
+# media types whose body is bytes whatever its schema says (Azure writes `type: object, format:
+# file` for an image stream); under another type an object schema is a structure no body mode
+# writes (Mastodon's application/form-data): skipped
+BINARY_KINDS = ("image/", "audio/", "video/", "font/", "model/", "application/octet-stream")
+EXAMPLE_TEXT = 1_000  # characters of a text body's example kept in its argument's schema
+FIELDS_SHOWN = 20  # the top-level fields of a text body's object schema named to the model
 DEFAULT_STYLE = {"query": "form", "path": "simple", "header": "simple"}
 
 
@@ -48,13 +70,13 @@ class Body:
     """How an operation's request body joins the arguments: flattened (its properties become
     arguments), or one argument `arg` holding `schema`, or none."""
 
-    mode: str  # json | form | multipart | none
+    mode: str  # json | form | multipart | text | binary | none
     flat: tuple[dict[str, Any], list[str], bool] | None = None  # properties, required, closed
     arg: str | None = None
     schema: Any = None
     required: bool = False
     encoding: dict[str, dict[str, Any]] | None = None
-    content_type: str | None = None  # a JSON body's media type, when not application/json
+    content_type: str | None = None  # a JSON body's, when not application/json; a raw body's
     parts: dict[str, dict[str, Any]] | None = None  # how multipart fields are sent
 
 
@@ -79,6 +101,7 @@ class Operation:
         self.credential_params = False  # a parameter carries a credential (not an argument)
         self.sends_no_credentials = False  # ... and no header of the import sends one
         self.result_left_out: Skip | None = None  # why its result schema is not in its spec
+        self.raw_body: str | None = None  # a text or binary body: its media type, as sent
 
     def note(self, text: str) -> None:
         self.notes.append(f"{self.name}: {text}")
@@ -366,11 +389,33 @@ class Operation:
         if not isinstance(content, dict):
             raise Skip("TN450", "requestBody.content must be an object", body_at.join("content"))
         media, mode = body_media(content)
+        if media is None:
+            media, mode = raw_media(content)
         why = None
         if media is None:
-            why = f"its body is {', '.join(content) or 'empty'}"
+            shown = ", ".join(repr(m) if not m.strip() else m for m in content)
+            ranges = content and all(re.fullmatch(r"[\w.+-]+/\*", essence(m)) for m in content)
+            why = f"its body is {shown or 'empty'}" + (
+                " (a media range: no one type the request could declare)" if ranges else ""
+            )
         elif self.method.upper() in ("GET", "HEAD"):
             why = f"a {self.method.upper()} request sends no body"
+        else:
+            assert media is not None
+            media_object = content[media] if isinstance(content[media], dict) else {}
+            schema_at = body_at.join("content", media, "schema")
+            shape = self._shape(media_object.get("schema"), schema_at)
+            if mode == "json" and essence(media) in ANY_MEDIA and shape == "string":
+                mode = "binary"  # any type, and a string: bytes, as application/octet-stream
+            elif (
+                mode == "binary"
+                and shape == "object"
+                and not essence(media).startswith(BINARY_KINDS)
+            ):
+                why = f"its body is {media}, an object in a form the runtime does not write"
+        if why is None and mode in RAW_BODIES:
+            assert media is not None
+            return self._raw_body(body, body_at, media, mode, needed, taken)
         if why is None:
             assert media is not None
             media_object = content[media] if isinstance(content[media], dict) else {}
@@ -385,7 +430,8 @@ class Operation:
             if needed:
                 raise Skip(
                     "TN471",
-                    f"not imported: {why}; the runtime sends JSON, urlencoded and multipart form bodies",
+                    f"not imported: {why}; the runtime sends JSON, urlencoded and multipart "
+                    "form bodies, text and bytes of one media type",
                     body_at,
                 )
             self.note(f"its optional request body is not carried ({why})")
@@ -422,15 +468,98 @@ class Operation:
             parts=parts,
         )
 
+    def _shape(self, node: Any, at: At) -> str:
+        """What a body's schema plainly is, read without converting it (a text or binary body
+        keeps none of it): "string", "object" or "other"."""
+        try:
+            node, _ = self.reader.files.deref(node, at)
+        except Skip:
+            return "other"
+        if not isinstance(node, dict):
+            return "other"
+        kind = node.get("type")
+        kinds = set(kind) - {"null"} if isinstance(kind, list) else {kind}
+        if kinds == {"string"} or (kind is None and node.get("format") in ("binary", "byte")):
+            return "string"
+        if kinds == {"object"} or (kind is None and "properties" in node):
+            return "object"
+        return "other"
+
+    def _raw_body(
+        self,
+        body: dict[str, Any],
+        body_at: At,
+        media: str,
+        mode: str,
+        needed: bool,
+        taken: set[str],
+    ) -> Body:
+        """A text or binary body: one string argument `body`, its text sent as it is (text) or
+        its base64 text decoded (binary), as the document's media type. The document's schema
+        describes the body, not the argument: its description and a text example are kept."""
+        media_object = body["content"][media]
+        media_object = media_object if isinstance(media_object, dict) else {}
+        schema_at = body_at.join("content", media, "schema")
+        bare = essence(media)
+        declared = media.strip()
+        if bare in ANY_MEDIA:
+            declared = "application/octet-stream"
+        elif bare == "text/*":
+            declared = "text/plain"
+        named = charset(declared) if mode == "text" else None
+        if named is not None and named.lower() not in ("utf-8", "utf8"):
+            declared = f"{declared.split(';', 1)[0].strip()}; charset=utf-8"
+            self.note(f"its body, {media!r}, is sent as UTF-8 text: {declared}")
+        why = raw_media_type_problem(declared, mode)
+        if why is not None and raw_media_type_problem(bare, mode) is None:
+            declared, why = bare, None  # `text/plain; utf-8`: parameters no header carries
+            self.note(f"its body's media type {media!r} has malformed parameters: sent as {bare}")
+        if why is not None:
+            if needed:
+                raise Skip(
+                    "TN471",
+                    f"not imported: its body's media type {media!r} {why}",
+                    body_at,
+                )
+            self.note(f"its optional request body is not carried (its media type {why})")
+            return Body("none")
+        raw = media_object.get("schema")
+        try:
+            resolved, _ = self.reader.files.deref(raw, schema_at)
+        except Skip:
+            resolved = None
+        resolved = resolved if isinstance(resolved, dict) else {}
+        texts = [body.get("description"), resolved.get("description")]
+        said = [t.strip() for t in texts if isinstance(t, str) and t.strip()]
+        fields = resolved.get("properties")
+        if mode == "text" and isinstance(fields, dict) and fields:
+            names = [str(name) for name in fields][:FIELDS_SHOWN]
+            more = f" and {len(fields) - FIELDS_SHOWN} more" if len(fields) > FIELDS_SHOWN else ""
+            said.append(f"Its fields, as the API documents them: {', '.join(names)}{more}.")
+        if mode == "text":
+            said.append(f"The request body: {bare} text, sent as written.")
+        else:
+            said.append(f"The request body: the bytes sent ({bare}), in base64.")
+        schema: dict[str, Any] = {"type": "string", "description": "\n\n".join(dict.fromkeys(said))}
+        if mode == "binary":
+            schema["contentEncoding"] = "base64"
+        example = media_object.get("example", resolved.get("example"))
+        if mode == "text" and isinstance(example, str) and 0 < len(example) <= EXAMPLE_TEXT:
+            schema["examples"] = [example]
+        arg = free("body", taken)
+        taken.add(arg)
+        self.raw_body = f"{declared}{', base64' if mode == 'binary' else ''}"
+        return Body(mode, arg=arg, schema=schema, required=needed, content_type=declared)
+
     def _content_type(self, media: str) -> str | None:
         """The media type a JSON body is sent as, when the document's is not application/json
         (a `+json` type: servers of JSON Patch or JSON:API refuse application/json, 415);
         its parameters are not sent (JSON:API refuses most)."""
-        essence = media.split(";")[0].strip().lower()
-        if essence in ("application/json", "*/*", "application/*"):
+        bare = essence(media)
+        if bare in ("application/json", *ANY_MEDIA):
             return None
-        if json_media_type(essence):
-            return essence
+        if json_media_type(bare):
+            return bare
         self.note(
             f"request body media type {media!r} is not sendable as is; sent as application/json"
         )
@@ -523,8 +652,24 @@ def body_media(content: dict[str, Any]) -> tuple[str | None, str]:
         if media.split(";")[0].strip().lower() == "multipart/form-data":
             return media, "multipart"
     for media in content:
-        if media.strip() in ("*/*", "application/*"):
+        if essence(media) in ANY_MEDIA:  # an empty key names no type: any, as */*
             return media, "json"
+    return None, "none"
+
+
+def raw_media(content: dict[str, Any]) -> tuple[str | None, str]:
+    """The media type of a body sent as it is, when no JSON or form type is offered, and its
+    mode: the first text type (text/*, application/xml, application/jwt, ..., a text/* range as
+    text/plain), else the first other single type (bytes: application/octet-stream, image/png);
+    a key that is no media type, or a range such as image/*, is none."""
+    for media in content:
+        bare = essence(media)
+        if bare == "text/*" or (MEDIA_TYPE.fullmatch(bare) and text_media_type(bare)):
+            return media, "text"
+    for media in content:
+        bare = essence(media)
+        if MEDIA_TYPE.fullmatch(bare) and "*" not in bare:
+            return media, "binary"
     return None, "none"
 
 

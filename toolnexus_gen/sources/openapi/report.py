@@ -1,5 +1,6 @@
 """What the import's summary says of the operations as a whole: the warnings of skipped
-operations, one per reason and place, and the tools that will send no credentials."""
+operations, one per reason and place, the tools that will send no credentials, and those
+whose request body is one argument's text or bytes."""
 
 from __future__ import annotations
 
@@ -40,4 +41,13 @@ def no_credentials_note(tools: list[str], declared: bool) -> str:
         f"{len(tools)} tool(s) will send no credentials ({shown}): their parameters carry one "
         f"(Authorization, an API key or token), but {why}; give the Toolkit an http_client "
         "that authenticates, or add a ${VAR} header to their specs"
+    )
+
+
+def raw_bodies_note(tools: list[str]) -> str:
+    """`tools`: "name (media type[, base64])" of each tool with a text or binary body."""
+    shown = ", ".join(tools[:5]) + (f" and {len(tools) - 5} more" if len(tools) > 5 else "")
+    return (
+        f"{len(tools)} tool(s) send a raw request body ({shown}): its body argument is the "
+        "body's text as written, or (base64) the base64 of its bytes, sent as that media type"
     )
