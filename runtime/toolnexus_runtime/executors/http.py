@@ -26,9 +26,8 @@ as pydantic normalises them: a URL without an added slash, a number as written):
   argument's text, base64-decoded when marked so: no local file is ever read); with `body_arg`,
   that argument's value is the body and the others go to the query string. A `text` body is that
   argument's text as UTF-8, a `binary` body the bytes of its base64 text (else invalid
-  arguments, nothing sent), each sent as the binding's `content_type` alone (a Content-Type
-  header of the binding is dropped). Lists, objects and
-  nulls are written as the binding's `styles` (and a form's `encoding`) say, after OpenAPI's
+  arguments), sent as the binding's `content_type` (never a header's). Lists, objects and nulls
+  are written as the binding's `styles` (and a form's `encoding`) say, after OpenAPI's
   serialisation styles (http_encode.py), else lists as repeated keys and objects as JSON; an
   argument whose name a provider refuses goes under its own name (`names`: `StartTime<`);
 - redirects are followed (5 at most) only within the same origin (scheme, host, port): a
@@ -88,7 +87,7 @@ if TYPE_CHECKING:
 DEFAULT_TIMEOUT = 30.0  # seconds, for a client made here: for the whole exchange
 MAX_REDIRECTS = 5
 EMPTY = "toolnexus-empty-form"  # the boundary of a multipart body without parts
-# the Content-Type of a text or binary body whose binding names none
+# each raw body's Content-Type when its binding names none
 RAW_DEFAULT = {"text": "text/plain; charset=utf-8", "binary": "application/octet-stream"}
 MAX_BODY = 10 * 1024 * 1024  # bytes of a 2xx body read at most (after decompression)
 ERROR_READ = 64 * 1024  # bytes of a non-2xx body read at most
@@ -389,8 +388,7 @@ class _Call:
             payload = args.get(self.body_arg) if self.body_arg else rest
             if self.body_arg is None or self.body_arg in args:
                 if self.body in RAW_DEFAULT:
-                    # one argument's text (or bytes) as it is, sent as the binding's media type
-                    # alone: a Content-Type header (a hand-made table's) never says otherwise
+                    # the argument's text or bytes as they are, as the binding's media type alone
                     for header in [h for h in headers if h.lower() == "content-type"]:
                         del headers[header]
                     if payload is not None:
