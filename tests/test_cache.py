@@ -32,18 +32,25 @@ SHARED = {
 }
 
 
-def uses_pipeline(project: Path, *args: str) -> bool:
-    """Whether a build in a fresh process had to import the pipeline (no fast path)."""
+def imports_in_fresh_process(cwd: Path, args: list[str], module: str) -> tuple[bool, str]:
+    """Run the command line with `args` in a fresh process: whether it imported `module`,
+    and everything it printed before that answer (last line: `IMPORTED|NOT <exit code>`)."""
     code = (
         "import sys\nfrom toolnexus_gen.cli import main\n"
-        f"sys.argv = ['toolnexus-gen', 'build', 'specs', '--out', 'out', '-q', *{list(args)!r}]\n"
+        f"sys.argv = ['toolnexus-gen', *{args!r}]\n"
         "try:\n    main()\nexcept SystemExit as e:\n    code = e.code\nelse:\n    code = 0\n"
-        "print('PIPELINE' if 'toolnexus_gen.toolspec.validate' in sys.modules else 'FAST', code)\n"
+        f"print('IMPORTED' if {module!r} in sys.modules else 'NOT', code)\n"
     )
     done = subprocess.run(
-        [sys.executable, "-c", code], cwd=project, capture_output=True, text=True, check=True
+        [sys.executable, "-c", code], cwd=cwd, capture_output=True, text=True, check=True
     )
-    return done.stdout.split()[0] == "PIPELINE"
+    return done.stdout.split()[-2] == "IMPORTED", done.stdout
+
+
+def uses_pipeline(project: Path, *args: str) -> bool:
+    """Whether a build in a fresh process had to import the pipeline (no fast path)."""
+    build = ["build", "specs", "--out", "out", "-q", *args]
+    return imports_in_fresh_process(project, build, "toolnexus_gen.toolspec.validate")[0]
 
 
 @pytest.fixture
@@ -416,14 +423,7 @@ def test_a_model_the_imports_memo_lacks_is_made_on_a_worker_opened_for_it(
 def test_version_and_help_import_no_command(tmp_path: Path, asked: list[str]) -> None:
     """`--version` and `--help` answer from the command line's own module: the commands'
     session (and all it imports) is imported only when a command runs."""
-    code = (
-        "import sys\nfrom toolnexus_gen.cli import main\n"
-        f"sys.argv = ['toolnexus-gen', *{asked!r}]\n"
-        "try:\n    main()\nexcept SystemExit as e:\n    code = e.code\n"
-        "print('SESSION' if 'toolnexus_gen.session' in sys.modules else 'LIGHT', code)\n"
-    )
-    done = subprocess.run(
-        [sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, check=True
-    )
-    assert done.stdout.split()[-2:] == ["LIGHT", "0"], done.stdout + done.stderr
-    assert done.stdout.startswith("toolnexus-gen, version " if asked == ["--version"] else "Usage:")
+    imported, out = imports_in_fresh_process(tmp_path, asked, "toolnexus_gen.session")
+    assert not imported, out
+    assert out.split()[-1] == "0", out
+    assert out.startswith("toolnexus-gen, version " if asked == ["--version"] else "Usage:")

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import gc
 import os
+import signal
 import sys
 import time
 from collections.abc import Callable
-from contextlib import suppress
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
@@ -68,8 +68,6 @@ def _stop_on_sigterm() -> None:
     hangs (an MCP server that ignores being stopped) is cut short after SIGTERM_GRACE seconds,
     and a second SIGTERM ends the process at once. A worker forked from this process ends at
     once, as by default (its parent cleans up)."""
-    import signal
-
     parent = os.getpid()
 
     def stop(signum: int, frame: object) -> None:
@@ -85,12 +83,19 @@ def _stop_on_sigterm() -> None:
     signal.signal(signal.SIGTERM, stop)
 
 
-def _end_by_sigterm() -> NoReturn:
-    import signal
-
+def _flushed() -> bool:
+    """Flush stdout and stderr; False when either could not be written."""
+    written = True
     for stream in (sys.stdout, sys.stderr):
-        with suppress(OSError, ValueError):
+        try:
             stream.flush()
+        except (OSError, ValueError):
+            written = False
+    return written
+
+
+def _end_by_sigterm() -> NoReturn:
+    _flushed()
     signal.alarm(0)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     os.kill(os.getpid(), signal.SIGTERM)
@@ -122,11 +127,8 @@ def run() -> None:
         code = exc.code or 0
     else:  # pragma: no cover (click's standalone main always exits)
         code = 0
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except (OSError, ValueError):
-            code = code or 1
+    if not _flushed():
+        code = code or 1
     os._exit(code)
 
 

@@ -132,7 +132,7 @@ def _sweep_scratch() -> None:
     the temporary folder: this user's own folders only, named for a process that does not run
     here and whose lock no process holds (a process of another PID namespace sharing the
     folder holds its lock), and over a minute old; never through a symbolic link."""
-    if fcntl is None or os.name != "posix":  # a lock and an owner as POSIX tells them
+    if fcntl is None:  # not POSIX: no lock, no owner to tell by
         return
     root = tempfile.gettempdir()
     try:

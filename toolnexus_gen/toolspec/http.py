@@ -33,8 +33,6 @@ QUERY_METHODS = ("GET", "HEAD", "DELETE", "OPTIONS")  # arguments go to the quer
 NO_BODY = ("GET", "HEAD")  # a body here is dropped or refused by servers and proxies
 # bodies that are one argument as it is: its UTF-8 text, or the bytes of its base64 text
 RAW_BODIES = ("text", "binary")
-# what such a body is sent as without a content_type
-RAW_DEFAULT = {"text": "text/plain; charset=utf-8", "binary": "application/octet-stream"}
 # ${VAR} (the environment, at run time) or {name} (an argument)
 TOKEN = re.compile(r"\$\{([^{}]*)\}|\{([^{}]*)\}")
 ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")

@@ -10,7 +10,7 @@ from __future__ import annotations
 import bisect
 import json
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -286,15 +286,3 @@ def _parse_yaml(text: str, fail: Any, scalar_keys: bool = False) -> tuple[Any, P
     from toolnexus_gen.toolspec.yaml_text import parse
 
     return parse(text, fail, scalar_keys, MAX_DEPTH)
-
-
-def iter_pointers(data: Any, pointer: str = "") -> Iterator[tuple[str, Any]]:
-    """Every (pointer, value) in data, parents before children."""
-    stack = [(pointer, data)]
-    while stack:
-        here, value = stack.pop()
-        yield here, value
-        if isinstance(value, dict):
-            stack.extend((join_pointer(here, k), v) for k, v in reversed(list(value.items())))
-        elif isinstance(value, list):
-            stack.extend((join_pointer(here, i), v) for i, v in reversed(list(enumerate(value))))

@@ -21,9 +21,9 @@ def document_uri(path: Path) -> str:
 
 
 def _objects(schema: Any, pointer: str) -> Iterator[tuple[Any, dict[str, Any]]]:
-    """(place, object) for every object in schema, parents before children, as iter_pointers
-    orders them; a place is the walk's (parent's place, key), made a pointer only when one is
-    wanted (place_pointer): most objects hold no $ref to report."""
+    """(place, object) for every object in schema, parents before children, keys in their order;
+    a place is the walk's (parent's place, key), made a pointer only when one is wanted
+    (place_pointer): most objects hold no $ref to report."""
     stack: list[tuple[Any, Any]] = [(pointer, schema)]
     while stack:
         place, value = stack.pop()
