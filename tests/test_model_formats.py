@@ -127,6 +127,54 @@ print(json.dumps(call({"to": "ana@example.com", "link": "no scheme"})))
     assert lines[4] == [False, "ana@example.com None None"]
 
 
+def test_base64_text_is_handed_on_as_written_whatever_it_encodes(tmp_path: Path) -> None:
+    """`format: byte` (base64 text): any content (an image is not UTF-8), either alphabet,
+    padded or not (Google's APIs write URL-safe text), reaches the handler as the model wrote it;
+    text that is not base64 is refused, naming the argument."""
+    specs = {
+        "put_image.json": tool(
+            {
+                "content": {"type": "string", "format": "byte"},
+                "thumb": {"type": "string", "format": "byte", "default": "AA=="},
+            },
+            required=["content"],
+            profile="reach",
+        )
+    }
+    write_specs(tmp_path / "specs", specs)
+    result = cli("build", "specs", "--out", "b64_pkg", cwd=tmp_path)
+    assert result.exit_code == 0, result.stderr
+    quality(tmp_path, "b64_pkg")
+    script = """
+import asyncio, base64, json
+import b64_pkg
+from b64_pkg import ToolContext
+class H(b64_pkg.ToolHandlers):
+    def put_image(self, args, ctx):
+        return json.dumps([args.content, args.thumb, base64.urlsafe_b64decode(
+            args.content.replace("+", "-").replace("/", "_") + "==").hex()])
+tk = b64_pkg.Toolkit(H())
+def call(text):
+    r = asyncio.run(tk.execute("put_image", {"content": text}, ToolContext()))
+    return [r.is_error, r.output]
+png = bytes.fromhex("89504e470d0a1a0aff")
+for text in [base64.b64encode(png).decode(), base64.urlsafe_b64encode(b"\\xfb\\xff").decode(),
+             base64.urlsafe_b64encode(b"\\xfb\\xff\\xbf").decode().rstrip("="), "not base64!"]:
+    print(json.dumps(call(text)))
+"""
+    ran = run_runtime_only(script, tmp_path, ("b64_pkg",))
+    assert ran.returncode == 0, ran.stderr
+    lines = [json.loads(line) for line in ran.stdout.splitlines()]
+    outputs = [json.loads(output) for is_error, output in lines[:3] if not is_error]
+    assert outputs == [
+        ["iVBORw0KGgr/", "AA==", "89504e470d0a1a0aff"],
+        ["-_8=", "AA==", "fbff"],
+        ["-_-_", "AA==", "fbffbf"],
+    ], lines
+    is_error, output = lines[3]
+    assert is_error and "content" in output and "pattern" in output, output
+
+
 def test_a_long_model_import_is_wrapped_as_ruff_sorts_it(tmp_path: Path) -> None:
     name = "a_tool_whose_name_is_long_enough_to_wrap_its_model_import"
     write_specs(

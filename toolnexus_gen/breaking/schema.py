@@ -82,17 +82,15 @@ BOUNDED = frozenset(
     {*LOWER, *UPPER, "multipleOf", "pattern", "format", "uniqueItems"}
 )  # what bounds() compares
 # The formats a call is refused for: the generated argument model types them (AwareDatetime,
-# date, time, timedelta, AnyUrl, UUID, IPv4Address/IPv6Address, Base64Str) or gives them a
-# pattern (email, idn-email, ulid, hostname), and the runtime validates every call with it. Any
+# date, time, timedelta, AnyUrl, UUID, IPv4Address/IPv6Address) or gives them a pattern
+# (email, idn-email, ulid, byte, hostname), and the runtime validates every call with it. Any
 # other format (int32, int64, float, double, uri-reference, an API's own name) is a StrictInt,
 # StrictFloat or StrictStr there: an annotation, as JSON Schema's validation reads `format` by
 # default. The providers refuse no call for a format either (strict mode shapes what a model
 # writes, not what a caller may send).
 # those the model leaves a plain str when the property's default is a string (pydantic does not
 # validate a default, so the model types it as the default is)
-_TYPED_FORMATS = frozenset(
-    {"date-time", "date", "time", "duration", "uri", "uuid", "ipv4", "ipv6", "byte"}
-)
+_TYPED_FORMATS = frozenset({"date-time", "date", "time", "duration", "uri", "uuid", "ipv4", "ipv6"})
 MAX_REFS = 64  # $ref hops from one node: a longer chain is a cycle of bare refs
 WORK_BUDGET = 100_000  # steps of one comparison (nodes resolved, alternatives made)
 MAX_BRANCHES = 24  # oneOf branches checked pairwise for overlap (more: not checked)

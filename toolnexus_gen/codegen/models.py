@@ -37,19 +37,24 @@ LINE_LENGTH = 88  # ruff's default (ruff format --isolated): generated code is s
 # Formats whose pydantic type needs a package beyond pydantic (EmailStr: email-validator; ULID:
 # python-ulid), which a generated package must not need: the field is a str, still checked, by a
 # pattern (an e-mail address as the HTML standard's <input type=email> takes it; an IDN address
-# loosely; a ULID's 26 Crockford base32 characters).
+# loosely; a ULID's 26 Crockford base32 characters). And `byte`, base64 text: pydantic's Base64Str
+# would hand a handler the decoded text, refusing any content that is not UTF-8 (an image, a
+# file: what base64 carries) and any URL-safe or unpadded text (Google's APIs write both), so the
+# field is the text as written, checked for base64's characters (either alphabet, padding and
+# line breaks optional), and a handler decodes it as its API says.
 PATTERN_FORMATS = {
     "email": r"^[a-zA-Z0-9.!#$%&'*+/=?^_`{|}~-]+@[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?"
     r"(?:\.[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?)*$",
     "idn-email": r"^[^@\s]+@[^@\s]+$",
     "ulid": r"^[0-7][0-9A-HJKMNP-TV-Za-hjkmnp-tv-z]{25}$",
+    "byte": r"^[A-Za-z0-9+/_\s-]*={0,2}\s*$",
 }
-# Formats pydantic turns into something else than the string sent (AnyUrl, datetime, UUID, a
-# Base64Str decoded, ...). pydantic does not validate a default, so a property with a string
-# default would hold the raw str when left out (and mypy refuses `url: AnyUrl = "https://..."`):
-# such a property is a str, as its default is.
+# Formats pydantic turns into something else than the string sent (AnyUrl, datetime, UUID, ...).
+# pydantic does not validate a default, so a property with a string default would hold the raw
+# str when left out (and mypy refuses `url: AnyUrl = "https://..."`): such a property is a str,
+# as its default is.
 NOT_STR_FORMATS = frozenset(
-    {"uri", "ipv4", "ipv6", "uuid", "date", "time", "date-time", "duration", "binary", "byte"}
+    {"uri", "ipv4", "ipv6", "uuid", "date", "time", "date-time", "duration", "binary"}
     | {"password", "decimal", "path"}
 )
 
