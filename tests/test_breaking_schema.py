@@ -192,6 +192,24 @@ def test_a_ref_out_of_the_definitions_is_followed() -> None:
     assert ("bound", "items[]", True, False, 'format "email" added') in found
 
 
+def test_a_pattern_format_narrows_only_where_the_model_checks_it() -> None:
+    """`byte`, `email`, ...: the model adds its pattern to a string alone that has none of its
+    own; beside the node's own pattern, or on a string that may be another type, nothing more
+    is refused, so adding the format is no narrowing."""
+
+    def said_on(x: dict[str, Any], kind: str) -> list[Any]:
+        old = {"type": "object", "properties": {"x": x}}
+        new = {"type": "object", "properties": {"x": {**x, "format": kind}}}
+        return [found for found in said(old, new) if found[2]]  # the breaking ones
+
+    for kind in ("byte", "email"):
+        narrowed = ("bound", "x", True, False, f'format "{kind}" added')
+        assert said_on({"type": "string"}, kind) == [narrowed]
+        assert said_on({"type": ["string", "null"]}, kind) == [narrowed]
+        assert said_on({"type": "string", "pattern": "^[A-Z]+$"}, kind) == []
+        assert said_on({"type": ["string", "integer"]}, kind) == []
+
+
 # -- a corrupt package at REF: whatever its schemas hold, the comparison ends ------------------
 
 WORDS = ["type", "properties", "required", "items", "anyOf", "oneOf", "allOf", "$ref", "enum"]

@@ -136,6 +136,8 @@ def test_base64_text_is_handed_on_as_written_whatever_it_encodes(tmp_path: Path)
             {
                 "content": {"type": "string", "format": "byte"},
                 "thumb": {"type": "string", "format": "byte", "default": "AA=="},
+                # a string or a number: no pattern (a constr in a union fails mypy --strict)
+                "either": {"type": ["string", "integer"], "format": "byte"},
             },
             required=["content"],
             profile="reach",
@@ -159,20 +161,25 @@ def call(text):
     return [r.is_error, r.output]
 png = bytes.fromhex("89504e470d0a1a0aff")
 for text in [base64.b64encode(png).decode(), base64.urlsafe_b64encode(b"\\xfb\\xff").decode(),
-             base64.urlsafe_b64encode(b"\\xfb\\xff\\xbf").decode().rstrip("="), "not base64!"]:
+             base64.urlsafe_b64encode(b"\\xfb\\xff\\xbf").decode().rstrip("="),
+             "QUJD\\r\\nRA==\\r\\n"]:  # MIME: lines of 76 characters, CRLF
+    print(json.dumps(call(text)))
+for text in ["not base64!", "A", "AB=", "QUJD!REVG", "AA==AA=="]:
     print(json.dumps(call(text)))
 """
     ran = run_runtime_only(script, tmp_path, ("b64_pkg",))
     assert ran.returncode == 0, ran.stderr
     lines = [json.loads(line) for line in ran.stdout.splitlines()]
-    outputs = [json.loads(output) for is_error, output in lines[:3] if not is_error]
+    outputs = [json.loads(output) for is_error, output in lines[:4] if not is_error]
     assert outputs == [
         ["iVBORw0KGgr/", "AA==", "89504e470d0a1a0aff"],
         ["-_8=", "AA==", "fbff"],
         ["-_-_", "AA==", "fbffbf"],
+        ["QUJD\r\nRA==\r\n", "AA==", "41424344"],
     ], lines
-    is_error, output = lines[3]
-    assert is_error and "content" in output and "pattern" in output, output
+    assert len(lines) == 9
+    for is_error, output in lines[4:]:  # not base64: refused, naming the argument
+        assert is_error and "content" in output and "pattern" in output, output
 
 
 def test_a_long_model_import_is_wrapped_as_ruff_sorts_it(tmp_path: Path) -> None:

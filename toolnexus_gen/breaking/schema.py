@@ -91,6 +91,10 @@ BOUNDED = frozenset(
 # those the model leaves a plain str when the property's default is a string (pydantic does not
 # validate a default, so the model types it as the default is)
 _TYPED_FORMATS = frozenset({"date-time", "date", "time", "duration", "uri", "uuid", "ipv4", "ipv6"})
+# those the model checks by a pattern of its own, only where the node has none and is a string
+# (or null) alone (codegen/models.py PATTERN_FORMATS)
+_PATTERN_FORMATS = frozenset({"email", "idn-email", "ulid", "byte"})
+_IN_UNION = "x-toolnexus-string-of-a-union"  # marks the string alternative _only() splits off
 MAX_REFS = 64  # $ref hops from one node: a longer chain is a cycle of bare refs
 WORK_BUDGET = 100_000  # steps of one comparison (nodes resolved, alternatives made)
 MAX_BRANCHES = 24  # oneOf branches checked pairwise for overlap (more: not checked)
@@ -1077,6 +1081,8 @@ def _only(node: dict[str, Any], name: str) -> dict[str, Any]:
     """One type's alternative of a node with several types (its enum, those of that type)."""
     part = {k: v for k, v in node.items() if k not in ("nullable",)}
     part["type"] = name
+    if name == "string" and any(t not in ("string", "null") for t in _strings(node.get("type"))):
+        part[_IN_UNION] = True  # the model puts no pattern of a format on it (see _checked)
     if isinstance(node.get("enum"), list):
         part["enum"] = [
             v
@@ -1155,6 +1161,9 @@ def _checked(node: dict[str, Any]) -> bool:
         and not (isinstance(types, list) and "string" in types)
     ):
         return False
+    if kind in _PATTERN_FORMATS:  # the model's pattern: none beside the node's own, or a union
+        kinds = {types} if isinstance(types, str) else set(_strings(types))
+        return "pattern" not in node and not kinds - {"string", "null"} and _IN_UNION not in node
     return not (kind in _TYPED_FORMATS and isinstance(node.get("default"), str))
 
 

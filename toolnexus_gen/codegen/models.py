@@ -40,14 +40,18 @@ LINE_LENGTH = 88  # ruff's default (ruff format --isolated): generated code is s
 # loosely; a ULID's 26 Crockford base32 characters). And `byte`, base64 text: pydantic's Base64Str
 # would hand a handler the decoded text, refusing any content that is not UTF-8 (an image, a
 # file: what base64 carries) and any URL-safe or unpadded text (Google's APIs write both), so the
-# field is the text as written, checked for base64's characters (either alphabet, padding and
-# line breaks optional), and a handler decodes it as its API says.
+# field is the text as written, checked to be base64 (groups of four characters of either
+# alphabet, the last group of two or three, padded or not; line breaks anywhere), and a handler
+# decodes it as its API says.
 PATTERN_FORMATS = {
     "email": r"^[a-zA-Z0-9.!#$%&'*+/=?^_`{|}~-]+@[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?"
     r"(?:\.[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?)*$",
     "idn-email": r"^[^@\s]+@[^@\s]+$",
     "ulid": r"^[0-7][0-9A-HJKMNP-TV-Za-hjkmnp-tv-z]{25}$",
-    "byte": r"^[A-Za-z0-9+/_\s-]*={0,2}\s*$",
+    "byte": (
+        r"^[ \t\r\n]*(?:(?:[A-Za-z0-9+/_-][ \t\r\n]*){4})*"
+        r"(?:(?:[A-Za-z0-9+/_-][ \t\r\n]*){2}(?:(?:=[ \t\r\n]*){2}|[A-Za-z0-9+/_-][ \t\r\n]*(?:=[ \t\r\n]*)?)?)?$"
+    ),
 }
 # Formats pydantic turns into something else than the string sent (AnyUrl, datetime, UUID, ...).
 # pydantic does not validate a default, so a property with a string default would hold the raw
@@ -367,6 +371,14 @@ def _unique(values: list[Any]) -> list[Any]:
     return kept
 
 
+def _other_types(node: dict[str, Any]) -> bool:
+    """Whether the node may be something else than a string or null: a pattern there would be a
+    `constr(...)` in a union, which mypy refuses as a call in a type annotation."""
+    kind = node.get("type")
+    kinds = {kind} if isinstance(kind, str) else set(kind) if isinstance(kind, list) else set()
+    return bool(kinds - {"string", "null"})
+
+
 def _formats(node: Any) -> Any:
     """The schema with each format a generated package cannot type as pydantic would (see
     PATTERN_FORMATS, NOT_STR_FORMATS) made a string the model can hold, and each enum's values
@@ -388,7 +400,7 @@ def _formats(node: Any) -> Any:
     kind = node.get("format")
     if not isinstance(kind, str):
         return out
-    if kind in PATTERN_FORMATS and "pattern" not in node:
+    if kind in PATTERN_FORMATS and "pattern" not in node and not _other_types(node):
         out["pattern"] = PATTERN_FORMATS[kind]
     elif kind in NOT_STR_FORMATS and isinstance(node.get("default"), str):
         del out["format"]
