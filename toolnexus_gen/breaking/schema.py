@@ -27,7 +27,7 @@ from typing import Any
 
 from toolnexus_gen.breaking.overlap import overlap
 from toolnexus_gen.breaking.pattern import Slow, loosened, search
-from toolnexus_gen.toolspec.formats import ASSERTED_FORMATS
+from toolnexus_gen.toolspec.formats import ASSERTED_FORMATS, PATTERN_FORMATS, takes_pattern
 from toolnexus_gen.toolspec.pointer import join_pointer, resolve
 
 # Keywords that never change what validates (x-* keys too).
@@ -91,9 +91,6 @@ BOUNDED = frozenset(
 # those the model leaves a plain str when the property's default is a string (pydantic does not
 # validate a default, so the model types it as the default is)
 _TYPED_FORMATS = frozenset({"date-time", "date", "time", "duration", "uri", "uuid", "ipv4", "ipv6"})
-# those the model checks by a pattern of its own, only where the node has none and is a string
-# (or null) alone (codegen/models.py PATTERN_FORMATS)
-_PATTERN_FORMATS = frozenset({"email", "idn-email", "ulid", "byte"})
 _IN_UNION = "x-toolnexus-string-of-a-union"  # marks the string alternative _only() splits off
 MAX_REFS = 64  # $ref hops from one node: a longer chain is a cycle of bare refs
 WORK_BUDGET = 100_000  # steps of one comparison (nodes resolved, alternatives made)
@@ -1161,9 +1158,8 @@ def _checked(node: dict[str, Any]) -> bool:
         and not (isinstance(types, list) and "string" in types)
     ):
         return False
-    if kind in _PATTERN_FORMATS:  # the model's pattern: none beside the node's own, or a union
-        kinds = {types} if isinstance(types, str) else set(_strings(types))
-        return "pattern" not in node and not kinds - {"string", "null"} and _IN_UNION not in node
+    if kind in PATTERN_FORMATS:  # _only() marks a union's string, which is typed alone
+        return takes_pattern(node) and _IN_UNION not in node
     return not (kind in _TYPED_FORMATS and isinstance(node.get("default"), str))
 
 

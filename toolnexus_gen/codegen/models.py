@@ -28,31 +28,13 @@ from toolnexus_gen.memo import Memo, canonical, sha
 from toolnexus_gen.parallel import Stream, pooled
 from toolnexus_gen.progress import Progress, unseen
 from toolnexus_gen.toolspec.bundle import ONE_SCHEMA, SCHEMA_LISTS, SCHEMA_MAPS
+from toolnexus_gen.toolspec.formats import PATTERN_FORMATS, takes_pattern
 
 # Below this many models made at once, their files are not staged while the workers make them:
 # what it saves is less than a second scan of the output folder costs.
 STAGED_MIN = 32
 LINE_LENGTH = 88  # ruff's default (ruff format --isolated): generated code is stable under it
 
-# Formats whose pydantic type needs a package beyond pydantic (EmailStr: email-validator; ULID:
-# python-ulid), which a generated package must not need: the field is a str, still checked, by a
-# pattern (an e-mail address as the HTML standard's <input type=email> takes it; an IDN address
-# loosely; a ULID's 26 Crockford base32 characters). And `byte`, base64 text: pydantic's Base64Str
-# would hand a handler the decoded text, refusing any content that is not UTF-8 (an image, a
-# file: what base64 carries) and any URL-safe or unpadded text (Google's APIs write both), so the
-# field is the text as written, checked to be base64 (groups of four characters of either
-# alphabet, the last group of two or three, padded or not; line breaks anywhere), and a handler
-# decodes it as its API says.
-PATTERN_FORMATS = {
-    "email": r"^[a-zA-Z0-9.!#$%&'*+/=?^_`{|}~-]+@[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?"
-    r"(?:\.[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?)*$",
-    "idn-email": r"^[^@\s]+@[^@\s]+$",
-    "ulid": r"^[0-7][0-9A-HJKMNP-TV-Za-hjkmnp-tv-z]{25}$",
-    "byte": (
-        r"^[ \t\r\n]*(?:(?:[A-Za-z0-9+/_-][ \t\r\n]*){4})*"
-        r"(?:(?:[A-Za-z0-9+/_-][ \t\r\n]*){2}(?:(?:=[ \t\r\n]*){2}|[A-Za-z0-9+/_-][ \t\r\n]*(?:=[ \t\r\n]*)?)?)?$"
-    ),
-}
 # Formats pydantic turns into something else than the string sent (AnyUrl, datetime, UUID, ...).
 # pydantic does not validate a default, so a property with a string default would hold the raw
 # str when left out (and mypy refuses `url: AnyUrl = "https://..."`): such a property is a str,
@@ -371,14 +353,6 @@ def _unique(values: list[Any]) -> list[Any]:
     return kept
 
 
-def _other_types(node: dict[str, Any]) -> bool:
-    """Whether the node may be something else than a string or null: a pattern there would be a
-    `constr(...)` in a union, which mypy refuses as a call in a type annotation."""
-    kind = node.get("type")
-    kinds = {kind} if isinstance(kind, str) else set(kind) if isinstance(kind, list) else set()
-    return bool(kinds - {"string", "null"})
-
-
 def _formats(node: Any) -> Any:
     """The schema with each format a generated package cannot type as pydantic would (see
     PATTERN_FORMATS, NOT_STR_FORMATS) made a string the model can hold, and each enum's values
@@ -400,7 +374,7 @@ def _formats(node: Any) -> Any:
     kind = node.get("format")
     if not isinstance(kind, str):
         return out
-    if kind in PATTERN_FORMATS and "pattern" not in node and not _other_types(node):
+    if takes_pattern(node):
         out["pattern"] = PATTERN_FORMATS[kind]
     elif kind in NOT_STR_FORMATS and isinstance(node.get("default"), str):
         del out["format"]
