@@ -123,6 +123,30 @@ def build_in(folder: Path, specs: dict[str, Any], *extra: str) -> Any:
     return importlib.import_module(name)
 
 
+def build_checked(folder: Path, package: str) -> Any:
+    """Build folder's specs/ into `package` in a process of its own (no error), check it with
+    mypy --strict and ruff, import it."""
+    built = subprocess.run(
+        [sys.executable, "-m", "toolnexus_gen", "build", "specs", "--out", package],
+        cwd=folder,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert built.returncode == 0 and " error[" not in built.stderr, built.stderr[-3000:]
+    for command in (
+        [sys.executable, "-m", "mypy", "--strict", package],
+        [sys.executable, "-m", "ruff", "check", package],
+    ):
+        done = subprocess.run(command, cwd=folder, capture_output=True, text=True, check=False)
+        assert done.returncode == 0, done.stdout + done.stderr
+    sys.path.insert(0, str(folder))
+    try:
+        return importlib.import_module(package)
+    finally:
+        sys.path.remove(str(folder))
+
+
 @pytest.fixture
 def build_package(tmp_path: Path) -> Any:
     """Build specs into a uniquely named package under tmp_path and import it."""

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import build_in, cli, write_specs
+from conftest import build_checked, build_in, cli, write_specs
 from openapi_documents import document
 from rest_server import Answer, Recorder, Seen, serving
 
@@ -285,25 +285,7 @@ def test_an_operation_with_a_multipart_body_imports_builds_and_sends_it(tmp_path
         "labels",
         "meta",
     ]
-    built = subprocess.run(
-        [sys.executable, "-m", "toolnexus_gen", "build", "specs", "--out", "files_tools"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert built.returncode == 0 and " error[" not in built.stderr, built.stderr[-3000:]
-    for command in (
-        [sys.executable, "-m", "mypy", "--strict", "files_tools"],
-        [sys.executable, "-m", "ruff", "check", "files_tools"],
-    ):
-        done = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, check=False)
-        assert done.returncode == 0, done.stdout + done.stderr
-    sys.path.insert(0, str(tmp_path))
-    try:
-        import files_tools  # type: ignore[import-not-found]
-    finally:
-        sys.path.remove(str(tmp_path))
+    files_tools = build_checked(tmp_path, "files_tools")
     with serving() as server:
         server.route("POST", "/files/inbox", Answer(200, {"id": 1}))
         tk = files_tools.Toolkit(files_tools.ToolHandlers(), base_url=server.url)

@@ -11,13 +11,11 @@ from __future__ import annotations
 
 import base64
 import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import build_in, cli, write_specs
+from conftest import build_checked, build_in, cli, write_specs
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from rest_server import Answer, Recorder, Seen, serving
@@ -410,29 +408,6 @@ DOC = {
 }
 
 
-def _build_checked(folder: Path, package: str) -> Any:
-    """Build the specs folder into `package`, check it with mypy --strict and ruff, import it."""
-    built = subprocess.run(
-        [sys.executable, "-m", "toolnexus_gen", "build", "specs", "--out", package],
-        cwd=folder,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert built.returncode == 0 and " error[" not in built.stderr, built.stderr[-3000:]
-    for command in (
-        [sys.executable, "-m", "mypy", "--strict", package],
-        [sys.executable, "-m", "ruff", "check", package],
-    ):
-        done = subprocess.run(command, cwd=folder, capture_output=True, text=True, check=False)
-        assert done.returncode == 0, done.stdout + done.stderr
-    sys.path.insert(0, str(folder))
-    try:
-        return __import__(package)
-    finally:
-        sys.path.remove(str(folder))
-
-
 def test_operations_with_raw_bodies_import_build_and_send_them(tmp_path: Path) -> None:
     (tmp_path / "doc.json").write_text(json.dumps(DOC))
     imported = cli(
@@ -482,7 +457,7 @@ def test_operations_with_raw_bodies_import_build_and_send_them(tmp_path: Path) -
     assert "latinText: its body, 'text/csv; charset=ISO-8859-1', is sent as UTF-8 text" in said
     assert "malformed: its body's media type 'text/plain; utf-8' has malformed parameters" in said
 
-    raw = _build_checked(tmp_path, "raw_tools")
+    raw = build_checked(tmp_path, "raw_tools")
     with serving() as server:
         for path in ("/plain", "/xml", "/jwt", "/octet", "/any-bytes", "/latin", "/any-json"):
             server.route("PUT" if path == "/xml" else "POST", path, Answer(200, {"ok": True}))
@@ -538,7 +513,7 @@ def test_open_banking_event_notifications_imports_and_builds(tmp_path: Path) -> 
     spec = json.loads((tmp_path / "specs" / "CreateEventNotification.json").read_text())
     assert spec["http"]["body"] == "text" and spec["http"]["content_type"] == "application/jwt"
     assert spec["input_schema"]["required"] == ["x-fapi-financial-id", "body"]
-    ob = _build_checked(tmp_path, "ob_tools")
+    ob = build_checked(tmp_path, "ob_tools")
     jwt = "eyJhbGciOiJQUzI1NiJ9.eyJpc3MiOiJ4In0.c2ln"
     with serving() as server:
         server.route("POST", "/event-notifications", Answer(202))
@@ -598,7 +573,7 @@ def test_import_writes_only_media_types_the_runtime_sends(tmp_path: Path) -> Non
         "import", "openapi", "doc.json", "--specs", "specs", "--as", "json", cwd=tmp_path
     )
     assert imported.exit_code == 0, imported.stderr
-    raw = _build_checked(tmp_path, "semi_tools")
+    raw = build_checked(tmp_path, "semi_tools")
     with serving() as server:
         for path in paths:
             server.route("POST", path, Answer(200, {"ok": True}))
